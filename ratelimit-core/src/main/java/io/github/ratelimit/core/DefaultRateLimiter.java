@@ -1,0 +1,98 @@
+package io.github.ratelimit.core;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import reactor.core.publisher.Mono;
+
+/**
+ * The {@link RateLimiter} over one {@link RateLimitBackend}: evaluates a request's entries together and hands out the
+ * concurrency permits of an admitted request.
+ */
+public final class DefaultRateLimiter implements RateLimiter {
+
+	private final RateLimitBackend backend;
+
+	public DefaultRateLimiter(RateLimitBackend backend) {
+		this.backend = backend;
+	}
+
+	@Override
+	public RateLimitDecision check(RateLimitRequest request) {
+		if (request.entries().isEmpty()) {
+			return new RateLimitDecision(List.of(), Permit.NONE);
+		}
+		String requestId = RequestIds.next();
+		return decision(request, requestId, this.backend.acquire(request, requestId));
+	}
+
+	@Override
+	public Mono<RateLimitDecision> checkAsync(RateLimitRequest request) {
+		if (request.entries().isEmpty()) {
+			return Mono.just(new RateLimitDecision(List.of(), Permit.NONE));
+		}
+		return Mono.defer(() -> {
+			String requestId = RequestIds.next();
+			return this.backend.acquireAsync(request, requestId)
+				.map((decisions) -> decision(request, requestId, decisions));
+		});
+	}
+
+	private RateLimitDecision decision(RateLimitRequest request, String requestId, List<PolicyDecision> decisions) {
+		RateLimitDecision decision = new RateLimitDecision(decisions, Permit.NONE);
+		if (!decision.allowed()) {
+			return decision;
+		}
+		List<RateLimitRequest.Entry> held = request.entries()
+			.stream()
+			.filter((entry) -> entry.policy().algorithm() == Algorithm.CONCURRENCY)
+			.toList();
+		if (held.isEmpty()) {
+			return decision;
+		}
+		return new RateLimitDecision(decisions,
+				new BackendPermit(this.backend, held, requestId, request.explicitTimeMicros()));
+	}
+
+	private static final class BackendPermit implements Permit {
+
+		private final RateLimitBackend backend;
+
+		private final List<RateLimitRequest.Entry> entries;
+
+		private final String requestId;
+
+		private final long explicitTimeMicros;
+
+		private final AtomicBoolean released = new AtomicBoolean();
+
+		BackendPermit(RateLimitBackend backend, List<RateLimitRequest.Entry> entries, String requestId,
+				long explicitTimeMicros) {
+			this.backend = backend;
+			this.entries = entries;
+			this.requestId = requestId;
+			this.explicitTimeMicros = explicitTimeMicros;
+		}
+
+		@Override
+		public void release() {
+			if (this.released.compareAndSet(false, true)) {
+				this.backend.release(this.entries, this.requestId, this.explicitTimeMicros);
+			}
+		}
+
+		@Override
+		public Mono<Void> releaseAsync() {
+			return Mono.defer(() -> this.released.compareAndSet(false, true)
+					? this.backend.releaseAsync(this.entries, this.requestId, this.explicitTimeMicros)
+					: Mono.empty());
+		}
+
+		@Override
+		public boolean holdsAny() {
+			return !this.released.get();
+		}
+
+	}
+
+}

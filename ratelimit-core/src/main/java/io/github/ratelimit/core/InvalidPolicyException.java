@@ -1,0 +1,38 @@
+package io.github.ratelimit.core;
+
+/**
+ * A policy value is invalid. The message names the policy and the field, and {@link #field()} gives the field so
+ * that configuration layers can point at the property that holds it.
+ */
+public class InvalidPolicyException extends IllegalArgumentException {
+
+	private static final long serialVersionUID = 1L;
+
+	private final String policy;
+
+	private final String field;
+
+	public InvalidPolicyException(String policy, String field, String problem) {
+		super("Rate-limit policy '" + policy + "': " + field + " " + problem);
+		this.policy = policy;
+		this.field = field;
+	}
+
+	/**
+	 * The name of the policy that is invalid.
+	 * @return the policy name
+	 */
+	public String policy() {
+		return this.policy;
+	}
+
+	/**
+	 * The field that is invalid, as named in configuration ({@code limit}, {@code window}, {@code burst},
+	 * {@code min-interval}, {@code cost}, {@code name}, {@code algorithm}).
+	 * @return the field name
+	 */
+	public String field() {
+		return this.field;
+	}
+
+}

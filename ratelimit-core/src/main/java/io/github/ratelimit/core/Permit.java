@@ -1,0 +1,53 @@
+package io.github.ratelimit.core;
+
+import reactor.core.publisher.Mono;
+
+/**
+ * What a request holds of its {@link Algorithm#CONCURRENCY concurrency} policies, to give back when it completes.
+ * Releasing is idempotent: only the first call has an effect. A permit that is never released is reclaimed once it
+ * has been held longer than its policy's window.
+ */
+public interface Permit extends AutoCloseable {
+
+	/** A permit that holds nothing. */
+	Permit NONE = new Permit() {
+
+		@Override
+		public void release() {
+		}
+
+		@Override
+		public Mono<Void> releaseAsync() {
+			return Mono.empty();
+		}
+
+		@Override
+		public boolean holdsAny() {
+			return false;
+		}
+
+	};
+
+	/**
+	 * Gives the permits back, blocking until the backend has them.
+	 */
+	void release();
+
+	/**
+	 * Gives the permits back without blocking.
+	 * @return completes once released
+	 */
+	Mono<Void> releaseAsync();
+
+	/**
+	 * Whether this permit holds anything to release.
+	 * @return true when at least one concurrency permit is held
+	 */
+	boolean holdsAny();
+
+	@Override
+	default void close() {
+		release();
+	}
+
+}

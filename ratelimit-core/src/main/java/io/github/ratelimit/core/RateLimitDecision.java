@@ -1,0 +1,78 @@
+package io.github.ratelimit.core;
+
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The outcome of a whole {@link RateLimitRequest}: admitted only when every policy admits it.
+ */
+public final class RateLimitDecision {
+
+	private static final Comparator<PolicyDecision> MOST_RESTRICTIVE = Comparator
+		.comparing(PolicyDecision::allowed)
+		.thenComparing(PolicyDecision::retryAfter, Comparator.reverseOrder())
+		.thenComparingLong(PolicyDecision::remaining)
+		.thenComparing(PolicyDecision::resetAfter, Comparator.reverseOrder());
+
+	private final List<PolicyDecision> decisions;
+
+	private final boolean allowed;
+
+	private final Permit permit;
+
+	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit) {
+		this.decisions = List.copyOf(decisions);
+		this.allowed = this.decisions.stream().allMatch(PolicyDecision::allowed);
+		this.permit = permit;
+	}
+
+	/**
+	 * Whether every policy admits the request.
+	 * @return true when admitted
+	 */
+	public boolean allowed() {
+		return this.allowed;
+	}
+
+	/**
+	 * One decision per policy, in request order.
+	 * @return the decisions
+	 */
+	public List<PolicyDecision> decisions() {
+		return this.decisions;
+	}
+
+	/**
+	 * The policy that decided: when denied, the denying policy that asks the longest wait; when admitted, the one
+	 * with the least remaining. Empty when no policy applied.
+	 * @return the deciding policy's decision
+	 */
+	public Optional<PolicyDecision> deciding() {
+		return this.decisions.stream().min(MOST_RESTRICTIVE);
+	}
+
+	/**
+	 * How long to wait before the same request can be admitted: the longest wait of the denying policies, zero when
+	 * admitted.
+	 * @return the wait
+	 */
+	public Duration retryAfter() {
+		return this.decisions.stream().map(PolicyDecision::retryAfter).max(Comparator.naturalOrder()).orElse(Duration.ZERO);
+	}
+
+	/**
+	 * The concurrency permits this request holds; {@link Permit#NONE} when it holds none (also when denied).
+	 * @return the permit to release when the request completes
+	 */
+	public Permit permit() {
+		return this.permit;
+	}
+
+	@Override
+	public String toString() {
+		return "RateLimitDecision[" + (this.allowed ? "allowed" : "denied") + " " + this.decisions + "]";
+	}
+
+}

@@ -1,0 +1,84 @@
+package io.github.ratelimit.core;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
+
+/**
+ * Turns a policy and a raw identity into a storage key, {@code <prefix>{<identity>}:<policy>:<algorithm>}.
+ * <p>
+ * The identity is the Redis Cluster hash tag, so every policy of one identity lives in one slot and is evaluated in
+ * one atomic script. Identities come from clients, so they never reach Redis raw unless they are short and plain:
+ * at most {@value #MAX_RAW_LENGTH} characters of {@code [A-Za-z0-9._:@/+=-]}. Anything else (long values, braces
+ * that would pick a hash tag, whitespace, control or non-ASCII characters, the empty string) is replaced by
+ * {@code ~} and the base64url SHA-256 of its UTF-8 bytes. Raw identities never contain {@code ~}, so a raw identity
+ * can never equal another identity's digest: two identities never share a key.
+ */
+public final class RateLimitKeys {
+
+	/** The longest identity kept as it is. */
+	public static final int MAX_RAW_LENGTH = 64;
+
+	/** The default key prefix. */
+	public static final String DEFAULT_PREFIX = "rl:";
+
+	private static final int MAX_PREFIX_LENGTH = 64;
+
+	private final String prefix;
+
+	public RateLimitKeys(String prefix) {
+		if (prefix.length() > MAX_PREFIX_LENGTH || prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0
+				|| prefix.chars().anyMatch((c) -> c <= ' ' || c > '~')) {
+			throw new IllegalArgumentException("Key prefix must be at most " + MAX_PREFIX_LENGTH
+					+ " printable ASCII characters without spaces or braces but was '" + prefix + "'");
+		}
+		this.prefix = prefix;
+	}
+
+	/**
+	 * The storage key for a policy and a raw identity.
+	 * @param policy the policy
+	 * @param identity the raw identity
+	 * @return the key
+	 */
+	public String key(RateLimitPolicy policy, String identity) {
+		return this.prefix + '{' + safeIdentity(identity) + "}:" + policy.name() + ':' + policy.algorithm().code();
+	}
+
+	/**
+	 * The identity as stored: unchanged when short and plain, its digest otherwise.
+	 * @param identity the raw identity
+	 * @return a value of at most {@value #MAX_RAW_LENGTH} safe characters
+	 */
+	public static String safeIdentity(String identity) {
+		return isPlain(identity) ? identity : digest(identity);
+	}
+
+	private static boolean isPlain(String identity) {
+		int length = identity.length();
+		if (length == 0 || length > MAX_RAW_LENGTH) {
+			return false;
+		}
+		for (int i = 0; i < length; i++) {
+			char c = identity.charAt(i);
+			boolean plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.'
+					|| c == '_' || c == ':' || c == '@' || c == '/' || c == '+' || c == '=' || c == '-';
+			if (!plain) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private static String digest(String identity) {
+		try {
+			byte[] hash = MessageDigest.getInstance("SHA-256").digest(identity.getBytes(StandardCharsets.UTF_8));
+			return '~' + Base64.getUrlEncoder().withoutPadding().encodeToString(hash);
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
+		}
+	}
+
+}

@@ -1,0 +1,288 @@
+package io.github.ratelimit.core;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * An immutable, validated rate-limit policy: which algorithm, how many requests per window, and the options of that
+ * algorithm. Build one with {@link #builder(String)}; invalid values fail with an {@link InvalidPolicyException} that
+ * names the field.
+ */
+public final class RateLimitPolicy {
+
+	/** Largest accepted limit, burst and cost: keeps every computation exact in double precision. */
+	public static final long MAX_LIMIT = 1_000_000_000L;
+
+	/** Longest accepted window. */
+	public static final Duration MAX_WINDOW = Duration.ofDays(366);
+
+	/** Shortest accepted window. */
+	public static final Duration MIN_WINDOW = Duration.ofMillis(1);
+
+	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+
+	private final String name;
+
+	private final Algorithm algorithm;
+
+	private final long limit;
+
+	private final Duration window;
+
+	private final long burst;
+
+	private final Duration minInterval;
+
+	private final long cost;
+
+	private RateLimitPolicy(Builder builder) {
+		this.name = validateName(builder.name);
+		if (builder.algorithm == null) {
+			throw new InvalidPolicyException(this.name, "algorithm", "is required");
+		}
+		this.algorithm = builder.algorithm;
+		this.limit = positive("limit", builder.limit);
+		if (builder.window == null) {
+			throw new InvalidPolicyException(this.name, "window", "is required");
+		}
+		if (builder.window.compareTo(MIN_WINDOW) < 0 || builder.window.compareTo(MAX_WINDOW) > 0) {
+			throw new InvalidPolicyException(this.name, "window",
+					"must be between " + MIN_WINDOW + " and " + MAX_WINDOW + " but was " + builder.window);
+		}
+		this.window = builder.window;
+		if (builder.burst != null && !this.algorithm.supportsBurst()) {
+			throw new InvalidPolicyException(this.name, "burst",
+					"applies to token-bucket and gcra only, not to " + this.algorithm.id());
+		}
+		this.burst = (builder.burst != null) ? positive("burst", builder.burst) : this.limit;
+		Duration minInterval = (builder.minInterval != null) ? builder.minInterval : Duration.ZERO;
+		if (!minInterval.isZero() && this.algorithm != Algorithm.SLIDING_WINDOW_LOG) {
+			throw new InvalidPolicyException(this.name, "min-interval",
+					"applies to sliding-window-log only, not to " + this.algorithm.id());
+		}
+		if (minInterval.isNegative() || minInterval.compareTo(this.window) > 0) {
+			throw new InvalidPolicyException(this.name, "min-interval",
+					"must be between 0 and the window (" + this.window + ") but was " + minInterval);
+		}
+		this.minInterval = minInterval;
+		this.cost = positive("cost", builder.cost);
+		if (this.cost > capacity()) {
+			throw new InvalidPolicyException(this.name, "cost",
+					"must not exceed the capacity " + capacity() + " but was " + this.cost);
+		}
+	}
+
+	private static String validateName(@Nullable String name) {
+		if (name == null || !NAME.matcher(name).matches()) {
+			throw new InvalidPolicyException(String.valueOf(name), "name",
+					"must be 1 to 64 characters of letters, digits, '.', '_' or '-', starting with a letter or digit");
+		}
+		return name;
+	}
+
+	private long positive(String field, long value) {
+		if (value < 1 || value > MAX_LIMIT) {
+			throw new InvalidPolicyException(this.name, field,
+					"must be between 1 and " + MAX_LIMIT + " but was " + value);
+		}
+		return value;
+	}
+
+	/**
+	 * Starts a policy definition.
+	 * @param name the policy name: letters, digits, '.', '_', '-'
+	 * @return a builder
+	 */
+	public static Builder builder(String name) {
+		return new Builder(name);
+	}
+
+	/**
+	 * A builder that starts from this policy's values.
+	 * @return a builder holding a copy of this policy
+	 */
+	public Builder toBuilder() {
+		Builder builder = new Builder(this.name).algorithm(this.algorithm)
+			.limit(this.limit)
+			.window(this.window)
+			.cost(this.cost);
+		if (this.algorithm.supportsBurst()) {
+			builder.burst(this.burst);
+		}
+		if (!this.minInterval.isZero()) {
+			builder.minInterval(this.minInterval);
+		}
+		return builder;
+	}
+
+	public String name() {
+		return this.name;
+	}
+
+	public Algorithm algorithm() {
+		return this.algorithm;
+	}
+
+	/**
+	 * Requests admitted per window (for {@link Algorithm#CONCURRENCY}: requests in flight).
+	 * @return the limit
+	 */
+	public long limit() {
+		return this.limit;
+	}
+
+	/**
+	 * The window (for {@link Algorithm#CONCURRENCY}: the longest a permit is held before it is reclaimed).
+	 * @return the window
+	 */
+	public Duration window() {
+		return this.window;
+	}
+
+	/**
+	 * The bucket capacity for token bucket and GCRA (defaults to the limit); equal to the limit for the others.
+	 * @return the burst
+	 */
+	public long burst() {
+		return this.burst;
+	}
+
+	/**
+	 * The minimum time between two admitted requests of one key (sliding window log only), zero when unset.
+	 * @return the minimum interval
+	 */
+	public Duration minInterval() {
+		return this.minInterval;
+	}
+
+	/**
+	 * The default cost of one request.
+	 * @return the cost
+	 */
+	public long cost() {
+		return this.cost;
+	}
+
+	/**
+	 * The most a single request may cost: the burst for token bucket and GCRA, the limit otherwise.
+	 * @return the capacity
+	 */
+	public long capacity() {
+		return this.algorithm.supportsBurst() ? this.burst : this.limit;
+	}
+
+	/**
+	 * The window in microseconds, the unit of the scripts.
+	 * @return the window in microseconds
+	 */
+	public long windowMicros() {
+		return toMicros(this.window);
+	}
+
+	/**
+	 * The minimum interval in microseconds.
+	 * @return the minimum interval in microseconds
+	 */
+	public long minIntervalMicros() {
+		return toMicros(this.minInterval);
+	}
+
+	private static long toMicros(Duration duration) {
+		return duration.getSeconds() * 1_000_000L + duration.getNano() / 1_000L;
+	}
+
+	@Override
+	public boolean equals(Object other) {
+		if (this == other) {
+			return true;
+		}
+		if (!(other instanceof RateLimitPolicy that)) {
+			return false;
+		}
+		return this.limit == that.limit && this.burst == that.burst && this.cost == that.cost
+				&& this.name.equals(that.name) && this.algorithm == that.algorithm && this.window.equals(that.window)
+				&& this.minInterval.equals(that.minInterval);
+	}
+
+	@Override
+	public int hashCode() {
+		return Objects.hash(this.name, this.algorithm, this.limit, this.window, this.burst, this.minInterval,
+				this.cost);
+	}
+
+	@Override
+	public String toString() {
+		return "RateLimitPolicy[" + this.name + ": " + this.algorithm.id() + " " + this.limit + "/" + this.window
+				+ (this.algorithm.supportsBurst() ? " burst " + this.burst : "")
+				+ (this.minInterval.isZero() ? "" : " min-interval " + this.minInterval)
+				+ (this.cost == 1 ? "" : " cost " + this.cost) + "]";
+	}
+
+	/**
+	 * Builds a {@link RateLimitPolicy}; {@link #build()} validates.
+	 */
+	public static final class Builder {
+
+		private final String name;
+
+		private @Nullable Algorithm algorithm;
+
+		private long limit;
+
+		private @Nullable Duration window;
+
+		private @Nullable Long burst;
+
+		private @Nullable Duration minInterval;
+
+		private long cost = 1;
+
+		private Builder(String name) {
+			this.name = name;
+		}
+
+		public Builder algorithm(Algorithm algorithm) {
+			this.algorithm = algorithm;
+			return this;
+		}
+
+		public Builder limit(long limit) {
+			this.limit = limit;
+			return this;
+		}
+
+		public Builder window(Duration window) {
+			this.window = window;
+			return this;
+		}
+
+		public Builder burst(long burst) {
+			this.burst = burst;
+			return this;
+		}
+
+		public Builder minInterval(Duration minInterval) {
+			this.minInterval = minInterval;
+			return this;
+		}
+
+		public Builder cost(long cost) {
+			this.cost = cost;
+			return this;
+		}
+
+		/**
+		 * Validates and builds the policy.
+		 * @return the policy
+		 * @throws InvalidPolicyException naming the first invalid field
+		 */
+		public RateLimitPolicy build() {
+			return new RateLimitPolicy(this);
+		}
+
+	}
+
+}

@@ -1,0 +1,142 @@
+package io.github.ratelimit.core;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Everything one request must pass: the policies that apply, each with the identity it is counted for and its cost.
+ * All entries are evaluated together: the request is admitted only when every entry admits it, and an entry that
+ * would admit uses up no quota when another entry denies.
+ * <p>
+ * The same policy for the same identity twice (say, from a filter rule and an annotation) is counted once, with the
+ * costs added.
+ */
+public final class RateLimitRequest {
+
+	private final List<Entry> entries;
+
+	private final long explicitTimeMicros;
+
+	private RateLimitRequest(List<Entry> entries, long explicitTimeMicros) {
+		this.entries = entries;
+		this.explicitTimeMicros = explicitTimeMicros;
+	}
+
+	/**
+	 * A request of one policy for one identity at the policy's default cost.
+	 * @param policy the policy
+	 * @param identity who is counted, e.g. the client address or API key
+	 * @return the request
+	 */
+	public static RateLimitRequest of(RateLimitPolicy policy, String identity) {
+		return builder().add(policy, identity).build();
+	}
+
+	public static Builder builder() {
+		return new Builder();
+	}
+
+	public List<Entry> entries() {
+		return this.entries;
+	}
+
+	/**
+	 * Whether the request carries an explicit time instead of the backend's clock.
+	 * @return true when {@link Builder#at(long)} was used
+	 */
+	public boolean hasExplicitTime() {
+		return this.explicitTimeMicros >= 0;
+	}
+
+	/**
+	 * The explicit time in microseconds since the epoch, or {@code -1} for the backend's clock (on Redis, the
+	 * server's {@code TIME}).
+	 * @return the explicit time or -1
+	 */
+	public long explicitTimeMicros() {
+		return this.explicitTimeMicros;
+	}
+
+	/**
+	 * One policy for one identity at one cost.
+	 *
+	 * @param policy the policy
+	 * @param identity who is counted (raw; backends make it safe for storage)
+	 * @param cost how much quota the request takes, between 1 and the policy's capacity
+	 */
+	public record Entry(RateLimitPolicy policy, String identity, long cost) {
+
+		public Entry {
+			Objects.requireNonNull(policy, "policy");
+			Objects.requireNonNull(identity, "identity");
+			if (cost < 1 || cost > policy.capacity()) {
+				throw new IllegalArgumentException("Cost of a request to policy '" + policy.name()
+						+ "' must be between 1 and " + policy.capacity() + " but was " + cost);
+			}
+		}
+
+	}
+
+	/**
+	 * Builds a {@link RateLimitRequest}.
+	 */
+	public static final class Builder {
+
+		private final Map<String, Entry> entries = new LinkedHashMap<>();
+
+		private long explicitTimeMicros = -1;
+
+		private Builder() {
+		}
+
+		/**
+		 * Adds a policy at its default cost.
+		 * @param policy the policy
+		 * @param identity the identity counted
+		 * @return this builder
+		 */
+		public Builder add(RateLimitPolicy policy, String identity) {
+			return add(policy, identity, policy.cost());
+		}
+
+		/**
+		 * Adds a policy at the given cost; the same policy and identity again adds up the costs.
+		 * @param policy the policy
+		 * @param identity the identity counted
+		 * @param cost the cost
+		 * @return this builder
+		 */
+		public Builder add(RateLimitPolicy policy, String identity, long cost) {
+			Entry entry = new Entry(policy, identity, cost);
+			String id = policy.name() + '\u0000' + identity;
+			Entry previous = this.entries.get(id);
+			this.entries.put(id, (previous != null) ? new Entry(policy, identity, previous.cost() + cost) : entry);
+			return this;
+		}
+
+		/**
+		 * Evaluates at an explicit time instead of the backend's clock. Meant for tests and replays: in production
+		 * the Redis server's clock is what keeps instances with skewed clocks in agreement.
+		 * @param epochMicros microseconds since the epoch, not negative
+		 * @return this builder
+		 */
+		public Builder at(long epochMicros) {
+			if (epochMicros < 0) {
+				throw new IllegalArgumentException("Explicit time must not be negative but was " + epochMicros);
+			}
+			this.explicitTimeMicros = epochMicros;
+			return this;
+		}
+
+		public RateLimitRequest build() {
+			return new RateLimitRequest(Collections.unmodifiableList(new ArrayList<>(this.entries.values())),
+					this.explicitTimeMicros);
+		}
+
+	}
+
+}

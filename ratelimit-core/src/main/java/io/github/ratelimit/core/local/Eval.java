@@ -1,0 +1,60 @@
+package io.github.ratelimit.core.local;
+
+import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitRequest.Entry;
+
+/**
+ * One entry under evaluation: the Java twin of the table {@code c} of the Lua scripts. Numbers are doubles, as in
+ * Lua, so both backends compute the same values.
+ */
+final class Eval {
+
+	final double limit;
+
+	final double window;
+
+	final double burst;
+
+	final double cost;
+
+	final double min;
+
+	final double now;
+
+	final String rid;
+
+	boolean ok;
+
+	/** Remaining and reset-after before taking the cost. */
+	double rb;
+
+	double zb;
+
+	/** Remaining and reset-after once the cost is taken. */
+	double ra;
+
+	double za;
+
+	double retry;
+
+	/** Scratch values carried from check to commit. */
+	double next;
+
+	double current;
+
+	double count;
+
+	double previous;
+
+	Eval(Entry entry, double now, String rid) {
+		RateLimitPolicy policy = entry.policy();
+		this.limit = policy.limit();
+		this.window = policy.windowMicros();
+		this.burst = policy.burst();
+		this.cost = entry.cost();
+		this.min = policy.minIntervalMicros();
+		this.now = now;
+		this.rid = rid;
+	}
+
+}

@@ -1,0 +1,305 @@
+package io.github.ratelimit.core.local;
+
+import java.util.EnumMap;
+import java.util.Iterator;
+import java.util.Map;
+
+import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.local.State.Stamp;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The Java twins of {@code scripts/*.lua}. Every expression is written in the same order as in Lua, so the double
+ * arithmetic gives the same bits and both backends the same decisions (the conformance suite checks it).
+ */
+final class LocalAlgorithms {
+
+	private static final Map<Algorithm, LocalAlgorithm> ALGORITHMS = new EnumMap<>(Algorithm.class);
+
+	static {
+		ALGORITHMS.put(Algorithm.TOKEN_BUCKET, new TokenBucket());
+		ALGORITHMS.put(Algorithm.GCRA, new Gcra());
+		ALGORITHMS.put(Algorithm.SLIDING_WINDOW_LOG, new TimestampSet());
+		ALGORITHMS.put(Algorithm.CONCURRENCY, new TimestampSet());
+		ALGORITHMS.put(Algorithm.SLIDING_WINDOW_COUNTER, new SlidingWindowCounter());
+		ALGORITHMS.put(Algorithm.FIXED_WINDOW, new FixedWindow());
+	}
+
+	private LocalAlgorithms() {
+	}
+
+	static LocalAlgorithm of(Algorithm algorithm) {
+		return ALGORITHMS.get(algorithm);
+	}
+
+	/** token-bucket.lua */
+	static final class TokenBucket implements LocalAlgorithm {
+
+		private static double fillTime(Eval c, double tokens) {
+			return Math.ceil((c.burst - tokens) * c.window / c.limit);
+		}
+
+		@Override
+		public void check(Eval c, @Nullable State state) {
+			double tokens = c.burst;
+			if (state != null) {
+				tokens = state.a;
+				double elapsed = c.now - state.b;
+				if (elapsed > 0) {
+					tokens = Math.min(c.burst, tokens + elapsed * c.limit / c.window);
+				}
+			}
+			c.rb = Math.floor(tokens + EPS);
+			c.zb = fillTime(c, tokens);
+			if (tokens + EPS >= c.cost) {
+				c.ok = true;
+				c.next = Math.max(0, tokens - c.cost);
+				c.ra = Math.floor(c.next + EPS);
+				c.za = fillTime(c, c.next);
+			}
+			else {
+				c.ok = false;
+				c.retry = Math.ceil((c.cost - tokens) * c.window / c.limit);
+			}
+		}
+
+		@Override
+		public State commit(Eval c, @Nullable State state) {
+			State next = (state != null) ? state : new State();
+			next.a = c.next;
+			next.b = c.now;
+			next.ttlMicros = LocalAlgorithm.ceilMillisAsMicros(c.za);
+			return next;
+		}
+
+		@Override
+		public void refund(Eval c, State state) {
+			state.a = Math.min(c.burst, state.a + c.cost);
+		}
+
+	}
+
+	/** gcra.lua */
+	static final class Gcra implements LocalAlgorithm {
+
+		@Override
+		public void check(Eval c, @Nullable State state) {
+			double interval = c.window / c.limit;
+			double tolerance = interval * c.burst;
+			double tat = (state == null || state.a < c.now) ? c.now : state.a;
+			c.rb = Math.floor((tolerance - (tat - c.now)) / interval + EPS);
+			c.zb = Math.ceil(tat - c.now);
+			double newTat = tat + interval * c.cost;
+			double left = (tolerance - (newTat - c.now)) / interval;
+			if (left + EPS >= 0) {
+				c.ok = true;
+				c.next = newTat;
+				c.ra = Math.floor(left + EPS);
+				c.za = Math.ceil(newTat - c.now);
+			}
+			else {
+				c.ok = false;
+				c.retry = Math.ceil(newTat - tolerance - c.now);
+			}
+		}
+
+		@Override
+		public State commit(Eval c, @Nullable State state) {
+			State next = (state != null) ? state : new State();
+			next.a = c.next;
+			next.ttlMicros = LocalAlgorithm.ceilMillisAsMicros(c.za);
+			return next;
+		}
+
+		@Override
+		public void refund(Eval c, State state) {
+			state.a = state.a - (c.window / c.limit) * c.cost;
+		}
+
+	}
+
+	/** zset_check, zset_commit and zset_refund of common.lua: sliding window log and concurrency. */
+	static final class TimestampSet implements LocalAlgorithm {
+
+		@Override
+		public void check(Eval c, @Nullable State state) {
+			if (state != null) {
+				double expired = c.now - c.window;
+				Iterator<Stamp> stamps = state.log.iterator();
+				while (stamps.hasNext() && stamps.next().score() <= expired) {
+					stamps.remove();
+				}
+			}
+			int count = (state != null) ? state.log.size() : 0;
+			c.rb = c.limit - count;
+			c.ra = c.limit - count - c.cost;
+			c.za = c.window;
+			c.zb = 0;
+			Double newest = null;
+			if (count > 0) {
+				newest = state.log.last().score();
+				c.zb = newest + c.window - c.now;
+			}
+			if (c.min > 0 && newest != null && c.now - newest < c.min) {
+				c.ok = false;
+				c.retry = newest + c.min - c.now;
+				if (count + c.cost > c.limit) {
+					c.retry = Math.max(c.retry, scoreAt(state, (int) (count + c.cost - c.limit - 1)) + c.window - c.now);
+				}
+			}
+			else if (count + c.cost <= c.limit) {
+				c.ok = true;
+			}
+			else {
+				c.ok = false;
+				c.retry = scoreAt(state, (int) (count + c.cost - c.limit - 1)) + c.window - c.now;
+			}
+		}
+
+		@Override
+		public boolean isEmpty(State state) {
+			return state.log.isEmpty();
+		}
+
+		private static double scoreAt(@Nullable State state, int index) {
+			Iterator<Stamp> stamps = state.log.iterator();
+			for (int i = 0; i < index; i++) {
+				stamps.next();
+			}
+			return stamps.next().score();
+		}
+
+		private static String member(Eval c, int i) {
+			return (i == 1) ? c.rid : c.rid + '#' + i;
+		}
+
+		@Override
+		public State commit(Eval c, @Nullable State state) {
+			State next = (state != null) ? state : new State();
+			for (int i = 1; i <= c.cost; i++) {
+				next.log.add(new Stamp(c.now, member(c, i)));
+			}
+			next.ttlMicros = LocalAlgorithm.ceilMillisAsMicros(c.window);
+			return next;
+		}
+
+		@Override
+		public void refund(Eval c, State state) {
+			state.log.removeIf((stamp) -> stamp.member().equals(c.rid) || stamp.member().startsWith(c.rid + '#'));
+		}
+
+	}
+
+	/** sliding-window-counter.lua */
+	static final class SlidingWindowCounter implements LocalAlgorithm {
+
+		private static double reset(Eval c, double currentCount, double previousCount) {
+			if (currentCount > 0) {
+				return (c.current + 2) * c.window - c.now;
+			}
+			else if (previousCount > 0) {
+				return (c.current + 1) * c.window - c.now;
+			}
+			return 0;
+		}
+
+		@Override
+		public void check(Eval c, @Nullable State state) {
+			double current = Math.floor(c.now / c.window);
+			c.current = current;
+			double count = 0;
+			double previous = 0;
+			if (state != null) {
+				if (state.a == current) {
+					count = state.b;
+					previous = state.c;
+				}
+				else if (state.a == current - 1) {
+					previous = state.b;
+				}
+			}
+			c.count = count;
+			c.previous = previous;
+			double elapsed = c.now - current * c.window;
+			double estimate = previous * ((c.window - elapsed) / c.window) + count;
+			c.rb = Math.max(0, Math.floor(c.limit - estimate + EPS));
+			c.zb = reset(c, count, previous);
+			if (estimate + c.cost <= c.limit + EPS) {
+				c.ok = true;
+				c.ra = Math.max(0, Math.floor(c.limit - estimate - c.cost + EPS));
+				c.za = reset(c, count + c.cost, previous);
+			}
+			else {
+				c.ok = false;
+				double room = c.limit - count - c.cost;
+				if (room >= 0 && previous > 0) {
+					c.retry = Math.ceil(current * c.window + c.window * (1 - room / previous) - c.now);
+				}
+				else {
+					double nextRoom = c.limit - c.cost;
+					double wait = (current + 1) * c.window - c.now;
+					if (count > nextRoom) {
+						wait = wait + c.window * (1 - nextRoom / count);
+					}
+					c.retry = Math.ceil(wait);
+				}
+			}
+		}
+
+		@Override
+		public State commit(Eval c, @Nullable State state) {
+			State next = (state != null) ? state : new State();
+			next.a = c.current;
+			next.b = c.count + c.cost;
+			next.c = c.previous;
+			next.ttlMicros = LocalAlgorithm.ceilMillisAsMicros((c.current + 2) * c.window - c.now);
+			return next;
+		}
+
+		@Override
+		public void refund(Eval c, State state) {
+			state.b = Math.max(0, state.b - c.cost);
+		}
+
+	}
+
+	/** fixed-window.lua */
+	static final class FixedWindow implements LocalAlgorithm {
+
+		@Override
+		public void check(Eval c, @Nullable State state) {
+			double current = Math.floor(c.now / c.window);
+			double count = (state != null && state.a == current) ? state.b : 0;
+			double windowEnd = (current + 1) * c.window - c.now;
+			c.current = current;
+			c.count = count;
+			c.rb = c.limit - count;
+			c.zb = (count > 0) ? windowEnd : 0;
+			c.za = windowEnd;
+			if (count + c.cost <= c.limit) {
+				c.ok = true;
+				c.ra = c.limit - count - c.cost;
+			}
+			else {
+				c.ok = false;
+				c.retry = windowEnd;
+			}
+		}
+
+		@Override
+		public State commit(Eval c, @Nullable State state) {
+			State next = (state != null) ? state : new State();
+			next.a = c.current;
+			next.b = c.count + c.cost;
+			next.ttlMicros = LocalAlgorithm.ceilMillisAsMicros(c.za);
+			return next;
+		}
+
+		@Override
+		public void refund(Eval c, State state) {
+			state.b = Math.max(0, state.b - c.cost);
+		}
+
+	}
+
+}

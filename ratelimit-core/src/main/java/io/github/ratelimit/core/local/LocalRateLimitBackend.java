@@ -1,0 +1,218 @@
+package io.github.ratelimit.core.local;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import io.github.ratelimit.core.PolicyDecision;
+import io.github.ratelimit.core.RateLimitBackend;
+import io.github.ratelimit.core.RateLimitKeys;
+import io.github.ratelimit.core.RateLimitRequest;
+import io.github.ratelimit.core.RateLimitRequest.Entry;
+import reactor.core.publisher.Mono;
+
+/**
+ * Counters in this instance's memory, with the same algorithms and decisions as the Redis backend. Limits are per
+ * instance. Memory is bounded: a key expires after the same idle time as its Redis twin, and at most
+ * {@code maximumKeys} keys are kept (beyond that the least used are dropped, which forgets their counts).
+ * <p>
+ * The entries of one request are evaluated under the locks of all their keys (taken in a fixed order), so they are
+ * atomic together, as in one Lua script. The non-blocking form runs on the caller's thread: it does no I/O and
+ * holds a lock only for the few microseconds of the computation.
+ */
+public final class LocalRateLimitBackend implements RateLimitBackend {
+
+	/** Default bound on the number of keys kept. */
+	public static final long DEFAULT_MAXIMUM_KEYS = 100_000;
+
+	private static final int STRIPES = 256;
+
+	private final LongSupplier clockMicros;
+
+	private final Cache<String, State> states;
+
+	private final ReentrantLock[] locks = new ReentrantLock[STRIPES];
+
+	private final RateLimitKeys keys = new RateLimitKeys(RateLimitKeys.DEFAULT_PREFIX);
+
+	/**
+	 * A backend on the system clock keeping at most {@value #DEFAULT_MAXIMUM_KEYS} keys.
+	 */
+	public LocalRateLimitBackend() {
+		this(DEFAULT_MAXIMUM_KEYS, LocalRateLimitBackend::systemMicros);
+	}
+
+	/**
+	 * A backend.
+	 * @param maximumKeys the most keys kept
+	 * @param clockMicros the clock, in microseconds since the epoch; also drives key expiry
+	 */
+	public LocalRateLimitBackend(long maximumKeys, LongSupplier clockMicros) {
+		if (maximumKeys < 1) {
+			throw new IllegalArgumentException("maximumKeys must be positive but was " + maximumKeys);
+		}
+		this.clockMicros = clockMicros;
+		this.states = Caffeine.newBuilder()
+			.maximumSize(maximumKeys)
+			.ticker(() -> clockMicros.getAsLong() * 1_000L)
+			.expireAfter(new TtlExpiry())
+			.build();
+		for (int i = 0; i < STRIPES; i++) {
+			this.locks[i] = new ReentrantLock();
+		}
+	}
+
+	private static long systemMicros() {
+		Instant now = Instant.now();
+		return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000L;
+	}
+
+	@Override
+	public List<PolicyDecision> acquire(RateLimitRequest request, String requestId) {
+		List<Entry> entries = request.entries();
+		double now = now(request.explicitTimeMicros());
+		String[] keys = keys(entries);
+		ReentrantLock[] held = lock(keys);
+		try {
+			LocalAlgorithm[] algorithms = new LocalAlgorithm[entries.size()];
+			State[] states = new State[entries.size()];
+			Eval[] evals = new Eval[entries.size()];
+			boolean all = true;
+			for (int i = 0; i < entries.size(); i++) {
+				algorithms[i] = LocalAlgorithms.of(entries.get(i).policy().algorithm());
+				states[i] = this.states.getIfPresent(keys[i]);
+				evals[i] = new Eval(entries.get(i), now, requestId);
+				algorithms[i].check(evals[i], states[i]);
+				if (states[i] != null && algorithms[i].isEmpty(states[i])) {
+					this.states.invalidate(keys[i]);
+					states[i] = null;
+				}
+				all &= evals[i].ok;
+			}
+			List<PolicyDecision> decisions = new ArrayList<>(entries.size());
+			for (int i = 0; i < entries.size(); i++) {
+				Eval c = evals[i];
+				if (all) {
+					this.states.put(keys[i], algorithms[i].commit(c, states[i]));
+					decisions.add(PolicyDecision.of(entries.get(i), true, (long) c.ra, (long) c.za, 0));
+				}
+				else {
+					decisions.add(PolicyDecision.of(entries.get(i), c.ok, (long) c.rb, (long) c.zb,
+							c.ok ? 0 : (long) c.retry));
+				}
+			}
+			return decisions;
+		}
+		finally {
+			unlock(held);
+		}
+	}
+
+	@Override
+	public Mono<List<PolicyDecision>> acquireAsync(RateLimitRequest request, String requestId) {
+		return Mono.fromSupplier(() -> acquire(request, requestId));
+	}
+
+	@Override
+	public void release(List<Entry> entries, String requestId, long explicitTimeMicros) {
+		double now = now(explicitTimeMicros);
+		String[] keys = keys(entries);
+		ReentrantLock[] held = lock(keys);
+		try {
+			for (int i = 0; i < entries.size(); i++) {
+				State state = this.states.getIfPresent(keys[i]);
+				if (state != null) {
+					LocalAlgorithm algorithm = LocalAlgorithms.of(entries.get(i).policy().algorithm());
+					algorithm.refund(new Eval(entries.get(i), now, requestId), state);
+					if (algorithm.isEmpty(state)) {
+						this.states.invalidate(keys[i]);
+					}
+				}
+			}
+		}
+		finally {
+			unlock(held);
+		}
+	}
+
+	@Override
+	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, long explicitTimeMicros) {
+		return Mono.fromRunnable(() -> release(entries, requestId, explicitTimeMicros));
+	}
+
+	/**
+	 * The number of keys held, after dropping expired ones.
+	 * @return the key count
+	 */
+	public long keyCount() {
+		this.states.cleanUp();
+		return this.states.estimatedSize();
+	}
+
+	private double now(long explicitTimeMicros) {
+		return (explicitTimeMicros >= 0) ? explicitTimeMicros : this.clockMicros.getAsLong();
+	}
+
+	private String[] keys(List<Entry> entries) {
+		String[] keys = new String[entries.size()];
+		for (int i = 0; i < keys.length; i++) {
+			keys[i] = this.keys.key(entries.get(i).policy(), entries.get(i).identity());
+		}
+		return keys;
+	}
+
+	/** Locks the stripes of all keys in ascending stripe order, so two requests never wait on each other in a cycle. */
+	private ReentrantLock[] lock(String[] keys) {
+		boolean[] needed = new boolean[STRIPES];
+		int count = 0;
+		for (String key : keys) {
+			int stripe = Math.floorMod(key.hashCode() * 0x9E3779B9, STRIPES);
+			if (!needed[stripe]) {
+				needed[stripe] = true;
+				count++;
+			}
+		}
+		ReentrantLock[] held = new ReentrantLock[count];
+		int n = 0;
+		for (int stripe = 0; stripe < STRIPES; stripe++) {
+			if (needed[stripe]) {
+				held[n] = this.locks[stripe];
+				held[n++].lock();
+			}
+		}
+		return held;
+	}
+
+	private static void unlock(ReentrantLock[] held) {
+		for (int i = held.length - 1; i >= 0; i--) {
+			held[i].unlock();
+		}
+	}
+
+	/** Expires a key its TTL after its last write, like PEXPIRE on its Redis twin; reads do not extend it. */
+	private static final class TtlExpiry implements Expiry<String, State> {
+
+		@Override
+		public long expireAfterCreate(String key, State state, long currentTime) {
+			return TimeUnit.MICROSECONDS.toNanos(state.ttlMicros);
+		}
+
+		@Override
+		public long expireAfterUpdate(String key, State state, long currentTime, long currentDuration) {
+			return TimeUnit.MICROSECONDS.toNanos(state.ttlMicros);
+		}
+
+		@Override
+		public long expireAfterRead(String key, State state, long currentTime, long currentDuration) {
+			return currentDuration;
+		}
+
+	}
+
+}

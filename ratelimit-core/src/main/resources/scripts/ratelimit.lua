@@ -1,0 +1,53 @@
+-- Driver. KEYS: one key per entry. ARGV: mode ('a' acquire, 'r' release), explicit time in microseconds or ''
+-- for the server's TIME, request id, then per entry: algorithm code, limit, window (us), burst, cost,
+-- minimum interval (us).
+-- Acquire returns, per entry: allowed (1/0), remaining, reset-after (us), retry-after (us). Every entry is
+-- checked against the state before the request; only when all admit does any of them take its cost.
+local now
+if ARGV[2] ~= '' then
+  now = tonumber(ARGV[2])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local rid = ARGV[3]
+local entries = {}
+for i = 1, #KEYS do
+  local b = 3 + (i - 1) * 6
+  entries[i] = {
+    key = KEYS[i], alg = ALG[ARGV[b + 1]], limit = tonumber(ARGV[b + 2]), window = tonumber(ARGV[b + 3]),
+    burst = tonumber(ARGV[b + 4]), cost = tonumber(ARGV[b + 5]), min = tonumber(ARGV[b + 6]),
+    now = now, rid = rid
+  }
+end
+
+if ARGV[1] == 'r' then
+  for i = 1, #entries do
+    entries[i].alg.refund(entries[i])
+  end
+  return {1}
+end
+
+local all = true
+for i = 1, #entries do
+  local c = entries[i]
+  c.alg.check(c)
+  all = all and c.ok
+end
+local out = {}
+for i = 1, #entries do
+  local c = entries[i]
+  if all then
+    c.alg.commit(c)
+    out[#out + 1] = 1
+    out[#out + 1] = c.ra
+    out[#out + 1] = c.za
+    out[#out + 1] = 0
+  else
+    out[#out + 1] = c.ok and 1 or 0
+    out[#out + 1] = c.rb
+    out[#out + 1] = c.zb
+    out[#out + 1] = c.ok and 0 or c.retry
+  end
+end
+return out
