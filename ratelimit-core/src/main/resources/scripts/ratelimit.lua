@@ -1,8 +1,11 @@
 -- Driver. KEYS: one key per entry. ARGV: mode ('a' acquire, 'r' release), explicit time in microseconds or ''
 -- for the server's TIME, request id, then per entry: algorithm code, limit, window (us), burst, cost,
 -- minimum interval (us).
--- Acquire returns, per entry: allowed (1/0), remaining, reset-after (us), retry-after (us). Every entry is
--- checked against the state before the request; only when all admit does any of them take its cost.
+-- Acquire returns six numbers per entry: admits (1/0), remaining and reset-after (us) once the cost is taken,
+-- remaining and reset-after as the state is, retry-after (us). Every entry is checked against the state before
+-- the request; only when all admit does any of them take its cost. The caller reports the 'taken' figures when
+-- the whole request was admitted and the 'as is' figures otherwise (on Cluster a request can span several
+-- scripts, so only the caller knows).
 local now
 if ARGV[2] ~= '' then
   now = tonumber(ARGV[2])
@@ -39,15 +42,12 @@ for i = 1, #entries do
   local c = entries[i]
   if all then
     c.alg.commit(c)
-    out[#out + 1] = 1
-    out[#out + 1] = c.ra
-    out[#out + 1] = c.za
-    out[#out + 1] = 0
-  else
-    out[#out + 1] = c.ok and 1 or 0
-    out[#out + 1] = c.rb
-    out[#out + 1] = c.zb
-    out[#out + 1] = c.ok and 0 or c.retry
   end
+  out[#out + 1] = c.ok and 1 or 0
+  out[#out + 1] = c.ra or c.rb
+  out[#out + 1] = c.za or c.zb
+  out[#out + 1] = c.rb
+  out[#out + 1] = c.zb
+  out[#out + 1] = c.ok and 0 or c.retry
 end
 return out

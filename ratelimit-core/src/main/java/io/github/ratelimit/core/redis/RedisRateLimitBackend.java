@@ -42,6 +42,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 
 	private static final String RELEASE = "r";
 
+	/** Figures per entry in an acquire reply. */
+	private static final int FIGURES = 6;
+
 	private final StringRedisTemplate template;
 
 	private final @Nullable ReactiveStringRedisTemplate reactiveTemplate;
@@ -95,7 +98,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		for (Call call : refunds) {
 			execute(call, RELEASE);
 		}
-		return decisions(request.entries(), calls, results, refunds);
+		return decisions(request.entries(), calls, results);
 	}
 
 	@Override
@@ -108,7 +111,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 				List<Call> refunds = refundsNeeded(calls, results);
 				return Flux.fromIterable(refunds)
 					.flatMap((call) -> executeAsync(call, RELEASE))
-					.then(Mono.fromSupplier(() -> decisions(request.entries(), calls, results, refunds)));
+					.then(Mono.fromSupplier(() -> decisions(request.entries(), calls, results)));
 			});
 	}
 
@@ -196,46 +199,46 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 
 	/** When any call denied, the calls whose entries all admitted (and so took their cost) must give it back. */
 	private static List<Call> refundsNeeded(List<Call> calls, List<List<Long>> results) {
-		if (calls.size() < 2) {
+		if (calls.size() < 2 || allAdmit(results)) {
 			return List.of();
 		}
 		List<Call> admitted = new ArrayList<>();
-		boolean anyDenied = false;
 		for (int i = 0; i < calls.size(); i++) {
-			if (allAdmitted(results.get(i))) {
+			if (allAdmit(List.of(results.get(i)))) {
 				admitted.add(calls.get(i));
 			}
-			else {
-				anyDenied = true;
-			}
 		}
-		return anyDenied ? admitted : List.of();
+		return admitted;
 	}
 
-	private static boolean allAdmitted(List<Long> result) {
-		for (int i = 0; i < result.size(); i += 4) {
-			if (result.get(i) != 1L) {
-				return false;
+	private static boolean allAdmit(List<List<Long>> results) {
+		for (List<Long> result : results) {
+			for (int i = 0; i < result.size(); i += FIGURES) {
+				if (result.get(i) != 1L) {
+					return false;
+				}
 			}
 		}
 		return true;
 	}
 
-	private static List<PolicyDecision> decisions(List<Entry> entries, List<Call> calls, List<List<Long>> results,
-			List<Call> refunded) {
+	/**
+	 * Reads the scripts' six figures per entry: admits, remaining and reset once taken, remaining and reset as is,
+	 * retry-after. The request is admitted only when every entry of every call admits; then the "taken" figures
+	 * apply, otherwise nothing was taken (or it was given back) and the "as is" figures apply.
+	 */
+	private static List<PolicyDecision> decisions(List<Entry> entries, List<Call> calls, List<List<Long>> results) {
+		boolean admitted = allAdmit(results);
+		int taken = admitted ? 1 : 3;
 		PolicyDecision[] decisions = new PolicyDecision[entries.size()];
 		for (int c = 0; c < calls.size(); c++) {
 			Call call = calls.get(c);
 			List<Long> result = results.get(c);
-			boolean gaveBack = refunded.contains(call);
 			for (int j = 0; j < call.indexes.size(); j++) {
+				int at = j * FIGURES;
 				Entry entry = entries.get(call.indexes.get(j));
-				long remaining = result.get(j * 4 + 1);
-				if (gaveBack) {
-					remaining = Math.min(entry.policy().capacity(), remaining + entry.cost());
-				}
-				decisions[call.indexes.get(j)] = PolicyDecision.of(entry, result.get(j * 4) == 1L, remaining,
-						result.get(j * 4 + 2), result.get(j * 4 + 3));
+				decisions[call.indexes.get(j)] = PolicyDecision.of(entry, result.get(at) == 1L,
+						result.get(at + taken), result.get(at + taken + 1), result.get(at + 5));
 			}
 		}
 		return List.of(decisions);
