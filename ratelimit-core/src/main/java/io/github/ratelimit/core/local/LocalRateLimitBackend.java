@@ -45,7 +45,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 	 * A backend on the system clock keeping at most {@value #DEFAULT_MAXIMUM_KEYS} keys.
 	 */
 	public LocalRateLimitBackend() {
-		this(DEFAULT_MAXIMUM_KEYS, LocalRateLimitBackend::systemMicros);
+		this(DEFAULT_MAXIMUM_KEYS, systemClock());
 	}
 
 	/**
@@ -68,9 +68,15 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		}
 	}
 
-	private static long systemMicros() {
-		Instant now = Instant.now();
-		return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000L;
+	/**
+	 * The wall clock in microseconds since the epoch, as Redis' {@code TIME} gives it.
+	 * @return the system clock
+	 */
+	public static LongSupplier systemClock() {
+		return () -> {
+			Instant now = Instant.now();
+			return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000L;
+		};
 	}
 
 	@Override
