@@ -1,0 +1,34 @@
+package io.github.ratelimit.testkit;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Kills every still-running node when the JVM exits, so that no {@code redis-server} outlives the
+ * test JVM. A single shutdown hook serves all nodes.
+ */
+final class ProcessReaper {
+
+	private static final Set<RedisNode> LIVE = ConcurrentHashMap.newKeySet();
+
+	static {
+		Runtime.getRuntime().addShutdownHook(new Thread(ProcessReaper::reapAll, "ratelimit-redis-reaper"));
+	}
+
+	private ProcessReaper() {
+	}
+
+	static void register(RedisNode node) {
+		LIVE.add(node);
+	}
+
+	static void unregister(RedisNode node) {
+		LIVE.remove(node);
+	}
+
+	private static void reapAll() {
+		LIVE.forEach(RedisNode::kill);
+		LIVE.clear();
+	}
+
+}

@@ -1,0 +1,282 @@
+package io.github.ratelimit.testkit;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
+import java.util.stream.Stream;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One running {@code redis-server} process with its own temporary directory and log file. This is
+ * the process handling shared by standalone servers, cluster nodes, replicas and sentinels.
+ */
+final class RedisNode {
+
+	private static final int MAX_START_ATTEMPTS = 4;
+
+	private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(10);
+
+	private static final Duration STOP_TIMEOUT = Duration.ofSeconds(5);
+
+	private static final long READY_POLL_MILLIS = 10;
+
+	private static final int LOG_TAIL_LINES = 30;
+
+	private final String name;
+
+	private final HostAndPort address;
+
+	private final Path directory;
+
+	private final Path logFile;
+
+	private final Process process;
+
+	private boolean stopped;
+
+	private @Nullable RedisClient client;
+
+	private @Nullable StatefulRedisConnection<String, String> connection;
+
+	private RedisNode(String name, int port, Path directory, Path logFile, Process process) {
+		this.name = name;
+		this.address = new HostAndPort(Ports.LOOPBACK_HOST, port);
+		this.directory = directory;
+		this.logFile = logFile;
+		this.process = process;
+	}
+
+	/**
+	 * Starts a node and waits until it answers commands. Retries on another port if the process
+	 * exits or does not answer in time.
+	 * @param name a short name for directories and messages, e.g. {@code cluster-node-1}
+	 * @param portPicker picks a free port for each attempt
+	 * @param command produces the arguments for each attempt
+	 * @return the running node
+	 * @throws IllegalStateException if every attempt failed; the message contains each attempt's
+	 * log tail
+	 */
+	static RedisNode start(String name, IntSupplier portPicker, NodeCommand command) {
+		Path executable = RedisBinary.get().executable();
+		List<String> failures = new ArrayList<>();
+		for (int attempt = 1; attempt <= MAX_START_ATTEMPTS; attempt++) {
+			RedisNode node = launch(name, executable, portPicker.getAsInt(), command);
+			String failure = node.awaitReady();
+			if (failure == null) {
+				return node;
+			}
+			failures.add("attempt " + attempt + " on port " + node.port() + ": " + failure + "\n--- log tail ---\n"
+					+ node.logTail());
+			node.stop();
+		}
+		throw new IllegalStateException("Could not start redis-server '" + name + "' (" + executable + ") after "
+				+ MAX_START_ATTEMPTS + " attempts:\n" + String.join("\n", failures));
+	}
+
+	private static RedisNode launch(String name, Path executable, int port, NodeCommand command) {
+		Path directory = null;
+		try {
+			directory = Files.createTempDirectory("ratelimit-redis-" + name + "-");
+			Path logFile = directory.resolve("redis.log");
+			List<String> commandLine = new ArrayList<>();
+			commandLine.add(executable.toString());
+			commandLine.addAll(command.arguments(port, directory));
+			Process process = new ProcessBuilder(commandLine).directory(directory.toFile())
+				.redirectErrorStream(true)
+				.redirectOutput(logFile.toFile())
+				.start();
+			RedisNode node = new RedisNode(name, port, directory, logFile, process);
+			ProcessReaper.register(node);
+			return node;
+		}
+		catch (IOException ex) {
+			if (directory != null) {
+				deleteRecursively(directory);
+			}
+			throw new UncheckedIOException("Could not launch redis-server '" + name + "' (" + executable + ")", ex);
+		}
+	}
+
+	/** Returns {@code null} once the process answers, otherwise why it never will. */
+	private @Nullable String awaitReady() {
+		long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
+		while (true) {
+			if (!this.process.isAlive()) {
+				return "process exited with code " + this.process.exitValue();
+			}
+			Long answeringPid = InfoProbe.processId(port());
+			if (answeringPid != null) {
+				return (answeringPid == this.process.pid()) ? null
+						: "port is taken by another Redis process (pid " + answeringPid + ")";
+			}
+			if (System.nanoTime() - deadline >= 0) {
+				return "no answer to INFO within " + STARTUP_TIMEOUT.toSeconds() + " s";
+			}
+			Await.pause(READY_POLL_MILLIS);
+		}
+	}
+
+	String name() {
+		return this.name;
+	}
+
+	HostAndPort address() {
+		return this.address;
+	}
+
+	int port() {
+		return this.address.port();
+	}
+
+	long pid() {
+		return this.process.pid();
+	}
+
+	Path logFile() {
+		return this.logFile;
+	}
+
+	synchronized boolean isRunning() {
+		return !this.stopped && this.process.isAlive();
+	}
+
+	/**
+	 * Returns the node's admin connection, opened on first use and closed when the node stops.
+	 * @return a thread-safe connection
+	 */
+	synchronized StatefulRedisConnection<String, String> connection() {
+		if (this.stopped) {
+			throw new IllegalStateException("redis-server '" + this.name + "' on " + this.address + " is stopped");
+		}
+		StatefulRedisConnection<String, String> result = this.connection;
+		if (result == null) {
+			RedisClient newClient = Lettuce.client(this.address);
+			try {
+				result = newClient.connect();
+			}
+			catch (RuntimeException ex) {
+				Lettuce.shutdown(newClient);
+				throw ex;
+			}
+			this.client = newClient;
+			this.connection = result;
+		}
+		return result;
+	}
+
+	RedisCommands<String, String> commands() {
+		return connection().sync();
+	}
+
+	String logTail() {
+		try {
+			String log = new String(Files.readAllBytes(this.logFile), StandardCharsets.UTF_8);
+			List<String> lines = log.lines().toList();
+			return String.join("\n", lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size()));
+		}
+		catch (IOException ex) {
+			return "(log " + this.logFile + " unreadable: " + ex + ")";
+		}
+	}
+
+	/** Stops the node: SIGTERM, bounded wait, then SIGKILL. Idempotent. */
+	void stop() {
+		stopAll(List.of(this));
+	}
+
+	/**
+	 * Stops nodes concurrently: signals all of them first, then waits for each.
+	 * @param nodes the nodes to stop
+	 */
+	static void stopAll(Collection<RedisNode> nodes) {
+		nodes.forEach(RedisNode::beginStop);
+		nodes.forEach(RedisNode::finishStop);
+	}
+
+	private void beginStop() {
+		synchronized (this) {
+			if (this.stopped) {
+				return;
+			}
+			this.stopped = true;
+			closeConnection();
+		}
+		this.process.destroy();
+	}
+
+	private void finishStop() {
+		if (!awaitExit(STOP_TIMEOUT)) {
+			destroyForcibly();
+			awaitExit(STOP_TIMEOUT);
+		}
+		deleteRecursively(this.directory);
+		ProcessReaper.unregister(this);
+	}
+
+	/** Kills the process at once, for the JVM shutdown hook. Touches no client library. */
+	void kill() {
+		destroyForcibly();
+		awaitExit(Duration.ofSeconds(2));
+		deleteRecursively(this.directory);
+	}
+
+	private void closeConnection() {
+		StatefulRedisConnection<String, String> openConnection = this.connection;
+		RedisClient openClient = this.client;
+		this.connection = null;
+		this.client = null;
+		if (openConnection != null) {
+			openConnection.close();
+		}
+		if (openClient != null) {
+			Lettuce.shutdown(openClient);
+		}
+	}
+
+	private void destroyForcibly() {
+		this.process.descendants().forEach(ProcessHandle::destroyForcibly);
+		this.process.destroyForcibly();
+	}
+
+	private boolean awaitExit(Duration timeout) {
+		try {
+			return this.process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			destroyForcibly();
+			return false;
+		}
+	}
+
+	private static void deleteRecursively(Path root) {
+		if (!Files.exists(root)) {
+			return;
+		}
+		try (Stream<Path> paths = Files.walk(root)) {
+			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
+		}
+		catch (IOException | UncheckedIOException ex) {
+			// Best effort: a leftover temp directory must not fail a test.
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "redis-server '" + this.name + "' on " + this.address + " (pid " + pid() + ")";
+	}
+
+}
