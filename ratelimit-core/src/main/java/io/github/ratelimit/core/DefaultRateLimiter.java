@@ -39,19 +39,17 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	private RateLimitDecision decision(RateLimitRequest request, String requestId, List<PolicyDecision> decisions) {
-		RateLimitDecision decision = new RateLimitDecision(decisions, Permit.NONE);
-		if (!decision.allowed()) {
-			return decision;
+		if (!decisions.stream().allMatch(PolicyDecision::allowed)) {
+			return new RateLimitDecision(decisions, Permit.NONE);
 		}
 		List<RateLimitRequest.Entry> held = request.entries()
 			.stream()
 			.filter((entry) -> entry.policy().algorithm() == Algorithm.CONCURRENCY)
 			.toList();
-		if (held.isEmpty()) {
-			return decision;
-		}
-		return new RateLimitDecision(decisions,
-				new BackendPermit(this.backend, held, requestId, request.explicitTimeMicros()));
+		Permit permit = held.isEmpty() ? Permit.NONE
+				: new BackendPermit(this.backend, held, requestId, request.explicitTimeMicros());
+		Permit reversal = new BackendPermit(this.backend, request.entries(), requestId, request.explicitTimeMicros());
+		return new RateLimitDecision(decisions, permit, reversal);
 	}
 
 	private static final class BackendPermit implements Permit {

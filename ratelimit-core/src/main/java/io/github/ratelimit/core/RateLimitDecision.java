@@ -22,10 +22,23 @@ public final class RateLimitDecision {
 
 	private final Permit permit;
 
+	private final Permit reversal;
+
 	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit) {
+		this(decisions, permit, Permit.NONE);
+	}
+
+	/**
+	 * A decision.
+	 * @param decisions one decision per policy
+	 * @param permit the concurrency permits held
+	 * @param reversal gives back everything an admitted request took
+	 */
+	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal) {
 		this.decisions = List.copyOf(decisions);
 		this.allowed = this.decisions.stream().allMatch(PolicyDecision::allowed);
 		this.permit = permit;
+		this.reversal = reversal;
 	}
 
 	/**
@@ -68,6 +81,16 @@ public final class RateLimitDecision {
 	 */
 	public Permit permit() {
 		return this.permit;
+	}
+
+	/**
+	 * Gives back everything this admitted request took from every policy, as if it had not been made: for when a
+	 * later check of the same request (say, a method's own policies after the filter's) denies it. Concurrency
+	 * permits are given back too. {@link Permit#NONE} for a denied request.
+	 * @return the reversal, idempotent
+	 */
+	public Permit reversal() {
+		return this.reversal;
 	}
 
 	@Override

@@ -116,6 +116,26 @@ class MultiPolicyTests {
 
 	@ParameterizedTest
 	@EnumSource(Backends.class)
+	void anAdmittedRequestCanBeReversedCompletely(Backends kind) {
+		RateLimiter limiter = kind.fresh().limiter;
+		RateLimitRequest.Builder builder = RateLimitRequest.builder().at(this.clock.now());
+		for (Algorithm algorithm : Algorithm.values()) {
+			builder.add(policy("undo-" + algorithm.code(), algorithm, 4), "carol", 2);
+		}
+		RateLimitRequest request = builder.build();
+		RateLimitDecision first = limiter.check(request);
+		assertThat(first.decisions()).extracting(PolicyDecision::remaining).containsOnly(2L);
+		first.reversal().release();
+		first.reversal().release(); // idempotent
+		first.permit().release(); // the concurrency permit was given back with the reversal: no double refund
+		RateLimitDecision second = limiter.check(request);
+		assertThat(second.decisions()).extracting(PolicyDecision::remaining)
+			.as("the reversed request took nothing")
+			.containsOnly(2L);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Backends.class)
 	void anEmptyRequestIsAdmittedWithoutABackendCall(Backends kind) {
 		RateLimitDecision decision = kind.fresh().limiter.check(RateLimitRequest.builder().build());
 		assertThat(decision.allowed()).isTrue();

@@ -4,6 +4,7 @@ import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimiter;
 
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -18,13 +19,13 @@ import org.springframework.context.annotation.Import;
 @AutoConfiguration(afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
 @ConditionalOnProperty(prefix = "ratelimit", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
-@Import({ RedisBackendConfiguration.class, LocalBackendConfiguration.class })
+@Import({ RedisBackendConfiguration.class, LocalBackendConfiguration.class, RateLimitWebConfiguration.class })
 public final class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitPolicies rateLimitPolicies(RateLimitProperties properties) {
-		return RateLimitPolicies.from(properties);
+	RateLimitPolicies rateLimitPolicies(RateLimitProperties properties, BeanFactory beanFactory) {
+		return RateLimitPolicies.from(properties, KeyResolvers.beans(beanFactory));
 	}
 
 	@Bean

@@ -1,11 +1,16 @@
 package io.github.ratelimit.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.spring.MissingKey;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -33,6 +38,12 @@ public class RateLimitProperties {
 
 	private final Local local = new Local();
 
+	private final Filter filter = new Filter();
+
+	private final Headers headers = new Headers();
+
+	private final Problem problem = new Problem();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -59,6 +70,181 @@ public class RateLimitProperties {
 
 	public Local getLocal() {
 		return this.local;
+	}
+
+	public Filter getFilter() {
+		return this.filter;
+	}
+
+	public Headers getHeaders() {
+		return this.headers;
+	}
+
+	public Problem getProblem() {
+		return this.problem;
+	}
+
+	/**
+	 * The servlet filter and WebFlux filter that apply the rules.
+	 */
+	public static class Filter {
+
+		/** Default order: just after Spring Security's filter chain (-100), so principal keys work. */
+		public static final int DEFAULT_ORDER = -90;
+
+		/**
+		 * Whether the filter is registered.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Order of the filter. Spring Security's filter chain runs at -100: the default -90 runs after it, so the
+		 * principal is known; set it below -100 to limit before authentication (e.g. per IP against credential
+		 * stuffing).
+		 */
+		private int order = DEFAULT_ORDER;
+
+		/**
+		 * Rules: which policies apply to which paths and methods.
+		 */
+		private List<Rule> rules = new ArrayList<>();
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public int getOrder() {
+			return this.order;
+		}
+
+		public void setOrder(int order) {
+			this.order = order;
+		}
+
+		public List<Rule> getRules() {
+			return this.rules;
+		}
+
+		public void setRules(List<Rule> rules) {
+			this.rules = rules;
+		}
+
+	}
+
+	/**
+	 * One filter rule.
+	 */
+	public static class Rule {
+
+		/**
+		 * Path patterns (Spring PathPattern syntax, e.g. /api/**).
+		 */
+		private List<String> paths = new ArrayList<>();
+
+		/**
+		 * HTTP methods; empty for all.
+		 */
+		private Set<String> methods = new LinkedHashSet<>();
+
+		/**
+		 * Names of the policies that apply.
+		 */
+		private List<String> policies = new ArrayList<>();
+
+		public List<String> getPaths() {
+			return this.paths;
+		}
+
+		public void setPaths(List<String> paths) {
+			this.paths = paths;
+		}
+
+		public Set<String> getMethods() {
+			return this.methods;
+		}
+
+		public void setMethods(Set<String> methods) {
+			this.methods = methods;
+		}
+
+		public List<String> getPolicies() {
+			return this.policies;
+		}
+
+		public void setPolicies(List<String> policies) {
+			this.policies = policies;
+		}
+
+	}
+
+	/**
+	 * Which rate-limit headers responses carry.
+	 */
+	public static class Headers {
+
+		/**
+		 * Whether to send X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.
+		 */
+		private boolean legacy = true;
+
+		/**
+		 * Whether to send the IETF RateLimit and RateLimit-Policy headers.
+		 */
+		private boolean standard = true;
+
+		/**
+		 * Whether to send Retry-After on 429 responses.
+		 */
+		private boolean retryAfter = true;
+
+		public boolean isLegacy() {
+			return this.legacy;
+		}
+
+		public void setLegacy(boolean legacy) {
+			this.legacy = legacy;
+		}
+
+		public boolean isStandard() {
+			return this.standard;
+		}
+
+		public void setStandard(boolean standard) {
+			this.standard = standard;
+		}
+
+		public boolean isRetryAfter() {
+			return this.retryAfter;
+		}
+
+		public void setRetryAfter(boolean retryAfter) {
+			this.retryAfter = retryAfter;
+		}
+
+	}
+
+	/**
+	 * The RFC 9457 problem body of 429 responses.
+	 */
+	public static class Problem {
+
+		/**
+		 * The problem type URI.
+		 */
+		private String type = "about:blank";
+
+		public String getType() {
+			return this.type;
+		}
+
+		public void setType(String type) {
+			this.type = type;
+		}
+
 	}
 
 	/**
@@ -95,6 +281,26 @@ public class RateLimitProperties {
 		 * Quota one request takes.
 		 */
 		private long cost = 1;
+
+		/**
+		 * Whom the policy counts: ip, header:<Name>, principal, global, @<KeyResolver bean name>, or a SpEL
+		 * expression over #request and #principal.
+		 */
+		private String key = "ip";
+
+		/**
+		 * What happens to a request whose key cannot be resolved: shared (all such requests count as one
+		 * 'anonymous' identity), skip (the policy does not apply) or deny (rejected with 429).
+		 */
+		private MissingKey missingKey = MissingKey.SHARED;
+
+		/**
+		 * Limits replacing the policy's own for specific keys (e.g. one enterprise customer's API key). Use the
+		 * bracket notation for keys with special characters: overrides."[key-123]".limit=1000.
+		 */
+		private Map<String, Limits> overrides = new LinkedHashMap<>();
+
+		private final Tiers tiers = new Tiers();
 
 		public @Nullable String getAlgorithm() {
 			return this.algorithm;
@@ -142,6 +348,129 @@ public class RateLimitProperties {
 
 		public void setCost(long cost) {
 			this.cost = cost;
+		}
+
+		public String getKey() {
+			return this.key;
+		}
+
+		public void setKey(String key) {
+			this.key = key;
+		}
+
+		public MissingKey getMissingKey() {
+			return this.missingKey;
+		}
+
+		public void setMissingKey(MissingKey missingKey) {
+			this.missingKey = missingKey;
+		}
+
+		public Map<String, Limits> getOverrides() {
+			return this.overrides;
+		}
+
+		public void setOverrides(Map<String, Limits> overrides) {
+			this.overrides = overrides;
+		}
+
+		public Tiers getTiers() {
+			return this.tiers;
+		}
+
+	}
+
+	/**
+	 * Limits replacing some of a policy's own; unset values are inherited from the policy.
+	 */
+	public static class Limits {
+
+		/**
+		 * Requests admitted per window.
+		 */
+		private @Nullable Long limit;
+
+		/**
+		 * Window length.
+		 */
+		private @Nullable Duration window;
+
+		/**
+		 * Bucket capacity (token-bucket and gcra).
+		 */
+		private @Nullable Long burst;
+
+		/**
+		 * Minimum time between two requests (sliding-window-log).
+		 */
+		private @Nullable Duration minInterval;
+
+		public @Nullable Long getLimit() {
+			return this.limit;
+		}
+
+		public void setLimit(@Nullable Long limit) {
+			this.limit = limit;
+		}
+
+		public @Nullable Duration getWindow() {
+			return this.window;
+		}
+
+		public void setWindow(@Nullable Duration window) {
+			this.window = window;
+		}
+
+		public @Nullable Long getBurst() {
+			return this.burst;
+		}
+
+		public void setBurst(@Nullable Long burst) {
+			this.burst = burst;
+		}
+
+		public @Nullable Duration getMinInterval() {
+			return this.minInterval;
+		}
+
+		public void setMinInterval(@Nullable Duration minInterval) {
+			this.minInterval = minInterval;
+		}
+
+	}
+
+	/**
+	 * Tiers: limits by a tier name resolved from the principal or the server (never from a header the client
+	 * sets).
+	 */
+	public static class Tiers {
+
+		/**
+		 * How the tier name is resolved: @<KeyResolver bean name> or a SpEL expression, typically over #principal
+		 * (e.g. a claim or an authority). Requests without a tier, or with an unknown one, get the policy's own
+		 * limits.
+		 */
+		private @Nullable String key;
+
+		/**
+		 * Limits per tier name.
+		 */
+		private Map<String, Limits> limits = new LinkedHashMap<>();
+
+		public @Nullable String getKey() {
+			return this.key;
+		}
+
+		public void setKey(@Nullable String key) {
+			this.key = key;
+		}
+
+		public Map<String, Limits> getLimits() {
+			return this.limits;
+		}
+
+		public void setLimits(Map<String, Limits> limits) {
+			this.limits = limits;
 		}
 
 	}

@@ -1,0 +1,66 @@
+package io.github.ratelimit.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.github.ratelimit.core.RateLimiter;
+import io.github.ratelimit.spring.KeyResolver;
+import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
+import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitHeaders;
+import io.github.ratelimit.spring.RateLimitRejectionHandler;
+import io.github.ratelimit.spring.RateLimitRule;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * What the servlet and the reactive integrations share: the enforcer (rules, annotations, keys, headers) and the
+ * rejection handler.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnWebApplication
+class RateLimitWebConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitRejectionHandler rateLimitRejectionHandler(RateLimitProperties properties) {
+		return new ProblemDetailRejectionHandler(properties.getProblem().getType());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitEnforcer rateLimitEnforcer(RateLimiter limiter, RateLimitPolicies policies, RateLimitProperties properties,
+			RateLimitRejectionHandler rejectionHandler, BeanFactory beanFactory) {
+		RateLimitProperties.Headers headers = properties.getHeaders();
+		return new RateLimitEnforcer(limiter, policies.all(), rules(properties),
+				new RateLimitHeaders(headers.isLegacy(), headers.isStandard(), headers.isRetryAfter()),
+				rejectionHandler, KeyResolvers.beans(beanFactory), System::currentTimeMillis);
+	}
+
+	private static List<RateLimitRule> rules(RateLimitProperties properties) {
+		List<RateLimitRule> rules = new ArrayList<>();
+		List<RateLimitProperties.Rule> sources = properties.getFilter().getRules();
+		for (int i = 0; i < sources.size(); i++) {
+			RateLimitProperties.Rule source = sources.get(i);
+			String property = "ratelimit.filter.rules[" + i + "]";
+			if (source.getPaths().isEmpty()) {
+				throw new IllegalArgumentException("Invalid property '" + property + ".paths': at least one path pattern is required");
+			}
+			if (source.getPolicies().isEmpty()) {
+				throw new IllegalArgumentException("Invalid property '" + property + ".policies': at least one policy is required");
+			}
+			try {
+				rules.add(RateLimitRule.of(source.getPaths(), source.getMethods(), source.getPolicies()));
+			}
+			catch (RuntimeException ex) {
+				throw new IllegalArgumentException("Invalid property '" + property + ".paths': " + ex.getMessage(), ex);
+			}
+		}
+		return rules;
+	}
+
+}

@@ -1,0 +1,66 @@
+package io.github.ratelimit.spring;
+
+import java.util.Map;
+
+import io.github.ratelimit.core.RateLimitPolicy;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A policy as configured for web requests: the engine policy, how its key is resolved, what happens without a
+ * key, and the limits that replace the policy's own for specific keys (overrides) or tiers.
+ *
+ * @param policy the base policy
+ * @param key how the identity is resolved
+ * @param missingKey what happens when the key cannot be resolved
+ * @param overrides policies replacing the base for specific identities (e.g. one enterprise customer's API key)
+ * @param tier how the tier of a request is resolved (from the principal or the server, never from a value the
+ * client sets), or null without tiers
+ * @param tiers policies replacing the base per tier name
+ */
+public record ConfiguredPolicy(RateLimitPolicy policy, KeySpec key, MissingKey missingKey,
+		Map<String, RateLimitPolicy> overrides, @Nullable KeySpec tier, Map<String, RateLimitPolicy> tiers) {
+
+	public ConfiguredPolicy {
+		overrides = Map.copyOf(overrides);
+		tiers = Map.copyOf(tiers);
+	}
+
+	/**
+	 * A policy without overrides or tiers.
+	 * @param policy the policy
+	 * @param key the key
+	 * @param missingKey the behaviour without a key
+	 * @return the configured policy
+	 */
+	public static ConfiguredPolicy of(RateLimitPolicy policy, KeySpec key, MissingKey missingKey) {
+		return new ConfiguredPolicy(policy, key, missingKey, Map.of(), null, Map.of());
+	}
+
+	public String name() {
+		return this.policy.name();
+	}
+
+	/**
+	 * The policy that applies to an identity: its override, else its tier's policy, else the base policy.
+	 * @param identity the resolved identity
+	 * @param request the request (for the tier)
+	 * @return the effective policy
+	 */
+	public RateLimitPolicy effective(String identity, RequestContext request) {
+		RateLimitPolicy override = this.overrides.get(identity);
+		if (override != null) {
+			return override;
+		}
+		if (this.tier != null) {
+			String tierName = this.tier.resolve(request);
+			if (tierName != null) {
+				RateLimitPolicy tiered = this.tiers.get(tierName);
+				if (tiered != null) {
+					return tiered;
+				}
+			}
+		}
+		return this.policy;
+	}
+
+}

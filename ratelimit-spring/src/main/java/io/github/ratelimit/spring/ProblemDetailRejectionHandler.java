@@ -1,0 +1,104 @@
+package io.github.ratelimit.spring;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import io.github.ratelimit.core.PolicyDecision;
+import io.github.ratelimit.core.RateLimitDecision;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+
+/**
+ * The default rejection: status 429 and an RFC 9457 {@code application/problem+json} body with {@code type},
+ * {@code title}, {@code status}, {@code detail}, {@code instance}, the violated {@code policies} (name, limit,
+ * remaining, window and retry-after in seconds) and {@code retryAfter} in seconds.
+ */
+public final class ProblemDetailRejectionHandler implements RateLimitRejectionHandler {
+
+	private final String type;
+
+	/**
+	 * A handler with problem type {@code about:blank} (the title is then the status phrase).
+	 */
+	public ProblemDetailRejectionHandler() {
+		this("about:blank");
+	}
+
+	/**
+	 * A handler with a problem type URI of your own.
+	 * @param type the problem type
+	 */
+	public ProblemDetailRejectionHandler(String type) {
+		this.type = type;
+	}
+
+	@Override
+	public Rejection reject(RateLimitDecision decision, RequestContext request, HttpHeaders rateLimitHeaders) {
+		List<PolicyDecision> violated = decision.decisions().stream().filter((d) -> !d.allowed()).toList();
+		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision);
+		StringBuilder json = new StringBuilder(256);
+		json.append("{\"type\":").append(string(this.type));
+		json.append(",\"title\":").append(string(HttpStatus.TOO_MANY_REQUESTS.getReasonPhrase()));
+		json.append(",\"status\":").append(HttpStatus.TOO_MANY_REQUESTS.value());
+		json.append(",\"detail\":").append(string(detail(violated, retryAfter)));
+		json.append(",\"instance\":").append(string(request.path()));
+		json.append(",\"policies\":[");
+		for (int i = 0; i < violated.size(); i++) {
+			PolicyDecision policy = violated.get(i);
+			json.append((i > 0) ? "," : "")
+				.append("{\"name\":")
+				.append(string(policy.policy().name()))
+				.append(",\"limit\":")
+				.append(policy.limit())
+				.append(",\"remaining\":")
+				.append(policy.remaining())
+				.append(",\"window\":")
+				.append(RateLimitHeaders.ceilSeconds(policy.policy().window()))
+				.append(",\"retryAfter\":")
+				.append(RateLimitHeaders.ceilSeconds(policy.retryAfter()))
+				.append('}');
+		}
+		json.append("],\"retryAfter\":").append(retryAfter).append('}');
+		HttpHeaders headers = new HttpHeaders();
+		headers.addAll(rateLimitHeaders);
+		headers.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+		return new Rejection(HttpStatus.TOO_MANY_REQUESTS.value(), headers,
+				json.toString().getBytes(StandardCharsets.UTF_8));
+	}
+
+	private static String detail(List<PolicyDecision> violated, long retryAfter) {
+		StringBuilder names = new StringBuilder();
+		for (PolicyDecision policy : violated) {
+			names.append((names.length() > 0) ? ", " : "").append('\'').append(policy.policy().name()).append('\'');
+		}
+		return "Rate limit exceeded (" + names + "). Retry after " + retryAfter + " second"
+				+ ((retryAfter == 1) ? "" : "s") + ".";
+	}
+
+	/** A JSON string literal; escapes quotes, backslashes and control characters. */
+	static String string(String value) {
+		StringBuilder out = new StringBuilder(value.length() + 2).append('"');
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			switch (c) {
+				case '"' -> out.append("\\\"");
+				case '\\' -> out.append("\\\\");
+				case '\n' -> out.append("\\n");
+				case '\r' -> out.append("\\r");
+				case '\t' -> out.append("\\t");
+				default -> {
+					if (c < 0x20 || c == '\u2028' || c == '\u2029') {
+						out.append(String.format("\\u%04x", (int) c));
+					}
+					else {
+						out.append(c);
+					}
+				}
+			}
+		}
+		return out.append('"').toString();
+	}
+
+}

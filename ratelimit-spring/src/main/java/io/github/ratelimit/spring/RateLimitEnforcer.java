@@ -1,0 +1,317 @@
+package io.github.ratelimit.spring;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+
+import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.InvalidPolicyException;
+import io.github.ratelimit.core.Permit;
+import io.github.ratelimit.core.PolicyDecision;
+import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitRequest;
+import io.github.ratelimit.core.RateLimiter;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.server.PathContainer;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Decides web requests: which policies apply (filter rules and {@link RateLimited} methods), for which identity,
+ * at which limits (overrides, tiers), and what the response carries. Shared by the servlet and WebFlux filters and
+ * method interceptors, which only adapt their request type to {@link RequestContext}.
+ */
+public final class RateLimitEnforcer {
+
+	/** Request attribute: the {@code List<RateLimitDecision>} made so far for the request (filter, then methods). */
+	public static final String DECISIONS_ATTRIBUTE = RateLimitEnforcer.class.getName() + ".decisions";
+
+	/** Request attribute: the {@code List<Permit>} to release when the response completes. */
+	public static final String PERMITS_ATTRIBUTE = RateLimitEnforcer.class.getName() + ".permits";
+
+	private final RateLimiter limiter;
+
+	private final Map<String, ConfiguredPolicy> policies;
+
+	private final List<RateLimitRule> rules;
+
+	private final RateLimitHeaders headers;
+
+	private final RateLimitRejectionHandler rejectionHandler;
+
+	private final Function<String, KeyResolver> keyResolverBeans;
+
+	private final LongSupplier clockMillis;
+
+	private final ConcurrentMap<Method, List<Target>> annotated = new ConcurrentHashMap<>();
+
+	/**
+	 * An enforcer.
+	 * @param limiter the engine
+	 * @param policies the configured policies
+	 * @param rules the filter rules (their policy names must exist)
+	 * @param headers which headers to write
+	 * @param rejectionHandler renders denials
+	 * @param keyResolverBeans finds {@link KeyResolver} beans named in annotation keys ({@code @name})
+	 * @param clockMillis the clock for {@code X-RateLimit-Reset}
+	 * @throws IllegalArgumentException when a rule names an unknown policy
+	 */
+	public RateLimitEnforcer(RateLimiter limiter, Collection<ConfiguredPolicy> policies, List<RateLimitRule> rules,
+			RateLimitHeaders headers, RateLimitRejectionHandler rejectionHandler,
+			Function<String, KeyResolver> keyResolverBeans, LongSupplier clockMillis) {
+		this.limiter = limiter;
+		Map<String, ConfiguredPolicy> byName = new LinkedHashMap<>();
+		policies.forEach((policy) -> byName.put(policy.name(), policy));
+		this.policies = Map.copyOf(byName);
+		for (int i = 0; i < rules.size(); i++) {
+			for (String name : rules.get(i).policies()) {
+				if (!this.policies.containsKey(name)) {
+					throw new IllegalArgumentException("ratelimit.filter.rules[" + i + "].policies names unknown policy '"
+							+ name + "'; configured policies: " + this.policies.keySet());
+				}
+			}
+		}
+		this.rules = List.copyOf(rules);
+		this.headers = headers;
+		this.rejectionHandler = rejectionHandler;
+		this.keyResolverBeans = keyResolverBeans;
+		this.clockMillis = clockMillis;
+	}
+
+	/**
+	 * One policy to apply to a request.
+	 *
+	 * @param policy the configured policy
+	 * @param key a key replacing the policy's own, or null
+	 * @param cost a cost replacing the policy's own, or 0
+	 */
+	public record Target(ConfiguredPolicy policy, @Nullable KeySpec key, long cost) {
+	}
+
+	/**
+	 * Whether any filter rule exists.
+	 * @return true when rules are configured
+	 */
+	public boolean hasRules() {
+		return !this.rules.isEmpty();
+	}
+
+	/**
+	 * The policies of the filter rules matching a request, each once, in rule order.
+	 * @param method the HTTP method
+	 * @param path the path within the application
+	 * @return the targets
+	 */
+	public List<Target> ruleTargets(String method, String path) {
+		if (this.rules.isEmpty()) {
+			return List.of();
+		}
+		PathContainer container = PathContainer.parsePath(path);
+		Set<String> names = new LinkedHashSet<>();
+		for (RateLimitRule rule : this.rules) {
+			if (rule.matches(method, container)) {
+				names.addAll(rule.policies());
+			}
+		}
+		List<Target> targets = new ArrayList<>(names.size());
+		names.forEach((name) -> targets.add(new Target(this.policies.get(name), null, 0)));
+		return targets;
+	}
+
+	/**
+	 * The {@link RateLimited} policies of a method (its own and its class's), resolved once per method.
+	 * @param method the handler method
+	 * @param targetClass the class of the handler bean
+	 * @return the targets, empty when the method is not rate-limited
+	 * @throws IllegalStateException naming the method when an annotation is invalid
+	 */
+	public List<Target> annotationTargets(Method method, Class<?> targetClass) {
+		Method specific = ClassUtils.getMostSpecificMethod(method, targetClass);
+		return this.annotated.computeIfAbsent(specific, (m) -> resolveAnnotations(m, targetClass));
+	}
+
+	private List<Target> resolveAnnotations(Method method, Class<?> targetClass) {
+		Set<RateLimited> annotations = new LinkedHashSet<>(
+				AnnotatedElementUtils.findMergedRepeatableAnnotations(ClassUtils.getUserClass(targetClass),
+						RateLimited.class, RateLimited.List.class));
+		annotations.addAll(
+				AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimited.class, RateLimited.List.class));
+		List<Target> targets = new ArrayList<>();
+		for (RateLimited annotation : annotations) {
+			String where = "@RateLimited on " + method.getDeclaringClass().getName() + "." + method.getName() + "()";
+			targets.add(toTarget(annotation, where));
+		}
+		return List.copyOf(targets);
+	}
+
+	private Target toTarget(RateLimited annotation, String where) {
+		ConfiguredPolicy policy;
+		if (!annotation.policy().isEmpty()) {
+			if (!annotation.name().isEmpty() || !annotation.algorithm().isEmpty() || annotation.limit() != 0
+					|| !annotation.window().isEmpty()) {
+				throw new IllegalStateException(where + " names policy '" + annotation.policy()
+						+ "' and also defines one inline (name, algorithm, limit, window): use one or the other");
+			}
+			policy = this.policies.get(annotation.policy());
+			if (policy == null) {
+				throw new IllegalStateException(where + " names unknown policy '" + annotation.policy()
+						+ "'; configured policies: " + this.policies.keySet());
+			}
+		}
+		else if (!annotation.name().isEmpty()) {
+			policy = inline(annotation, where);
+		}
+		else {
+			throw new IllegalStateException(
+					where + " must name a configured policy or define one inline (name, algorithm, limit, window)");
+		}
+		KeySpec key = null;
+		if (!annotation.key().isEmpty()) {
+			try {
+				key = KeySpec.parse(annotation.key(), this.keyResolverBeans);
+			}
+			catch (RuntimeException ex) {
+				throw new IllegalStateException(where + " has an invalid key: " + ex.getMessage(), ex);
+			}
+		}
+		if (annotation.cost() < 0 || annotation.cost() > policy.policy().capacity()) {
+			throw new IllegalStateException(where + " has cost " + annotation.cost() + "; it must be between 1 and "
+					+ policy.policy().capacity() + " (or 0 for the policy's cost)");
+		}
+		return new Target(policy, key, annotation.cost());
+	}
+
+	private ConfiguredPolicy inline(RateLimited annotation, String where) {
+		if (this.policies.containsKey(annotation.name())) {
+			throw new IllegalStateException(where + " defines inline policy '" + annotation.name()
+					+ "', which is also a configured policy: use @RateLimited(\"" + annotation.name() + "\")");
+		}
+		try {
+			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(annotation.name()).limit(annotation.limit());
+			if (annotation.algorithm().isEmpty()) {
+				throw new InvalidPolicyException(annotation.name(), "algorithm", "is required");
+			}
+			builder.algorithm(Algorithm.fromId(annotation.algorithm()));
+			if (!annotation.window().isEmpty()) {
+				builder.window(Durations.parse(annotation.window()));
+			}
+			if (annotation.burst() != 0) {
+				builder.burst(annotation.burst());
+			}
+			return ConfiguredPolicy.of(builder.build(), KeySpec.parse("ip", this.keyResolverBeans), MissingKey.SHARED);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException(where + ": " + ex.getMessage(), ex);
+		}
+	}
+
+	/**
+	 * Evaluates targets for a request, blocking.
+	 * @param request the request
+	 * @param targets the policies to apply
+	 * @param method the rate-limited method, or null in a filter
+	 * @param args its arguments, or null
+	 * @return the decision
+	 */
+	public RateLimitDecision check(RequestContext request, List<Target> targets, @Nullable Method method,
+			@Nullable Object @Nullable [] args) {
+		Prepared prepared = prepare(request, targets, method, args);
+		return (prepared.denied != null) ? prepared.denied : this.limiter.check(prepared.request);
+	}
+
+	/**
+	 * Evaluates targets for a request without blocking.
+	 * @param request the request
+	 * @param targets the policies to apply
+	 * @param method the rate-limited method, or null in a filter
+	 * @param args its arguments, or null
+	 * @return the decision
+	 */
+	public Mono<RateLimitDecision> checkAsync(RequestContext request, List<Target> targets, @Nullable Method method,
+			@Nullable Object @Nullable [] args) {
+		return Mono.defer(() -> {
+			Prepared prepared = prepare(request, targets, method, args);
+			return (prepared.denied != null) ? Mono.just(prepared.denied) : this.limiter.checkAsync(prepared.request);
+		});
+	}
+
+	private Prepared prepare(RequestContext request, List<Target> targets, @Nullable Method method,
+			@Nullable Object @Nullable [] args) {
+		RateLimitRequest.Builder builder = RateLimitRequest.builder();
+		List<PolicyDecision> denied = new ArrayList<>();
+		for (Target target : targets) {
+			ConfiguredPolicy configured = target.policy();
+			KeySpec key = (target.key() != null) ? target.key() : configured.key();
+			String identity = key.resolve(request, method, args);
+			if (identity == null) {
+				switch (configured.missingKey()) {
+					case SKIP:
+						continue;
+					case DENY:
+						RateLimitPolicy policy = configured.policy();
+						long window = policy.windowMicros();
+						denied.add(PolicyDecision.of(new RateLimitRequest.Entry(policy, MissingKey.ANONYMOUS, policy.cost()),
+								false, 0, window, window));
+						continue;
+					default:
+						identity = MissingKey.ANONYMOUS;
+				}
+			}
+			RateLimitPolicy effective = configured.effective(identity, request);
+			builder.add(effective, identity, (target.cost() > 0) ? Math.min(target.cost(), effective.capacity())
+					: effective.cost());
+		}
+		return new Prepared(builder.build(), denied.isEmpty() ? null : new RateLimitDecision(denied, Permit.NONE));
+	}
+
+	private record Prepared(RateLimitRequest request, @Nullable RateLimitDecision denied) {
+	}
+
+	/**
+	 * The rate-limit headers of a decision, as enabled.
+	 * @param decision the decision
+	 * @return the headers
+	 */
+	public HttpHeaders headers(RateLimitDecision decision) {
+		return this.headers.of(decision, this.clockMillis.getAsLong());
+	}
+
+	/**
+	 * The response to a denial.
+	 * @param decision the denying decision
+	 * @param request the request
+	 * @return the rejection
+	 */
+	public Rejection reject(RateLimitDecision decision, RequestContext request) {
+		return this.rejectionHandler.reject(decision, request, headers(decision));
+	}
+
+	/**
+	 * Several decisions of one request (the filter's and the methods') as one, for the headers: all their policies,
+	 * admitted only when each was. The result holds no permits.
+	 * @param decisions the decisions
+	 * @return the merged decision
+	 */
+	public static RateLimitDecision merge(List<RateLimitDecision> decisions) {
+		if (decisions.size() == 1) {
+			return decisions.get(0);
+		}
+		List<PolicyDecision> all = new ArrayList<>();
+		decisions.forEach((decision) -> all.addAll(decision.decisions()));
+		return new RateLimitDecision(all, Permit.NONE);
+	}
+
+}

@@ -1,0 +1,59 @@
+package io.github.ratelimit.spring;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import org.springframework.http.server.PathContainer;
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PathPatternParser;
+
+/**
+ * A filter rule: requests whose path matches one of the patterns (Spring {@code PathPattern} syntax) and whose
+ * method is one of the methods (all when none are given) get the named policies.
+ *
+ * @param paths the path patterns
+ * @param methods the HTTP methods, upper case; empty for all
+ * @param policies the names of the policies
+ */
+public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<String> policies) {
+
+	public RateLimitRule {
+		paths = List.copyOf(paths);
+		methods = methods.stream().map((method) -> method.toUpperCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
+		policies = List.copyOf(policies);
+	}
+
+	/**
+	 * Builds a rule from pattern strings.
+	 * @param paths the patterns, e.g. {@code /api/**}
+	 * @param methods the methods
+	 * @param policies the policy names
+	 * @return the rule
+	 * @throws org.springframework.web.util.pattern.PatternParseException for an invalid pattern
+	 */
+	public static RateLimitRule of(List<String> paths, Set<String> methods, List<String> policies) {
+		return new RateLimitRule(paths.stream().map(PathPatternParser.defaultInstance::parse).toList(), methods,
+				policies);
+	}
+
+	/**
+	 * Whether the rule applies to a request.
+	 * @param method the HTTP method
+	 * @param path the path within the application
+	 * @return true when it applies
+	 */
+	public boolean matches(String method, PathContainer path) {
+		if (!this.methods.isEmpty() && !this.methods.contains(method.toUpperCase(Locale.ROOT))) {
+			return false;
+		}
+		for (PathPattern pattern : this.paths) {
+			if (pattern.matches(path)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+}

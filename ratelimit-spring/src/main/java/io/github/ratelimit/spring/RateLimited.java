@@ -1,0 +1,101 @@
+package io.github.ratelimit.spring;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Repeatable;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+import org.springframework.core.annotation.AliasFor;
+
+/**
+ * Rate-limits a controller method, or every handler method of a controller class. Repeatable: all policies of a
+ * method (and of its class) are evaluated together with the filter rules that match the request.
+ * <p>
+ * Either name a policy of {@code ratelimit.policies} ({@code @RateLimited("per-user")}), or define one inline
+ * ({@code @RateLimited(name = "search", algorithm = "gcra", limit = 10, window = "1s")}). Unknown policy names and
+ * invalid inline definitions fail at startup.
+ * <p>
+ * For reactive handlers ({@code Mono}, {@code Flux}) the check runs when the result is subscribed to, without
+ * blocking.
+ */
+@Target({ ElementType.METHOD, ElementType.TYPE })
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+@Repeatable(RateLimited.List.class)
+public @interface RateLimited {
+
+	/**
+	 * The name of a configured policy ({@code ratelimit.policies.<name>}); alias for {@link #policy()}.
+	 * @return the policy name
+	 */
+	@AliasFor("policy")
+	String value() default "";
+
+	/**
+	 * The name of a configured policy ({@code ratelimit.policies.<name>}).
+	 * @return the policy name
+	 */
+	@AliasFor("value")
+	String policy() default "";
+
+	/**
+	 * The key: {@code ip}, {@code header:<Name>}, {@code principal}, {@code global}, {@code @beanName} (a
+	 * {@link KeyResolver} bean), or a SpEL expression over {@code #request}, {@code #principal} and the method's
+	 * parameters by name (e.g. {@code #tenantId}). Empty: the policy's own key.
+	 * @return the key specification
+	 */
+	String key() default "";
+
+	/**
+	 * The cost of one call; 0 means the policy's cost.
+	 * @return the cost
+	 */
+	long cost() default 0;
+
+	/**
+	 * The name of an inline policy (defined by this annotation). Requires {@link #algorithm()}, {@link #limit()}
+	 * and {@link #window()}.
+	 * @return the inline policy name
+	 */
+	String name() default "";
+
+	/**
+	 * Inline policy: the algorithm ({@code token-bucket}, {@code gcra}, ...).
+	 * @return the algorithm id
+	 */
+	String algorithm() default "";
+
+	/**
+	 * Inline policy: requests per window.
+	 * @return the limit
+	 */
+	long limit() default 0;
+
+	/**
+	 * Inline policy: the window, in {@code java.time.Duration} or Spring Boot's simple format ({@code 1m},
+	 * {@code 10s}).
+	 * @return the window
+	 */
+	String window() default "";
+
+	/**
+	 * Inline policy: the burst (token bucket and GCRA); 0 means the limit.
+	 * @return the burst
+	 */
+	long burst() default 0;
+
+	/**
+	 * Holds repeated {@link RateLimited} annotations.
+	 */
+	@Target({ ElementType.METHOD, ElementType.TYPE })
+	@Retention(RetentionPolicy.RUNTIME)
+	@Documented
+	@interface List {
+
+		RateLimited[] value();
+
+	}
+
+}

@@ -1,0 +1,62 @@
+package io.github.ratelimit.spring;
+
+import java.lang.reflect.Method;
+
+import org.aopalliance.intercept.MethodInterceptor;
+
+import org.springframework.aop.Pointcut;
+import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.aop.support.ComposablePointcut;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * Proxies beans with {@link RateLimited} methods (or classes) so that a servlet or reactive interceptor checks the
+ * policies on every call, and validates each annotated method when its bean is created, so an unknown policy name
+ * or an invalid inline policy fails the application at startup. No AspectJ needed.
+ */
+public class RateLimitedMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
+
+	private static final long serialVersionUID = 1L;
+
+	private final transient RateLimitEnforcer enforcer;
+
+	/**
+	 * A post-processor.
+	 * @param enforcer validates and resolves the annotations
+	 * @param interceptor the servlet or reactive interceptor to apply
+	 */
+	public RateLimitedMethodPostProcessor(RateLimitEnforcer enforcer, MethodInterceptor interceptor) {
+		this.enforcer = enforcer;
+		Pointcut pointcut = new ComposablePointcut(new AnnotationMatchingPointcut(RateLimited.class, true))
+			.union(new AnnotationMatchingPointcut(RateLimited.List.class, true))
+			.union(AnnotationMatchingPointcut.forMethodAnnotation(RateLimited.class))
+			.union(AnnotationMatchingPointcut.forMethodAnnotation(RateLimited.List.class));
+		this.advisor = new DefaultPointcutAdvisor(pointcut, interceptor);
+		setProxyTargetClass(true);
+		setBeforeExistingAdvisors(true);
+	}
+
+	@Override
+	public Object postProcessAfterInitialization(Object bean, String beanName) {
+		Class<?> type = AopUtils.getTargetClass(bean);
+		if (this.advisor != null && isEligible(type)) {
+			validate(type);
+		}
+		return super.postProcessAfterInitialization(bean, beanName);
+	}
+
+	private void validate(Class<?> type) {
+		Pointcut pointcut = ((DefaultPointcutAdvisor) this.advisor).getPointcut();
+		ReflectionUtils.doWithMethods(ClassUtils.getUserClass(type), (method) -> {
+			if (pointcut.getMethodMatcher().matches(method, type)) {
+				this.enforcer.annotationTargets(method, type);
+			}
+		}, (Method method) -> !method.isSynthetic() && !method.isBridge()
+				&& method.getDeclaringClass() != Object.class && java.lang.reflect.Modifier.isPublic(method.getModifiers()));
+	}
+
+}
