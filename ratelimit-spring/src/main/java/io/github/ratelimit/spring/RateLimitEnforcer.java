@@ -102,6 +102,21 @@ public final class RateLimitEnforcer {
 	}
 
 	/**
+	 * A configured policy by name (for method interceptors and tooling).
+	 * @param name the policy name
+	 * @return the policy
+	 * @throws IllegalArgumentException naming the configured policies when there is none of that name
+	 */
+	public ConfiguredPolicy policy(String name) {
+		ConfiguredPolicy policy = this.policies.get(name);
+		if (policy == null) {
+			throw new IllegalArgumentException(
+					"Unknown rate-limit policy '" + name + "'; configured policies: " + this.policies.keySet());
+		}
+		return policy;
+	}
+
+	/**
 	 * Whether any filter rule exists.
 	 * @return true when rules are configured
 	 */

@@ -1,0 +1,49 @@
+package io.github.ratelimit.spring;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+
+import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.Permit;
+import io.github.ratelimit.core.PolicyDecision;
+import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.core.RateLimitPolicy;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.http.HttpHeaders;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ProblemDetailRejectionHandlerTests {
+
+	@Test
+	void writesAnRfc9457ProblemWithTheViolatedPolicies() {
+		RateLimitPolicy policy = RateLimitPolicy.builder("per-key")
+			.algorithm(Algorithm.GCRA)
+			.limit(5)
+			.window(Duration.ofSeconds(10))
+			.build();
+		RateLimitDecision decision = new RateLimitDecision(
+				List.of(new PolicyDecision(policy, "k", false, 0, Duration.ofSeconds(10), Duration.ofMillis(1200))),
+				Permit.NONE);
+		HttpHeaders rateLimitHeaders = RateLimitHeaders.ALL.of(decision, 0);
+		Rejection rejection = new ProblemDetailRejectionHandler().reject(decision,
+				TestRequest.get("/api/\"quoted\"\n"), rateLimitHeaders);
+		assertThat(rejection.status()).isEqualTo(429);
+		assertThat(rejection.headers().getFirst("Content-Type")).isEqualTo("application/problem+json");
+		assertThat(rejection.headers().getFirst("Retry-After")).isEqualTo("2");
+		assertThat(new String(rejection.body(), StandardCharsets.UTF_8)).isEqualTo("{\"type\":\"about:blank\","
+				+ "\"title\":\"Too Many Requests\",\"status\":429,"
+				+ "\"detail\":\"Rate limit exceeded ('per-key'). Retry after 2 seconds.\","
+				+ "\"instance\":\"/api/\\\"quoted\\\"\\n\","
+				+ "\"policies\":[{\"name\":\"per-key\",\"limit\":5,\"remaining\":0,\"window\":10,\"retryAfter\":2}],"
+				+ "\"retryAfter\":2}");
+	}
+
+	@Test
+	void escapesControlCharacters() {
+		assertThat(ProblemDetailRejectionHandler.string("a\u0001b\u2028")).isEqualTo("\"a\\u0001b\\u2028\"");
+	}
+
+}

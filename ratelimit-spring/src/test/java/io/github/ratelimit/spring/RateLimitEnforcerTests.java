@@ -1,0 +1,172 @@
+package io.github.ratelimit.spring;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.DefaultRateLimiter;
+import io.github.ratelimit.core.PolicyDecision;
+import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+class RateLimitEnforcerTests {
+
+	private static final KeySpec IP = KeySpec.parse("ip", RateLimitEnforcerTests::noBeans);
+
+	private static final KeySpec API_KEY = KeySpec.parse("header:X-Api-Key", RateLimitEnforcerTests::noBeans);
+
+	private static KeyResolver noBeans(String name) {
+		throw new IllegalArgumentException("no KeyResolver bean named '" + name + "'");
+	}
+
+	private static RateLimitPolicy policy(String name, long limit) {
+		return RateLimitPolicy.builder(name).algorithm(Algorithm.FIXED_WINDOW).limit(limit).window(Duration.ofMinutes(1)).build();
+	}
+
+	private static RateLimitEnforcer enforcer(List<ConfiguredPolicy> policies, List<RateLimitRule> rules) {
+		return new RateLimitEnforcer(new DefaultRateLimiter(new LocalRateLimitBackend()), policies, rules,
+				RateLimitHeaders.ALL, new ProblemDetailRejectionHandler(), RateLimitEnforcerTests::noBeans,
+				System::currentTimeMillis);
+	}
+
+	@Test
+	void rulesMatchPathsAndMethodsAndListEachPolicyOnce() {
+		ConfiguredPolicy perIp = ConfiguredPolicy.of(policy("per-ip", 10), IP, MissingKey.SHARED);
+		ConfiguredPolicy writes = ConfiguredPolicy.of(policy("writes", 2), IP, MissingKey.SHARED);
+		RateLimitEnforcer enforcer = enforcer(List.of(perIp, writes),
+				List.of(RateLimitRule.of(List.of("/api/**"), Set.of(), List.of("per-ip")),
+						RateLimitRule.of(List.of("/api/orders/{id}", "/api/carts/**"), Set.of("post", "PUT"),
+								List.of("writes", "per-ip"))));
+		assertThat(names(enforcer.ruleTargets("GET", "/api/orders/1"))).containsExactly("per-ip");
+		assertThat(names(enforcer.ruleTargets("POST", "/api/orders/1"))).containsExactly("per-ip", "writes");
+		assertThat(names(enforcer.ruleTargets("put", "/api/carts/9/items"))).containsExactly("per-ip", "writes");
+		assertThat(enforcer.ruleTargets("GET", "/health")).isEmpty();
+	}
+
+	@Test
+	void rulesNamingUnknownPoliciesAreRejectedNamingTheProperty() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> enforcer(List.of(), List.of(RateLimitRule.of(List.of("/**"), Set.of(), List.of("nope")))))
+			.withMessageContaining("ratelimit.filter.rules[0].policies")
+			.withMessageContaining("'nope'");
+	}
+
+	@Test
+	void missingKeysAreSharedSkippedOrDeniedAsConfigured() {
+		RateLimitEnforcer enforcer = enforcer(List.of(
+				ConfiguredPolicy.of(policy("shared", 2), API_KEY, MissingKey.SHARED),
+				ConfiguredPolicy.of(policy("skip", 2), API_KEY, MissingKey.SKIP),
+				ConfiguredPolicy.of(policy("deny", 2), API_KEY, MissingKey.DENY)), List.of());
+		TestRequest anonymous = TestRequest.get("/");
+		RateLimitDecision shared = check(enforcer, anonymous, "shared");
+		assertThat(shared.decisions().get(0).identity()).isEqualTo(MissingKey.ANONYMOUS);
+		check(enforcer, anonymous.withHeader("Ignored", "x"), "shared");
+		assertThat(check(enforcer, anonymous, "shared").allowed()).as("all keyless requests share one quota").isFalse();
+		assertThat(check(enforcer, anonymous.withHeader("X-Api-Key", "k"), "shared").allowed()).isTrue();
+
+		RateLimitDecision skipped = check(enforcer, anonymous, "skip");
+		assertThat(skipped.allowed()).isTrue();
+		assertThat(skipped.decisions()).isEmpty();
+
+		RateLimitDecision denied = check(enforcer, anonymous, "deny");
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.retryAfter()).isEqualTo(Duration.ofMinutes(1));
+		assertThat(check(enforcer, anonymous.withHeader("X-Api-Key", "k"), "deny").allowed()).isTrue();
+	}
+
+	@Test
+	void overridesAndTiersReplaceTheLimitsOfSpecificKeys() {
+		RateLimitPolicy base = policy("api", 1);
+		ConfiguredPolicy api = new ConfiguredPolicy(base, API_KEY, MissingKey.SHARED,
+				Map.of("enterprise-key", base.toBuilder().limit(5).build()),
+				KeySpec.parse("#principal?.name == 'gold-user' ? 'gold' : null", RateLimitEnforcerTests::noBeans),
+				Map.of("gold", base.toBuilder().limit(3).build()));
+		RateLimitEnforcer enforcer = enforcer(List.of(api), List.of());
+		assertThat(check(enforcer, TestRequest.get("/").withHeader("X-Api-Key", "enterprise-key"), "api")
+			.decisions().get(0).limit()).isEqualTo(5);
+		assertThat(check(enforcer, TestRequest.get("/").withHeader("X-Api-Key", "k2").withPrincipal("gold-user"), "api")
+			.decisions().get(0).limit()).isEqualTo(3);
+		assertThat(check(enforcer, TestRequest.get("/").withHeader("X-Api-Key", "k3").withPrincipal("someone"), "api")
+			.decisions().get(0).limit()).isEqualTo(1);
+	}
+
+	@Test
+	void annotationsAreResolvedFromMethodAndClassAndValidated() throws Exception {
+		ConfiguredPolicy perIp = ConfiguredPolicy.of(policy("per-ip", 10), IP, MissingKey.SHARED);
+		RateLimitEnforcer enforcer = enforcer(List.of(perIp), List.of());
+		Method search = Annotated.class.getMethod("search", String.class);
+		List<RateLimitEnforcer.Target> targets = enforcer.annotationTargets(search, Annotated.class);
+		assertThat(targets).extracting((target) -> target.policy().name()).containsExactly("per-ip", "search");
+		RateLimitEnforcer.Target inline = targets.get(1);
+		assertThat(inline.policy().policy().algorithm()).isEqualTo(Algorithm.GCRA);
+		assertThat(inline.policy().policy().window()).isEqualTo(Duration.ofSeconds(2));
+		assertThat(inline.cost()).isEqualTo(2);
+		RateLimitDecision decision = enforcer.check(TestRequest.get("/search"), targets, search, new Object[] { "books" });
+		assertThat(decision.decisions()).extracting(PolicyDecision::identity).containsExactly("198.51.100.4", "q:books");
+		assertThat(enforcer.annotationTargets(search, Annotated.class)).as("cached").isSameAs(targets);
+
+		assertThatIllegalStateException()
+			.isThrownBy(() -> enforcer.annotationTargets(Invalid.class.getMethod("unknown"), Invalid.class))
+			.withMessageContaining("Invalid.unknown()")
+			.withMessageContaining("unknown policy 'nope'");
+		assertThatIllegalStateException()
+			.isThrownBy(() -> enforcer.annotationTargets(Invalid.class.getMethod("badInline"), Invalid.class))
+			.withMessageContaining("Invalid.badInline()")
+			.withMessageContaining("limit must be between 1");
+		assertThatIllegalStateException()
+			.isThrownBy(() -> enforcer.annotationTargets(Invalid.class.getMethod("badKey"), Invalid.class))
+			.withMessageContaining("invalid key");
+		assertThatIllegalStateException()
+			.isThrownBy(() -> enforcer.annotationTargets(Invalid.class.getMethod("nothing"), Invalid.class))
+			.withMessageContaining("must name a configured policy");
+	}
+
+	private static RateLimitDecision check(RateLimitEnforcer enforcer, RequestContext request, String policy) {
+		return enforcer.check(request, List.of(new RateLimitEnforcer.Target(enforcer.policy(policy), null, 0)), null,
+				null);
+	}
+
+	private static List<String> names(List<RateLimitEnforcer.Target> targets) {
+		return targets.stream().map((target) -> target.policy().name()).toList();
+	}
+
+	@RateLimited("per-ip")
+	static class Annotated {
+
+		@RateLimited(name = "search", algorithm = "gcra", limit = 5, window = "2s", key = "'q:' + #query", cost = 2)
+		public String search(String query) {
+			return query;
+		}
+
+	}
+
+	static class Invalid {
+
+		@RateLimited("nope")
+		public void unknown() {
+		}
+
+		@RateLimited(name = "inline", algorithm = "gcra", limit = 0, window = "1s")
+		public void badInline() {
+		}
+
+		@RateLimited(name = "inline", algorithm = "gcra", limit = 1, window = "1s", key = "#request.header(")
+		public void badKey() {
+		}
+
+		@RateLimited
+		public void nothing() {
+		}
+
+	}
+
+}
