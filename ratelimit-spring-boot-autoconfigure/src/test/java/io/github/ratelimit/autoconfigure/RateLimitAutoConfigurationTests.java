@@ -94,6 +94,52 @@ class RateLimitAutoConfigurationTests {
 				.hasStackTraceContaining("Invalid property 'ratelimit.policies.bad.window'"));
 	}
 
+	@Test
+	void overridesAndTiersAreValidatedNamingTheirProperties() {
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
+					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.key=header:X-Api-Key",
+					"ratelimit.policies.api.overrides[big-customer].limit=1000",
+					"ratelimit.policies.api.tiers.key=#principal?.name",
+					"ratelimit.policies.api.tiers.limits.pro.limit=100",
+					"ratelimit.policies.api.tiers.limits.pro.burst=150")
+			.run((context) -> {
+				RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+				assertThat(policies.configured("api").overrides().get("big-customer").limit()).isEqualTo(1000);
+				assertThat(policies.configured("api").overrides().get("big-customer").burst())
+					.as("an override of the limit carries the burst along when the burst was the limit")
+					.isEqualTo(1000);
+				assertThat(policies.configured("api").tiers().get("pro").burst()).isEqualTo(150);
+			});
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
+					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.overrides[k1].limit=-1")
+			.run((context) -> assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.overrides[k1].limit'"));
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
+					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.tiers.key=header:X-Tier")
+			.run((context) -> assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.tiers.key'")
+				.hasStackTraceContaining("not from a header the client can set"));
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
+					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.tiers.limits.pro.limit=5")
+			.run((context) -> assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.tiers.key'"));
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
+					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.key=#request.header(")
+			.run((context) -> assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.key'"));
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
+					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.key=@nothing")
+			.run((context) -> assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.key'")
+				.hasStackTraceContaining("no KeyResolver bean named 'nothing'"));
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class UserBeans {
 
