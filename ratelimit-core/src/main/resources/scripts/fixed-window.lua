@@ -5,10 +5,12 @@ ALG.fw = {
     local current = math.floor(c.now / c.window)
     local st = redis.call('HMGET', c.key, 'w', 'c')
     local count = 0
-    if st[1] and tonumber(st[1]) == current then
+    -- a stored window after the current one means the clock went back (failover): keep counting it
+    if st[1] and tonumber(st[1]) >= current then
       count = tonumber(st[2])
+      current = tonumber(st[1])
     end
-    local window_end = (current + 1) * c.window - c.now
+    local window_end = c.window - (c.now - math.floor(c.now / c.window) * c.window)
     c.current = current
     c.count = count
     c.rb = c.limit - count
@@ -25,12 +27,13 @@ ALG.fw = {
   end,
   commit = function(c)
     redis.call('HSET', c.key, 'w', num(c.current), 'c', num(c.count + c.cost))
-    redis.call('PEXPIRE', c.key, ceil_ms(c.za))
+    pexpire(c.key, c.za)
   end,
   refund = function(c)
-    local count = tonumber(redis.call('HGET', c.key, 'c'))
-    if count ~= nil then
-      redis.call('HSET', c.key, 'c', num(math.max(0, count - c.cost)))
+    -- only the window the request was counted in gets the cost back
+    local st = redis.call('HMGET', c.key, 'w', 'c')
+    if st[1] and tonumber(st[1]) == math.floor(c.now / c.window) then
+      redis.call('HSET', c.key, 'c', num(math.max(0, tonumber(st[2]) - c.cost)))
     end
   end
 }

@@ -1,11 +1,11 @@
 -- Driver. KEYS: one key per entry. ARGV: mode ('a' acquire, 'r' release), explicit time in microseconds or ''
--- for the server's TIME, request id, then per entry: algorithm code, limit, window (us), burst, cost,
--- minimum interval (us).
--- Acquire returns six numbers per entry: admits (1/0), remaining and reset-after (us) once the cost is taken,
--- remaining and reset-after as the state is, retry-after (us). Every entry is checked against the state before
--- the request; only when all admit does any of them take its cost. The caller reports the 'taken' figures when
--- the whole request was admitted and the 'as is' figures otherwise (on Cluster a request can span several
--- scripts, so only the caller knows).
+-- for the server's TIME (a release passes the time its acquire returned), request id, then per entry:
+-- algorithm code, limit, window (us), burst, cost, minimum interval (us).
+-- Acquire returns the time it used (us), then six numbers per entry: admits (1/0), remaining and reset-after
+-- (us) once the cost is taken, remaining and reset-after as the state is, retry-after (us). Every entry is checked
+-- against the state before the request; only when all admit does any of them take its cost. The caller reports
+-- the 'taken' figures when the whole request was admitted and the 'as is' figures otherwise (on Cluster a request
+-- can span several scripts, so only the caller knows).
 local now
 if ARGV[2] ~= '' then
   now = tonumber(ARGV[2])
@@ -37,7 +37,7 @@ for i = 1, #entries do
   c.alg.check(c)
   all = all and c.ok
 end
-local out = {}
+local out = { now }
 for i = 1, #entries do
   local c = entries[i]
   if all then

@@ -15,12 +15,13 @@ ALG.tb = {
         tokens = math.min(c.burst, tokens + elapsed * c.limit / c.window)
       end
     end
-    c.rb = math.floor(tokens + EPS)
+    local t = tol(c.burst)
+    c.rb = math.floor(tokens + t)
     c.zb = tb_fill_time(c, tokens)
-    if tokens + EPS >= c.cost then
+    if tokens + t >= c.cost then
       c.ok = true
       c.left = math.max(0, tokens - c.cost)
-      c.ra = math.floor(c.left + EPS)
+      c.ra = math.floor(c.left + t)
       c.za = tb_fill_time(c, c.left)
     else
       c.ok = false
@@ -29,7 +30,7 @@ ALG.tb = {
   end,
   commit = function(c)
     redis.call('HSET', c.key, 't', num(c.left), 's', num(c.now))
-    redis.call('PEXPIRE', c.key, ceil_ms(c.za))
+    pexpire(c.key, c.za)
   end,
   refund = function(c)
     local tokens = redis.call('HGET', c.key, 't')

@@ -38,7 +38,9 @@ public final class DefaultRateLimiter implements RateLimiter {
 		});
 	}
 
-	private RateLimitDecision decision(RateLimitRequest request, String requestId, List<PolicyDecision> decisions) {
+	private RateLimitDecision decision(RateLimitRequest request, String requestId,
+			RateLimitBackend.Acquisition acquisition) {
+		List<PolicyDecision> decisions = acquisition.decisions();
 		if (!decisions.stream().allMatch(PolicyDecision::allowed)) {
 			return new RateLimitDecision(decisions, Permit.NONE);
 		}
@@ -47,8 +49,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 			.filter((entry) -> entry.policy().algorithm() == Algorithm.CONCURRENCY)
 			.toList();
 		Permit permit = held.isEmpty() ? Permit.NONE
-				: new BackendPermit(this.backend, held, requestId, request.explicitTimeMicros());
-		Permit reversal = new BackendPermit(this.backend, request.entries(), requestId, request.explicitTimeMicros());
+				: new BackendPermit(this.backend, held, requestId, acquisition.timeMicros());
+		Permit reversal = new BackendPermit(this.backend, request.entries(), requestId, acquisition.timeMicros());
 		return new RateLimitDecision(decisions, permit, reversal);
 	}
 
@@ -60,29 +62,37 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 		private final String requestId;
 
-		private final long explicitTimeMicros;
+		private final long acquiredAtMicros;
 
 		private final AtomicBoolean released = new AtomicBoolean();
 
 		BackendPermit(RateLimitBackend backend, List<RateLimitRequest.Entry> entries, String requestId,
-				long explicitTimeMicros) {
+				long acquiredAtMicros) {
 			this.backend = backend;
 			this.entries = entries;
 			this.requestId = requestId;
-			this.explicitTimeMicros = explicitTimeMicros;
+			this.acquiredAtMicros = acquiredAtMicros;
 		}
 
+		/** Releases once; a release that fails can be tried again. */
 		@Override
 		public void release() {
 			if (this.released.compareAndSet(false, true)) {
-				this.backend.release(this.entries, this.requestId, this.explicitTimeMicros);
+				try {
+					this.backend.release(this.entries, this.requestId, this.acquiredAtMicros);
+				}
+				catch (RuntimeException ex) {
+					this.released.set(false);
+					throw ex;
+				}
 			}
 		}
 
 		@Override
 		public Mono<Void> releaseAsync() {
 			return Mono.defer(() -> this.released.compareAndSet(false, true)
-					? this.backend.releaseAsync(this.entries, this.requestId, this.explicitTimeMicros)
+					? this.backend.releaseAsync(this.entries, this.requestId, this.acquiredAtMicros)
+						.doOnError((ex) -> this.released.set(false))
 					: Mono.empty());
 		}
 

@@ -1,6 +1,7 @@
 package io.github.ratelimit.core;
 
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Objects;
 
 /**
@@ -41,7 +42,7 @@ public record PolicyDecision(RateLimitPolicy policy, String identity, boolean al
 	}
 
 	private static Duration micros(long micros) {
-		return Duration.ofNanos(Math.max(0, micros) * 1_000L);
+		return Duration.of(Math.max(0, micros), ChronoUnit.MICROS);
 	}
 
 	/**

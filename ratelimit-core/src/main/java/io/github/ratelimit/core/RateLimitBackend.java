@@ -14,34 +14,49 @@ public interface RateLimitBackend {
 	 * Evaluates and, when every entry admits, takes the cost of each entry.
 	 * @param request the entries and the optional explicit time
 	 * @param requestId an id unique to this request, naming what it takes (log entries, concurrency permits)
-	 * @return one decision per entry, in the request's order
+	 * @return one decision per entry, in the request's order, and the time of the evaluation
 	 */
-	List<PolicyDecision> acquire(RateLimitRequest request, String requestId);
+	Acquisition acquire(RateLimitRequest request, String requestId);
 
 	/**
 	 * The non-blocking form of {@link #acquire}.
 	 * @param request the entries and the optional explicit time
 	 * @param requestId an id unique to this request
-	 * @return one decision per entry
+	 * @return one decision per entry and the time of the evaluation
 	 */
-	Mono<List<PolicyDecision>> acquireAsync(RateLimitRequest request, String requestId);
+	Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId);
 
 	/**
-	 * Gives back what {@link #acquire} took for these entries under this request id (concurrency permits when a
-	 * request completes; for the other algorithms a best-effort refund).
+	 * Gives back what {@link #acquire} took for these entries under this request id: concurrency permits when a
+	 * request completes, and everything when an admitted request must be undone. Counts go back to the window the
+	 * request was counted in, never to a later one.
 	 * @param entries the entries to give back
 	 * @param requestId the id used when acquiring
-	 * @param explicitTimeMicros the explicit time, or -1 for the backend's clock
+	 * @param acquiredAtMicros the time the acquisition returned
 	 */
-	void release(List<RateLimitRequest.Entry> entries, String requestId, long explicitTimeMicros);
+	void release(List<RateLimitRequest.Entry> entries, String requestId, long acquiredAtMicros);
 
 	/**
 	 * The non-blocking form of {@link #release}.
 	 * @param entries the entries to give back
 	 * @param requestId the id used when acquiring
-	 * @param explicitTimeMicros the explicit time, or -1 for the backend's clock
+	 * @param acquiredAtMicros the time the acquisition returned
 	 * @return completes once released
 	 */
-	Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId, long explicitTimeMicros);
+	Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId, long acquiredAtMicros);
+
+	/**
+	 * What an acquisition decided, and when (the backend's time, or the request's explicit time).
+	 *
+	 * @param decisions one decision per entry, in the request's order
+	 * @param timeMicros the time of the evaluation in microseconds since the epoch
+	 */
+	record Acquisition(List<PolicyDecision> decisions, long timeMicros) {
+
+		public Acquisition {
+			decisions = List.copyOf(decisions);
+		}
+
+	}
 
 }

@@ -22,6 +22,18 @@ public final class RateLimitPolicy {
 	/** Shortest accepted window. */
 	public static final Duration MIN_WINDOW = Duration.ofMillis(1);
 
+	/**
+	 * Largest limit of the algorithms that keep one entry per request ({@link Algorithm#SLIDING_WINDOW_LOG},
+	 * {@link Algorithm#CONCURRENCY}): memory grows with it.
+	 */
+	public static final long MAX_ENTRY_LIMIT = 100_000L;
+
+	/**
+	 * Longest time any state may describe: the time to refill a whole burst, {@code burst * window / limit}. Keeps
+	 * every duration and TTL an exact integer in double precision (below 2^52 microseconds, about 142 years).
+	 */
+	public static final double MAX_HORIZON_MICROS = 0x1p52;
+
 	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
 	private final String name;
@@ -68,6 +80,15 @@ public final class RateLimitPolicy {
 					"must be between 0 and the window (" + this.window + ") but was " + minInterval);
 		}
 		this.minInterval = minInterval;
+		if (!this.algorithm.supportsBurst() && (this.algorithm == Algorithm.SLIDING_WINDOW_LOG
+				|| this.algorithm == Algorithm.CONCURRENCY) && this.limit > MAX_ENTRY_LIMIT) {
+			throw new InvalidPolicyException(this.name, "limit", "must be at most " + MAX_ENTRY_LIMIT + " for "
+					+ this.algorithm.id() + " (one entry per request is kept) but was " + this.limit);
+		}
+		if ((double) this.burst * windowMicros() / this.limit > MAX_HORIZON_MICROS) {
+			throw new InvalidPolicyException(this.name, "burst", "of " + this.burst + " takes longer than 142 years "
+					+ "to refill at " + this.limit + " per " + this.window + "; lower the burst or raise the limit");
+		}
 		this.cost = positive("cost", builder.cost);
 		if (this.cost > capacity()) {
 			throw new InvalidPolicyException(this.name, "cost",

@@ -12,8 +12,7 @@ import java.util.Objects;
  * All entries are evaluated together: the request is admitted only when every entry admits it, and an entry that
  * would admit uses up no quota when another entry denies.
  * <p>
- * The same policy for the same identity twice (say, from a filter rule and an annotation) is counted once, with the
- * costs added.
+ * The same policy for the same identity twice is counted once, at the higher of the two costs.
  */
 public final class RateLimitRequest {
 
@@ -104,17 +103,23 @@ public final class RateLimitRequest {
 		}
 
 		/**
-		 * Adds a policy at the given cost; the same policy and identity again adds up the costs.
+		 * Adds a policy at the given cost; the same policy and identity again is counted once, at the higher cost.
 		 * @param policy the policy
 		 * @param identity the identity counted
 		 * @param cost the cost
 		 * @return this builder
+		 * @throws IllegalArgumentException when the cost is out of range, or when a different policy of the same
+		 * name was added (both would count in one key)
 		 */
 		public Builder add(RateLimitPolicy policy, String identity, long cost) {
 			Entry entry = new Entry(policy, identity, cost);
 			String id = policy.name() + '\u0000' + identity;
 			Entry previous = this.entries.get(id);
-			this.entries.put(id, (previous != null) ? new Entry(policy, identity, previous.cost() + cost) : entry);
+			if (previous != null && !previous.policy().equals(policy)) {
+				throw new IllegalArgumentException("Two different policies named '" + policy.name()
+						+ "' in one request: " + previous.policy() + " and " + policy);
+			}
+			this.entries.put(id, (previous != null && previous.cost() >= cost) ? previous : entry);
 			return this;
 		}
 

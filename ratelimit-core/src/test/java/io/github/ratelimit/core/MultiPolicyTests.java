@@ -100,7 +100,7 @@ class MultiPolicyTests {
 
 	@ParameterizedTest
 	@EnumSource(Backends.class)
-	void theSamePolicyAndIdentityTwiceCountsOnceWithTheCostsAdded(Backends kind) {
+	void theSamePolicyAndIdentityTwiceCountsOnceAtTheHigherCost(Backends kind) {
 		RateLimiter limiter = kind.fresh().limiter;
 		RateLimitPolicy policy = policy("twice", Algorithm.FIXED_WINDOW, 10);
 		RateLimitRequest request = RateLimitRequest.builder()
@@ -111,7 +111,7 @@ class MultiPolicyTests {
 		assertThat(request.entries()).hasSize(1);
 		RateLimitDecision decision = limiter.check(request);
 		assertThat(decision.decisions()).hasSize(1);
-		assertThat(decision.decisions().get(0).remaining()).isEqualTo(6);
+		assertThat(decision.decisions().get(0).remaining()).isEqualTo(7);
 	}
 
 	@ParameterizedTest

@@ -23,6 +23,9 @@ final class Eval {
 
 	final String rid;
 
+	/** Whether the time is explicit (tests, replays): TTLs then have a floor, as in the scripts. */
+	final boolean explicitTime;
+
 	boolean ok;
 
 	/** Remaining and reset-after before taking the cost. */
@@ -46,7 +49,9 @@ final class Eval {
 
 	double previous;
 
-	Eval(Entry entry, double now, String rid) {
+	double elapsed;
+
+	Eval(Entry entry, double now, String rid, boolean explicitTime) {
 		RateLimitPolicy policy = entry.policy();
 		this.limit = policy.limit();
 		this.window = policy.windowMicros();
@@ -55,6 +60,7 @@ final class Eval {
 		this.min = policy.minIntervalMicros();
 		this.now = now;
 		this.rid = rid;
+		this.explicitTime = explicitTime;
 	}
 
 }

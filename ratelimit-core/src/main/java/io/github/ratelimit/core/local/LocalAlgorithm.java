@@ -8,7 +8,19 @@ import org.jspecify.annotations.Nullable;
  */
 interface LocalAlgorithm {
 
-	double EPS = 1e-9;
+	double EPS = 1e-12;
+
+	/** A TTL floor under explicit time, as in the scripts. */
+	long EXPLICIT_TTL_FLOOR_MS = 600_000;
+
+	/**
+	 * The tolerance for a quantity of magnitude up to {@code magnitude}: {@code tol()} in common.lua.
+	 * @param magnitude the largest value compared
+	 * @return the tolerance
+	 */
+	static double tol(double magnitude) {
+		return EPS * Math.max(1, magnitude);
+	}
 
 	/**
 	 * Evaluates the entry against the state; may drop expired parts of the state (as ZREMRANGEBYSCORE does) but
@@ -42,9 +54,21 @@ interface LocalAlgorithm {
 	 */
 	void refund(Eval c, State state);
 
-	static long ceilMillisAsMicros(double micros) {
+	/**
+	 * The TTL of a key that holds state for {@code micros}: {@code pexpire()} in common.lua.
+	 * @param c the entry
+	 * @param micros how long the state matters
+	 * @return the TTL in microseconds
+	 */
+	static long ttlMicros(Eval c, double micros) {
 		double ms = Math.ceil(micros / 1000);
-		return (ms < 1 ? 1 : (long) ms) * 1000L;
+		if (ms < 1) {
+			ms = 1;
+		}
+		if (c.explicitTime && ms < EXPLICIT_TTL_FLOOR_MS) {
+			ms = EXPLICIT_TTL_FLOOR_MS;
+		}
+		return (long) ms * 1000L;
 	}
 
 }

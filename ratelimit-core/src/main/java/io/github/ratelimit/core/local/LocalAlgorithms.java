@@ -32,7 +32,7 @@ final class LocalAlgorithms {
 		return ALGORITHMS.get(algorithm);
 	}
 
-	/** token-bucket.lua */
+	/** token-bucket.lua: a = tokens, b = their time. */
 	static final class TokenBucket implements LocalAlgorithm {
 
 		private static double fillTime(Eval c, double tokens) {
@@ -49,12 +49,13 @@ final class LocalAlgorithms {
 					tokens = Math.min(c.burst, tokens + elapsed * c.limit / c.window);
 				}
 			}
-			c.rb = Math.floor(tokens + EPS);
+			double t = LocalAlgorithm.tol(c.burst);
+			c.rb = Math.floor(tokens + t);
 			c.zb = fillTime(c, tokens);
-			if (tokens + EPS >= c.cost) {
+			if (tokens + t >= c.cost) {
 				c.ok = true;
 				c.next = Math.max(0, tokens - c.cost);
-				c.ra = Math.floor(c.next + EPS);
+				c.ra = Math.floor(c.next + t);
 				c.za = fillTime(c, c.next);
 			}
 			else {
@@ -68,7 +69,7 @@ final class LocalAlgorithms {
 			State next = (state != null) ? state : new State();
 			next.a = c.next;
 			next.b = c.now;
-			next.ttlMicros = LocalAlgorithm.ceilMillisAsMicros(c.za);
+			next.ttlMicros = LocalAlgorithm.ttlMicros(c, c.za);
 			return next;
 		}
 
@@ -79,41 +80,46 @@ final class LocalAlgorithms {
 
 	}
 
-	/** gcra.lua */
+	/** gcra.lua: a = time written (s), b = backlog (d). */
 	static final class Gcra implements LocalAlgorithm {
 
 		@Override
 		public void check(Eval c, @Nullable State state) {
 			double interval = c.window / c.limit;
 			double tolerance = interval * c.burst;
-			double tat = (state == null || state.a < c.now) ? c.now : state.a;
-			c.rb = Math.floor((tolerance - (tat - c.now)) / interval + EPS);
-			c.zb = Math.ceil(tat - c.now);
-			double newTat = tat + interval * c.cost;
-			double left = (tolerance - (newTat - c.now)) / interval;
-			if (left + EPS >= 0) {
+			double backlog = 0;
+			if (state != null) {
+				backlog = Math.max(0, state.b - (c.now - state.a));
+			}
+			double t = LocalAlgorithm.tol(c.burst);
+			c.rb = Math.floor((tolerance - backlog) / interval + t);
+			c.zb = Math.ceil(backlog);
+			double newBacklog = backlog + interval * c.cost;
+			double left = (tolerance - newBacklog) / interval;
+			if (left + t >= 0) {
 				c.ok = true;
-				c.next = newTat;
-				c.ra = Math.floor(left + EPS);
-				c.za = Math.ceil(newTat - c.now);
+				c.next = newBacklog;
+				c.ra = Math.floor(left + t);
+				c.za = Math.ceil(newBacklog);
 			}
 			else {
 				c.ok = false;
-				c.retry = Math.ceil(newTat - tolerance - c.now);
+				c.retry = Math.ceil(newBacklog - tolerance);
 			}
 		}
 
 		@Override
 		public State commit(Eval c, @Nullable State state) {
 			State next = (state != null) ? state : new State();
-			next.a = c.next;
-			next.ttlMicros = LocalAlgorithm.ceilMillisAsMicros(c.za);
+			next.a = c.now;
+			next.b = c.next;
+			next.ttlMicros = LocalAlgorithm.ttlMicros(c, c.za);
 			return next;
 		}
 
 		@Override
 		public void refund(Eval c, State state) {
-			state.a = state.a - (c.window / c.limit) * c.cost;
+			state.b = state.b - (c.window / c.limit) * c.cost;
 		}
 
 	}
@@ -136,23 +142,24 @@ final class LocalAlgorithms {
 			c.za = c.window;
 			c.zb = 0;
 			Double newest = null;
-			if (count > 0) {
+			if (state != null && count > 0) {
 				newest = state.log.last().score();
 				c.zb = newest + c.window - c.now;
 			}
+			double over = count + c.cost - c.limit;
 			if (c.min > 0 && newest != null && c.now - newest < c.min) {
 				c.ok = false;
 				c.retry = newest + c.min - c.now;
-				if (count + c.cost > c.limit) {
-					c.retry = Math.max(c.retry, scoreAt(state, (int) (count + c.cost - c.limit - 1)) + c.window - c.now);
+				if (over > 0) {
+					c.retry = Math.max(c.retry, scoreAt(state, (int) over - 1) + c.window - c.now);
 				}
 			}
-			else if (count + c.cost <= c.limit) {
+			else if (over <= 0) {
 				c.ok = true;
 			}
 			else {
 				c.ok = false;
-				c.retry = scoreAt(state, (int) (count + c.cost - c.limit - 1)) + c.window - c.now;
+				c.retry = scoreAt(state, (int) over - 1) + c.window - c.now;
 			}
 		}
 
@@ -162,6 +169,9 @@ final class LocalAlgorithms {
 		}
 
 		private static double scoreAt(@Nullable State state, int index) {
+			if (state == null) {
+				throw new IllegalStateException("No entries to look at");
+			}
 			Iterator<Stamp> stamps = state.log.iterator();
 			for (int i = 0; i < index; i++) {
 				stamps.next();
@@ -179,7 +189,7 @@ final class LocalAlgorithms {
 			for (int i = 1; i <= c.cost; i++) {
 				next.log.add(new Stamp(c.now, member(c, i)));
 			}
-			next.ttlMicros = LocalAlgorithm.ceilMillisAsMicros(c.window);
+			next.ttlMicros = LocalAlgorithm.ttlMicros(c, c.window);
 			return next;
 		}
 
@@ -190,15 +200,15 @@ final class LocalAlgorithms {
 
 	}
 
-	/** sliding-window-counter.lua */
+	/** sliding-window-counter.lua: a = window number, b = its count, c = previous count. */
 	static final class SlidingWindowCounter implements LocalAlgorithm {
 
 		private static double reset(Eval c, double currentCount, double previousCount) {
 			if (currentCount > 0) {
-				return (c.current + 2) * c.window - c.now;
+				return 2 * c.window - c.elapsed;
 			}
 			else if (previousCount > 0) {
-				return (c.current + 1) * c.window - c.now;
+				return c.window - c.elapsed;
 			}
 			return 0;
 		}
@@ -206,42 +216,43 @@ final class LocalAlgorithms {
 		@Override
 		public void check(Eval c, @Nullable State state) {
 			double current = Math.floor(c.now / c.window);
-			c.current = current;
+			c.elapsed = c.now - current * c.window;
 			double count = 0;
 			double previous = 0;
 			if (state != null) {
-				if (state.a == current) {
+				if (state.a >= current) {
 					count = state.b;
 					previous = state.c;
+					current = state.a;
 				}
 				else if (state.a == current - 1) {
 					previous = state.b;
 				}
 			}
+			c.current = current;
 			c.count = count;
 			c.previous = previous;
-			double elapsed = c.now - current * c.window;
-			double estimate = previous * ((c.window - elapsed) / c.window) + count;
-			c.rb = Math.max(0, Math.floor(c.limit - estimate + EPS));
+			double estimate = previous * ((c.window - c.elapsed) / c.window) + count;
+			double t = LocalAlgorithm.tol(c.limit);
+			c.rb = Math.max(0, Math.floor(c.limit - estimate + t));
 			c.zb = reset(c, count, previous);
-			if (estimate + c.cost <= c.limit + EPS) {
+			if (estimate + c.cost <= c.limit + t) {
 				c.ok = true;
-				c.ra = Math.max(0, Math.floor(c.limit - estimate - c.cost + EPS));
+				c.ra = Math.max(0, Math.floor(c.limit - estimate - c.cost + t));
 				c.za = reset(c, count + c.cost, previous);
 			}
 			else {
 				c.ok = false;
 				double room = c.limit - count - c.cost;
 				if (room >= 0 && previous > 0) {
-					c.retry = Math.ceil(current * c.window + c.window * (1 - room / previous) - c.now);
+					c.retry = Math.ceil(c.window * (previous - room) / previous) - c.elapsed;
 				}
 				else {
 					double nextRoom = c.limit - c.cost;
-					double wait = (current + 1) * c.window - c.now;
+					c.retry = c.window - c.elapsed;
 					if (count > nextRoom) {
-						wait = wait + c.window * (1 - nextRoom / count);
+						c.retry = c.retry + Math.ceil(c.window * (count - nextRoom) / count);
 					}
-					c.retry = Math.ceil(wait);
 				}
 			}
 		}
@@ -252,25 +263,35 @@ final class LocalAlgorithms {
 			next.a = c.current;
 			next.b = c.count + c.cost;
 			next.c = c.previous;
-			next.ttlMicros = LocalAlgorithm.ceilMillisAsMicros((c.current + 2) * c.window - c.now);
+			next.ttlMicros = LocalAlgorithm.ttlMicros(c, 2 * c.window - c.elapsed);
 			return next;
 		}
 
 		@Override
 		public void refund(Eval c, State state) {
-			state.b = Math.max(0, state.b - c.cost);
+			double countedIn = Math.floor(c.now / c.window);
+			if (state.a == countedIn) {
+				state.b = Math.max(0, state.b - c.cost);
+			}
+			else if (state.a == countedIn + 1) {
+				state.c = Math.max(0, state.c - c.cost);
+			}
 		}
 
 	}
 
-	/** fixed-window.lua */
+	/** fixed-window.lua: a = window number, b = count. */
 	static final class FixedWindow implements LocalAlgorithm {
 
 		@Override
 		public void check(Eval c, @Nullable State state) {
 			double current = Math.floor(c.now / c.window);
-			double count = (state != null && state.a == current) ? state.b : 0;
-			double windowEnd = (current + 1) * c.window - c.now;
+			double count = 0;
+			if (state != null && state.a >= current) {
+				count = state.b;
+				current = state.a;
+			}
+			double windowEnd = c.window - (c.now - Math.floor(c.now / c.window) * c.window);
 			c.current = current;
 			c.count = count;
 			c.rb = c.limit - count;
@@ -291,13 +312,15 @@ final class LocalAlgorithms {
 			State next = (state != null) ? state : new State();
 			next.a = c.current;
 			next.b = c.count + c.cost;
-			next.ttlMicros = LocalAlgorithm.ceilMillisAsMicros(c.za);
+			next.ttlMicros = LocalAlgorithm.ttlMicros(c, c.za);
 			return next;
 		}
 
 		@Override
 		public void refund(Eval c, State state) {
-			state.b = Math.max(0, state.b - c.cost);
+			if (state.a == Math.floor(c.now / c.window)) {
+				state.b = Math.max(0, state.b - c.cost);
+			}
 		}
 
 	}

@@ -20,11 +20,13 @@ import reactor.core.publisher.Mono;
 /**
  * Counters in this instance's memory, with the same algorithms and decisions as the Redis backend. Limits are per
  * instance. Memory is bounded: a key expires after the same idle time as its Redis twin, and at most
- * {@code maximumKeys} keys are kept (beyond that the least used are dropped, which forgets their counts).
+ * {@code maximumKeys} keys are kept (beyond that Caffeine evicts by its frequency-and-recency policy, which forgets
+ * those keys' counts and, for concurrency policies, their permits: size the bound above the number of active keys).
  * <p>
  * The entries of one request are evaluated under the locks of all their keys (taken in a fixed order), so they are
  * atomic together, as in one Lua script. The non-blocking form runs on the caller's thread: it does no I/O and
- * holds a lock only for the few microseconds of the computation.
+ * holds a lock only for the computation (microseconds; longer for sliding-window logs near their limit, whose
+ * entries are walked).
  */
 public final class LocalRateLimitBackend implements RateLimitBackend {
 
@@ -80,9 +82,11 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 	}
 
 	@Override
-	public List<PolicyDecision> acquire(RateLimitRequest request, String requestId) {
+	public Acquisition acquire(RateLimitRequest request, String requestId) {
 		List<Entry> entries = request.entries();
-		double now = now(request.explicitTimeMicros());
+		long time = (request.explicitTimeMicros() >= 0) ? request.explicitTimeMicros() : this.clockMicros.getAsLong();
+		double now = time;
+		boolean explicit = request.hasExplicitTime();
 		String[] keys = keys(entries);
 		ReentrantLock[] held = lock(keys);
 		try {
@@ -93,7 +97,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 			for (int i = 0; i < entries.size(); i++) {
 				algorithms[i] = LocalAlgorithms.of(entries.get(i).policy().algorithm());
 				states[i] = this.states.getIfPresent(keys[i]);
-				evals[i] = new Eval(entries.get(i), now, requestId);
+				evals[i] = new Eval(entries.get(i), now, requestId, explicit);
 				algorithms[i].check(evals[i], states[i]);
 				if (states[i] != null && algorithms[i].isEmpty(states[i])) {
 					this.states.invalidate(keys[i]);
@@ -113,7 +117,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 							c.ok ? 0 : (long) c.retry));
 				}
 			}
-			return decisions;
+			return new Acquisition(decisions, time);
 		}
 		finally {
 			unlock(held);
@@ -121,13 +125,13 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 	}
 
 	@Override
-	public Mono<List<PolicyDecision>> acquireAsync(RateLimitRequest request, String requestId) {
+	public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
 		return Mono.fromSupplier(() -> acquire(request, requestId));
 	}
 
 	@Override
-	public void release(List<Entry> entries, String requestId, long explicitTimeMicros) {
-		double now = now(explicitTimeMicros);
+	public void release(List<Entry> entries, String requestId, long acquiredAtMicros) {
+		double now = acquiredAtMicros;
 		String[] keys = keys(entries);
 		ReentrantLock[] held = lock(keys);
 		try {
@@ -135,7 +139,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 				State state = this.states.getIfPresent(keys[i]);
 				if (state != null) {
 					LocalAlgorithm algorithm = LocalAlgorithms.of(entries.get(i).policy().algorithm());
-					algorithm.refund(new Eval(entries.get(i), now, requestId), state);
+					algorithm.refund(new Eval(entries.get(i), now, requestId, true), state);
 					if (algorithm.isEmpty(state)) {
 						this.states.invalidate(keys[i]);
 					}
@@ -148,8 +152,8 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 	}
 
 	@Override
-	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, long explicitTimeMicros) {
-		return Mono.fromRunnable(() -> release(entries, requestId, explicitTimeMicros));
+	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, long acquiredAtMicros) {
+		return Mono.fromRunnable(() -> release(entries, requestId, acquiredAtMicros));
 	}
 
 	/**
@@ -159,10 +163,6 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 	public long keyCount() {
 		this.states.cleanUp();
 		return this.states.estimatedSize();
-	}
-
-	private double now(long explicitTimeMicros) {
-		return (explicitTimeMicros >= 0) ? explicitTimeMicros : this.clockMicros.getAsLong();
 	}
 
 	private String[] keys(List<Entry> entries) {
@@ -178,7 +178,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		boolean[] needed = new boolean[STRIPES];
 		int count = 0;
 		for (String key : keys) {
-			int stripe = Math.floorMod(key.hashCode() * 0x9E3779B9, STRIPES);
+			int stripe = (key.hashCode() * 0x9E3779B9) >>> 24; // the high bits of a Fibonacci hash: 0..255
 			if (!needed[stripe]) {
 				needed[stripe] = true;
 				count++;

@@ -5,6 +5,7 @@ import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 import io.github.ratelimit.core.Algorithm;
@@ -88,45 +89,91 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	}
 
 	@Override
-	public List<PolicyDecision> acquire(RateLimitRequest request, String requestId) {
+	public Acquisition acquire(RateLimitRequest request, String requestId) {
 		List<Call> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		List<List<Long>> results = new ArrayList<>(calls.size());
-		for (Call call : calls) {
-			results.add(execute(call, ACQUIRE));
+		try {
+			for (Call call : calls) {
+				results.add(execute(call, ACQUIRE, call.explicitTimeMicros));
+			}
 		}
-		List<Call> refunds = refundsNeeded(calls, results);
-		for (Call call : refunds) {
-			execute(call, RELEASE);
+		catch (RuntimeException ex) {
+			// a later slot failed: give back what the earlier slots took, then report the failure
+			for (int i = 0; i < results.size(); i++) {
+				if (allAdmit(List.of(results.get(i)))) {
+					releaseQuietly(calls.get(i), results.get(i).get(0), ex);
+				}
+			}
+			throw ex;
 		}
-		return decisions(request.entries(), calls, results);
+		for (int i : refundsNeeded(results)) {
+			execute(calls.get(i), RELEASE, results.get(i).get(0));
+		}
+		return acquisition(request.entries(), calls, results);
 	}
 
 	@Override
-	public Mono<List<PolicyDecision>> acquireAsync(RateLimitRequest request, String requestId) {
+	public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
 		List<Call> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		return Flux.fromIterable(calls)
-			.flatMapSequential((call) -> executeAsync(call, ACQUIRE))
+			.flatMapSequential((call) -> executeAsync(call, ACQUIRE, call.explicitTimeMicros)
+				.map(Outcome::success)
+				.onErrorResume((ex) -> Mono.just(Outcome.failure(ex))))
 			.collectList()
-			.flatMap((results) -> {
-				List<Call> refunds = refundsNeeded(calls, results);
-				return Flux.fromIterable(refunds)
-					.flatMap((call) -> executeAsync(call, RELEASE))
-					.then(Mono.fromSupplier(() -> decisions(request.entries(), calls, results)));
+			.flatMap((outcomes) -> {
+				Throwable failure = outcomes.stream().map(Outcome::error).filter(Objects::nonNull).findFirst().orElse(null);
+				if (failure != null) {
+					// give back what the slots that answered took, then report the failure
+					return Flux.range(0, calls.size())
+						.filter((i) -> outcomes.get(i).error() == null && allAdmit(List.of(outcomes.get(i).result())))
+						.flatMap((i) -> executeAsync(calls.get(i), RELEASE, outcomes.get(i).result().get(0))
+							.onErrorResume((ex) -> {
+								failure.addSuppressed(ex);
+								return Mono.empty();
+							}))
+						.then(Mono.error(failure));
+				}
+				List<List<Long>> results = outcomes.stream().map(Outcome::result).toList();
+				return Flux.fromIterable(refundsNeeded(results))
+					.flatMap((i) -> executeAsync(calls.get(i), RELEASE, results.get(i).get(0)))
+					.then(Mono.fromSupplier(() -> acquisition(request.entries(), calls, results)));
 			});
 	}
 
 	@Override
-	public void release(List<Entry> entries, String requestId, long explicitTimeMicros) {
-		for (Call call : calls(entries, requestId, explicitTimeMicros)) {
-			execute(call, RELEASE);
+	public void release(List<Entry> entries, String requestId, long acquiredAtMicros) {
+		for (Call call : calls(entries, requestId, acquiredAtMicros)) {
+			execute(call, RELEASE, acquiredAtMicros);
 		}
 	}
 
 	@Override
-	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, long explicitTimeMicros) {
-		return Flux.fromIterable(calls(entries, requestId, explicitTimeMicros))
-			.flatMap((call) -> executeAsync(call, RELEASE))
+	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, long acquiredAtMicros) {
+		return Flux.fromIterable(calls(entries, requestId, acquiredAtMicros))
+			.flatMap((call) -> executeAsync(call, RELEASE, acquiredAtMicros))
 			.then();
+	}
+
+	private void releaseQuietly(Call call, long acquiredAtMicros, RuntimeException failure) {
+		try {
+			execute(call, RELEASE, acquiredAtMicros);
+		}
+		catch (RuntimeException ex) {
+			failure.addSuppressed(ex);
+		}
+	}
+
+	/** The result of one slot's script, or its failure. */
+	private record Outcome(List<Long> result, @Nullable Throwable error) {
+
+		static Outcome success(List<Long> result) {
+			return new Outcome(result, null);
+		}
+
+		static Outcome failure(Throwable error) {
+			return new Outcome(List.of(), error);
+		}
+
 	}
 
 	/**
@@ -159,16 +206,16 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		return new ArrayList<>(bySlot.values());
 	}
 
-	private List<Long> execute(Call call, String mode) {
-		return toLongs(this.template.execute(script(call), call.keys, call.args(mode)));
+	private List<Long> execute(Call call, String mode, long timeMicros) {
+		return toLongs(this.template.execute(script(call), call.keys, call.args(mode, timeMicros)));
 	}
 
-	private Mono<List<Long>> executeAsync(Call call, String mode) {
+	private Mono<List<Long>> executeAsync(Call call, String mode, long timeMicros) {
 		ReactiveStringRedisTemplate reactive = this.reactiveTemplate;
 		if (reactive == null) {
-			return Mono.fromCallable(() -> execute(call, mode)).subscribeOn(Schedulers.boundedElastic());
+			return Mono.fromCallable(() -> execute(call, mode, timeMicros)).subscribeOn(Schedulers.boundedElastic());
 		}
-		return reactive.execute(script(call), call.keys, List.of(call.args(mode)))
+		return reactive.execute(script(call), call.keys, List.of(call.args(mode, timeMicros)))
 			.collectList()
 			.map(RedisRateLimitBackend::flatten);
 	}
@@ -197,15 +244,15 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		return values;
 	}
 
-	/** When any call denied, the calls whose entries all admitted (and so took their cost) must give it back. */
-	private static List<Call> refundsNeeded(List<Call> calls, List<List<Long>> results) {
-		if (calls.size() < 2 || allAdmit(results)) {
+	/** When any call denied, the indexes of the calls whose entries all admitted (and so took their cost). */
+	private static List<Integer> refundsNeeded(List<List<Long>> results) {
+		if (results.size() < 2 || allAdmit(results)) {
 			return List.of();
 		}
-		List<Call> admitted = new ArrayList<>();
-		for (int i = 0; i < calls.size(); i++) {
+		List<Integer> admitted = new ArrayList<>();
+		for (int i = 0; i < results.size(); i++) {
 			if (allAdmit(List.of(results.get(i)))) {
-				admitted.add(calls.get(i));
+				admitted.add(i);
 			}
 		}
 		return admitted;
@@ -213,7 +260,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 
 	private static boolean allAdmit(List<List<Long>> results) {
 		for (List<Long> result : results) {
-			for (int i = 0; i < result.size(); i += FIGURES) {
+			for (int i = 1; i < result.size(); i += FIGURES) {
 				if (result.get(i) != 1L) {
 					return false;
 				}
@@ -223,11 +270,12 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	}
 
 	/**
-	 * Reads the scripts' six figures per entry: admits, remaining and reset once taken, remaining and reset as is,
-	 * retry-after. The request is admitted only when every entry of every call admits; then the "taken" figures
-	 * apply, otherwise nothing was taken (or it was given back) and the "as is" figures apply.
+	 * Reads the scripts' replies: the time used, then six figures per entry (admits, remaining and reset once
+	 * taken, remaining and reset as is, retry-after). The request is admitted only when every entry of every call
+	 * admits; then the "taken" figures apply, otherwise nothing was taken (or it was given back) and the "as is"
+	 * figures apply.
 	 */
-	private static List<PolicyDecision> decisions(List<Entry> entries, List<Call> calls, List<List<Long>> results) {
+	private static Acquisition acquisition(List<Entry> entries, List<Call> calls, List<List<Long>> results) {
 		boolean admitted = allAdmit(results);
 		int taken = admitted ? 1 : 3;
 		PolicyDecision[] decisions = new PolicyDecision[entries.size()];
@@ -235,13 +283,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 			Call call = calls.get(c);
 			List<Long> result = results.get(c);
 			for (int j = 0; j < call.indexes.size(); j++) {
-				int at = j * FIGURES;
+				int at = 1 + j * FIGURES;
 				Entry entry = entries.get(call.indexes.get(j));
 				decisions[call.indexes.get(j)] = PolicyDecision.of(entry, result.get(at) == 1L,
 						result.get(at + taken), result.get(at + taken + 1), result.get(at + 5));
 			}
 		}
-		return List.of(decisions);
+		return new Acquisition(List.of(decisions), results.get(0).get(0));
 	}
 
 	/** One script call: the entries of one hash slot. */
@@ -249,6 +297,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 
 		private final String requestId;
 
+		/** The request's explicit time, or -1 for the server's clock. */
 		private final long explicitTimeMicros;
 
 		private final List<Integer> indexes = new ArrayList<>();
@@ -271,10 +320,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 			this.algorithms.add(entry.policy().algorithm());
 		}
 
-		Object[] args(String mode) {
+		Object[] args(String mode, long timeMicros) {
 			Object[] args = new Object[3 + this.entries.size() * 6];
 			args[0] = mode;
-			args[1] = (this.explicitTimeMicros >= 0) ? Long.toString(this.explicitTimeMicros) : "";
+			args[1] = (timeMicros >= 0) ? Long.toString(timeMicros) : "";
 			args[2] = this.requestId;
 			int i = 3;
 			for (Entry entry : this.entries) {

@@ -1,0 +1,97 @@
+package io.github.ratelimit.benchmarks;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import io.github.ratelimit.testkit.RedisBinary;
+import io.github.ratelimit.testkit.RedisServer;
+
+/**
+ * Runs the benchmarks and writes their tables and chart under an output directory.
+ * <p>
+ * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|memory|accuracy|http]... [--quick] [--out DIR]}
+ */
+public final class BenchmarkMain {
+
+	private BenchmarkMain() {
+	}
+
+	public static void main(String[] args) throws Exception {
+		System.setProperty("java.awt.headless", "true");
+		Set<String> sections = new java.util.LinkedHashSet<>();
+		Path out = Path.of("benchmarks", "results");
+		boolean quick = false;
+		for (int i = 0; i < args.length; i++) {
+			switch (args[i]) {
+				case "--quick" -> quick = true;
+				case "--out" -> out = Path.of(args[++i]);
+				default -> sections.add(args[i]);
+			}
+		}
+		if (sections.isEmpty() || sections.contains("all")) {
+			sections = Set.of("engine", "memory", "accuracy", "http");
+		}
+		Files.createDirectories(out);
+		Duration warmup = Duration.ofSeconds(quick ? 1 : 2);
+		Duration measure = Duration.ofSeconds(quick ? 2 : 5);
+		Instant started = Instant.now();
+		try (RedisServer redis = RedisServer.start()) {
+			write(out.resolve("environment.md"), environment(redis));
+			if (sections.contains("engine")) {
+				Map<Scenario, List<LoadDriver.Result>> results = new EngineBenchmark(warmup, measure).run(redis);
+				write(out.resolve("engine.md"), EngineBenchmark.report(results));
+				chart(out.resolve("throughput.png"), results.get(Scenario.ALLOWED));
+			}
+			if (sections.contains("memory")) {
+				write(out.resolve("memory.md"), MemoryBenchmark.report(new MemoryBenchmark().run(redis)));
+			}
+			if (sections.contains("accuracy")) {
+				write(out.resolve("accuracy.md"), AccuracyBenchmark.report(new AccuracyBenchmark().run(redis)));
+			}
+			if (sections.contains("http")) {
+				write(out.resolve("http.md"), HttpBenchmark.report(new HttpBenchmark(warmup, measure).run(redis)));
+			}
+		}
+		System.out.printf("done in %s, results in %s%n", Duration.between(started, Instant.now()), out);
+		System.exit(0);
+	}
+
+	private static void chart(Path file, List<LoadDriver.Result> results) throws IOException {
+		List<String> series = List.of("raw EVALSHA (ceiling)", "ours token-bucket", "ours gcra", "bucket4j 8.19 Lettuce");
+		List<String> groups = new ArrayList<>();
+		double[][] values = new double[EngineBenchmark.MODES.size()][series.size()];
+		for (int m = 0; m < EngineBenchmark.MODES.size(); m++) {
+			String mode = EngineBenchmark.MODES.get(m).name();
+			groups.add(mode);
+			for (int s = 0; s < series.size(); s++) {
+				values[m][s] = EngineBenchmark.find(results, series.get(s), mode).opsPerSecond();
+			}
+		}
+		BarChart.write(file, "Decisions per second, one redis-server, 2 cores (all allowed)", groups, series, values,
+				"ops/s");
+	}
+
+	private static String environment(RedisServer redis) {
+		Runtime runtime = Runtime.getRuntime();
+		return "| what | value |\n|---|---|\n" + "| date | " + Instant.now() + " |\n" + "| cores | "
+				+ runtime.availableProcessors() + " |\n" + "| JVM | " + System.getProperty("java.vm.name") + " "
+				+ System.getProperty("java.version") + " |\n" + "| JVM arguments | "
+				+ String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()) + " |\n"
+				+ "| redis-server | " + RedisBinary.get().version() + " (" + RedisBinary.get().origin() + ") |\n"
+				+ "| OS | " + System.getProperty("os.name") + " " + System.getProperty("os.arch") + " |\n";
+	}
+
+	private static void write(Path file, String content) throws IOException {
+		Files.writeString(file, content);
+		System.out.println("wrote " + file);
+	}
+
+}

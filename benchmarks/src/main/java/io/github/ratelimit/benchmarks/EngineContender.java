@@ -1,0 +1,65 @@
+package io.github.ratelimit.benchmarks;
+
+import java.util.concurrent.CompletionStage;
+
+import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.DefaultRateLimiter;
+import io.github.ratelimit.core.RateLimitBackend;
+import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitRequest;
+import io.github.ratelimit.core.RateLimiter;
+
+/**
+ * This project's engine, on the Redis or the local backend, with one algorithm. A concurrency decision releases
+ * its permit right away (acquire + release is what a request costs), which is a second round trip.
+ */
+final class EngineContender implements Contender {
+
+	private final String name;
+
+	private final RateLimiter limiter;
+
+	private final RateLimitRequest[] requests = new RateLimitRequest[Scenario.IDENTITIES];
+
+	EngineContender(String name, RateLimitBackend backend, Algorithm algorithm, Scenario scenario) {
+		this.name = name;
+		this.limiter = new DefaultRateLimiter(backend);
+		RateLimitPolicy open = RateLimitPolicy.builder("open-" + algorithm.code())
+			.algorithm(algorithm)
+			.limit(Scenario.OPEN_LIMIT)
+			.window(Scenario.OPEN_WINDOW)
+			.build();
+		RateLimitPolicy closed = RateLimitPolicy.builder("closed-" + algorithm.code())
+			.algorithm(algorithm)
+			.limit(Scenario.CLOSED_LIMIT)
+			.window(Scenario.CLOSED_WINDOW)
+			.build();
+		for (int i = 0; i < Scenario.IDENTITIES; i++) {
+			this.requests[i] = RateLimitRequest.of(scenario.closed(i) ? closed : open, scenario.key(i));
+			if (scenario.closed(i)) {
+				this.limiter.check(this.requests[i]); // use up the closed identity's single request
+			}
+		}
+	}
+
+	@Override
+	public String name() {
+		return this.name;
+	}
+
+	@Override
+	public boolean acquire(int identity) {
+		RateLimitDecision decision = this.limiter.check(this.requests[identity]);
+		decision.permit().release();
+		return decision.allowed();
+	}
+
+	@Override
+	public CompletionStage<Boolean> acquireAsync(int identity) {
+		return this.limiter.checkAsync(this.requests[identity])
+			.flatMap((decision) -> decision.permit().releaseAsync().thenReturn(decision.allowed()))
+			.toFuture();
+	}
+
+}

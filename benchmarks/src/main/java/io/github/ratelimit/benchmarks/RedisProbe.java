@@ -1,0 +1,100 @@
+package io.github.ratelimit.benchmarks;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+
+/**
+ * Reads the Redis server's own counters on a connection of its own: CPU seconds ({@code INFO cpu}) and the
+ * commands clients sent ({@code INFO commandstats}, per contender the commands it sends itself).
+ */
+final class RedisProbe implements AutoCloseable {
+
+	private final RedisClient client;
+
+	private final StatefulRedisConnection<String, String> connection;
+
+	private final boolean disabled;
+
+	RedisProbe(String uri) {
+		this.client = RedisClient.create(uri);
+		this.connection = this.client.connect();
+		this.disabled = false;
+	}
+
+	private RedisProbe() {
+		this.client = null;
+		this.connection = null;
+		this.disabled = true;
+	}
+
+	/** A probe for runs without Redis (the local backend). */
+	static RedisProbe none() {
+		return new RedisProbe();
+	}
+
+	record Snapshot(double cpuSeconds, Map<String, Long> calls) {
+
+		double cpuMicrosSince(Snapshot before) {
+			return (this.cpuSeconds - before.cpuSeconds) * 1e6;
+		}
+
+		/**
+		 * The commands a contender sent itself since {@code before}: each is a round trip. Commands that also run
+		 * inside scripts (GET in the GCRA script, say) are only counted for contenders that send them as clients.
+		 */
+		long commandsSince(Snapshot before, java.util.Set<String> clientCommands) {
+			long total = 0;
+			for (String name : clientCommands) {
+				total += this.calls.getOrDefault(name, 0L) - before.calls.getOrDefault(name, 0L);
+			}
+			return total;
+		}
+
+	}
+
+	Snapshot snapshot() {
+		if (this.disabled) {
+			return new Snapshot(0, Map.of());
+		}
+		String cpu = this.connection.sync().info("cpu");
+		double seconds = value(cpu, "used_cpu_sys") + value(cpu, "used_cpu_user");
+		Map<String, Long> calls = new HashMap<>();
+		for (String line : this.connection.sync().info("commandstats").split("\r?\n")) {
+			if (line.startsWith("cmdstat_")) {
+				String name = line.substring(8, line.indexOf(':'));
+				int at = line.indexOf("calls=") + 6;
+				calls.put(name, Long.parseLong(line.substring(at, line.indexOf(',', at))));
+			}
+		}
+		return new Snapshot(seconds, calls);
+	}
+
+	long usedMemory() {
+		return (long) value(this.connection.sync().info("memory"), "used_memory");
+	}
+
+	StatefulRedisConnection<String, String> connection() {
+		return this.connection;
+	}
+
+	private static double value(String info, String field) {
+		for (String line : info.split("\r?\n")) {
+			if (line.startsWith(field + ":")) {
+				return Double.parseDouble(line.substring(field.length() + 1).trim());
+			}
+		}
+		throw new IllegalStateException("INFO has no " + field);
+	}
+
+	@Override
+	public void close() {
+		if (!this.disabled) {
+			this.connection.close();
+			this.client.shutdown();
+		}
+	}
+
+}
