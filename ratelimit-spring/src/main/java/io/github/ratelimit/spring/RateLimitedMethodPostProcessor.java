@@ -1,6 +1,7 @@
 package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
+import java.util.function.Supplier;
 
 import org.aopalliance.intercept.MethodInterceptor;
 
@@ -12,6 +13,7 @@ import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Proxies beans with {@link RateLimited} methods (or classes) so that a servlet or reactive interceptor checks the
@@ -22,7 +24,7 @@ public class RateLimitedMethodPostProcessor extends AbstractBeanFactoryAwareAdvi
 
 	private static final long serialVersionUID = 1L;
 
-	private final transient RateLimitEnforcer enforcer;
+	private final transient Supplier<RateLimitEnforcer> enforcer;
 
 	/**
 	 * A post-processor.
@@ -30,7 +32,18 @@ public class RateLimitedMethodPostProcessor extends AbstractBeanFactoryAwareAdvi
 	 * @param interceptor the servlet or reactive interceptor to apply
 	 */
 	public RateLimitedMethodPostProcessor(RateLimitEnforcer enforcer, MethodInterceptor interceptor) {
-		this.enforcer = enforcer;
+		this(() -> enforcer, interceptor);
+	}
+
+	/**
+	 * A post-processor that looks the enforcer up only when the first {@link RateLimited} bean is created, so that
+	 * the enforcer, the limiter and the Redis connection are ordinary beans that every other post-processor (metrics,
+	 * observation) sees, rather than being created early with this post-processor.
+	 * @param enforcer supplies the enforcer, called at most once
+	 * @param interceptor the servlet or reactive interceptor to apply
+	 */
+	public RateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer, MethodInterceptor interceptor) {
+		this.enforcer = SingletonSupplier.of(enforcer);
 		Pointcut pointcut = new ComposablePointcut(new AnnotationMatchingPointcut(RateLimited.class, true))
 			.union(new AnnotationMatchingPointcut(RateLimited.List.class, true))
 			.union(AnnotationMatchingPointcut.forMethodAnnotation(RateLimited.class))
@@ -53,7 +66,7 @@ public class RateLimitedMethodPostProcessor extends AbstractBeanFactoryAwareAdvi
 		Pointcut pointcut = ((DefaultPointcutAdvisor) this.advisor).getPointcut();
 		ReflectionUtils.doWithMethods(ClassUtils.getUserClass(type), (method) -> {
 			if (pointcut.getMethodMatcher().matches(method, type)) {
-				this.enforcer.annotationTargets(method, type);
+				this.enforcer.get().annotationTargets(method, type);
 			}
 		}, (Method method) -> !method.isSynthetic() && !method.isBridge()
 				&& method.getDeclaringClass() != Object.class && java.lang.reflect.Modifier.isPublic(method.getModifiers()));

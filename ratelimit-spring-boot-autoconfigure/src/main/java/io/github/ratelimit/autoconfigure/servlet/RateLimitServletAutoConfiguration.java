@@ -1,17 +1,86 @@
 package io.github.ratelimit.autoconfigure.servlet;
 
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
+import io.github.ratelimit.autoconfigure.RateLimitProperties;
+import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
+import io.github.ratelimit.spring.servlet.PermitReleaseHandlerInterceptor;
+import io.github.ratelimit.spring.servlet.RateLimitExceptionResolver;
+import io.github.ratelimit.spring.servlet.RateLimitFilter;
+import io.github.ratelimit.spring.servlet.ServletRateLimitedMethodInterceptor;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingFilterBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.handler.MappedInterceptor;
 
 /**
- * Rate limiting for servlet (Spring MVC) web applications.
+ * Rate limiting for servlet (Spring MVC) web applications:
+ * <ul>
+ * <li>the {@link RateLimitFilter} for {@code ratelimit.filter.rules}, registered at {@code ratelimit.filter.order}
+ * (default -90: after Spring Security's filter chain at -100, so {@code principal} keys see the user) unless
+ * {@code ratelimit.filter.enabled=false}; it also releases the concurrency permits of every request when its
+ * response completes;</li>
+ * <li>{@link io.github.ratelimit.spring.RateLimited} methods, checked by the
+ * {@link ServletRateLimitedMethodInterceptor} (annotations validated at startup);</li>
+ * <li>with Spring MVC, the {@link RateLimitExceptionResolver} (order {@link RateLimitExceptionResolver#ORDER},
+ * ahead of {@code @ExceptionHandler} methods) that renders a method's denial as the 429, and the
+ * {@link PermitReleaseHandlerInterceptor} that releases the permits of rate-limited methods when the filter is not
+ * registered.</li>
+ * </ul>
+ * Every bean backs off when the application defines its own.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnProperty(prefix = "ratelimit", name = "enabled", havingValue = "true", matchIfMissing = true)
+@ConditionalOnBean(RateLimitEnforcer.class)
 public final class RateLimitServletAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingFilterBean(RateLimitFilter.class)
+	@ConditionalOnBooleanProperty(name = "ratelimit.filter.enabled", matchIfMissing = true)
+	FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimitEnforcer enforcer,
+			RateLimitProperties properties) {
+		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(
+				new RateLimitFilter(enforcer));
+		registration.setOrder(properties.getFilter().getOrder());
+		return registration;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean({ RateLimitedMethodPostProcessor.class, DeferredRateLimitedMethodPostProcessor.class })
+	static DeferredRateLimitedMethodPostProcessor rateLimitedMethodPostProcessor(
+			ObjectProvider<RateLimitEnforcer> enforcer) {
+		return new DeferredRateLimitedMethodPostProcessor(enforcer::getObject,
+				new ServletRateLimitedMethodInterceptor(enforcer::getObject));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(DispatcherServlet.class)
+	static class MvcConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		RateLimitExceptionResolver rateLimitExceptionResolver(RateLimitEnforcer enforcer) {
+			return new RateLimitExceptionResolver(enforcer);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean(name = "rateLimitPermitReleaseInterceptor")
+		MappedInterceptor rateLimitPermitReleaseInterceptor() {
+			return new MappedInterceptor(null, new PermitReleaseHandlerInterceptor());
+		}
+
+	}
 
 }

@@ -1,0 +1,50 @@
+package io.github.ratelimit.it.servlet;
+
+import io.github.ratelimit.spring.RateLimited;
+
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * Handlers behind filter rules ({@code /api/**}, {@code /quick}, {@code /shared/**}, {@code /combo/**},
+ * {@code /keys/*}) and {@code @RateLimited} methods.
+ */
+@RestController
+public class DemoController {
+
+	@GetMapping({ "/api/hello", "/quick", "/shared/hello", "/keys/shared", "/keys/skip", "/keys/deny", "/open" })
+	public String hello() {
+		return "hello";
+	}
+
+	@GetMapping("/orders/{id}")
+	@RateLimited(value = "per-order", key = "#id")
+	public String order(@PathVariable String id) {
+		return "order " + id;
+	}
+
+	@GetMapping("/search")
+	@RateLimited(value = "per-query", key = "#q.toLowerCase()")
+	public String search(@RequestParam String q) {
+		return "results for " + q;
+	}
+
+	@GetMapping("/combo/limited")
+	@RateLimited("combo-method")
+	public String comboLimited() {
+		return "limited";
+	}
+
+	@GetMapping("/combo/free")
+	public String comboFree() {
+		return "free";
+	}
+
+	@GetMapping("/boom")
+	public String boom() {
+		throw new IllegalStateException("boom");
+	}
+
+}

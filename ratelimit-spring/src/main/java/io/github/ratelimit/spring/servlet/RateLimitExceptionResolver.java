@@ -1,0 +1,94 @@
+package io.github.ratelimit.spring.servlet;
+
+import java.io.IOException;
+
+import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitExceededException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.core.Ordered;
+import org.springframework.web.servlet.HandlerExceptionResolver;
+import org.springframework.web.servlet.ModelAndView;
+
+/**
+ * Turns a {@link RateLimitExceededException} (a denied {@link io.github.ratelimit.spring.RateLimited} method) into
+ * the rejection of {@link RateLimitEnforcer#reject}: by default status 429, the rate-limit headers with
+ * {@code Retry-After}, and an {@code application/problem+json} body.
+ * <p>
+ * It runs at {@link #ORDER}, before Spring MVC's own resolvers (order 0: {@code @ExceptionHandler} methods of
+ * controllers and {@code @ControllerAdvice} beans, {@code @ResponseStatus}, the default resolver), so that an
+ * application's catch-all {@code @ExceptionHandler(Exception.class)} cannot turn a denial into a 500 or a 200.
+ * It runs after Spring Boot's {@code DefaultErrorAttributes} (which only records the exception). To shape the 429
+ * yourself, declare a {@link io.github.ratelimit.spring.RateLimitRejectionHandler} bean. To handle the exception
+ * in an {@code @ExceptionHandler} of your own instead, declare your own bean of this type with an order after
+ * Spring MVC's ({@link #setOrder(int) setOrder(1)}): the starter's then backs off and yours only sees what your
+ * handlers leave.
+ * <p>
+ * The exception is also found as the cause of another exception (e.g. wrapped by a proxy). A response that is
+ * already committed is left alone.
+ */
+public class RateLimitExceptionResolver implements HandlerExceptionResolver, Ordered {
+
+	/** The order: just after the highest precedence, ahead of Spring MVC's resolvers. */
+	public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 100;
+
+	private static final Log logger = LogFactory.getLog(RateLimitExceptionResolver.class);
+
+	private final RateLimitEnforcer enforcer;
+
+	private int order = ORDER;
+
+	/**
+	 * A resolver.
+	 * @param enforcer renders the rejection
+	 */
+	public RateLimitExceptionResolver(RateLimitEnforcer enforcer) {
+		this.enforcer = enforcer;
+	}
+
+	@Override
+	public @Nullable ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response,
+			@Nullable Object handler, Exception ex) {
+		RateLimitExceededException denial = find(ex);
+		if (denial == null || response.isCommitted()) {
+			return null;
+		}
+		try {
+			ServletRateLimits.write(response,
+					this.enforcer.reject(denial.decision(), new ServletRequestContext(request)));
+		}
+		catch (IOException writeFailure) {
+			logger.debug("Could not write the rate-limit rejection", writeFailure);
+		}
+		return new ModelAndView();
+	}
+
+	private static @Nullable RateLimitExceededException find(Throwable ex) {
+		Throwable current = ex;
+		for (int depth = 0; current != null && depth < 10; depth++) {
+			if (current instanceof RateLimitExceededException denial) {
+				return denial;
+			}
+			current = current.getCause();
+		}
+		return null;
+	}
+
+	@Override
+	public int getOrder() {
+		return this.order;
+	}
+
+	/**
+	 * Changes the order among the application's {@link HandlerExceptionResolver}s.
+	 * @param order the order
+	 */
+	public void setOrder(int order) {
+		this.order = order;
+	}
+
+}

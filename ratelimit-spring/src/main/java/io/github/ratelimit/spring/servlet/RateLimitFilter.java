@@ -1,0 +1,95 @@
+package io.github.ratelimit.spring.servlet;
+
+import java.io.IOException;
+import java.util.List;
+
+import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitExceededException;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import org.springframework.web.filter.OncePerRequestFilter;
+
+/**
+ * Applies the filter rules ({@code ratelimit.filter.rules}) to every request and releases the request's concurrency
+ * permits when its response completes.
+ * <p>
+ * For a request that rules match, all their policies are checked in one call: the decision is recorded in the
+ * request attribute {@link RateLimitEnforcer#DECISIONS_ATTRIBUTE}, its permit in
+ * {@link RateLimitEnforcer#PERMITS_ATTRIBUTE}, and the rate-limit headers are set on the response. A denied request
+ * gets the rejection (429 with a problem body by default) and goes no further.
+ * <p>
+ * Every request, matched or not, has its permits released when the response completes, including those that
+ * {@link io.github.ratelimit.spring.RateLimited} methods take later in the chain: right after the chain for a
+ * synchronous request (also when it throws), and through an {@link jakarta.servlet.AsyncListener} for an
+ * asynchronous one ({@code Callable}, {@code DeferredResult}, {@code SseEmitter}, {@code StreamingResponseBody},
+ * ...) on completion, error or timeout. The filter runs once per request: asynchronous and error dispatches of a
+ * request pass through without a second check ({@link #shouldNotFilterAsyncDispatch()} and
+ * {@link #shouldNotFilterErrorDispatch()} stay true).
+ * <p>
+ * A {@link RateLimitExceededException} that reaches the filter (a {@code RateLimited} method called outside Spring
+ * MVC's exception handling) is turned into the rejection as well, as long as the response is not committed.
+ */
+public class RateLimitFilter extends OncePerRequestFilter {
+
+	private final RateLimitEnforcer enforcer;
+
+	/**
+	 * A filter.
+	 * @param enforcer decides requests and renders the headers and rejections
+	 */
+	public RateLimitFilter(RateLimitEnforcer enforcer) {
+		this.enforcer = enforcer;
+	}
+
+	@Override
+	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		request.setAttribute(ServletRateLimits.RELEASE_OWNER_ATTRIBUTE, this);
+		try {
+			if (admit(request, response)) {
+				chain.doFilter(request, response);
+			}
+		}
+		catch (RateLimitExceededException ex) {
+			if (response.isCommitted()) {
+				throw ex;
+			}
+			ServletRateLimits.write(response, this.enforcer.reject(ex.decision(), new ServletRequestContext(request)));
+		}
+		finally {
+			ServletRateLimits.releaseWhenComplete(request);
+		}
+	}
+
+	private boolean admit(HttpServletRequest request, HttpServletResponse response) throws IOException {
+		List<RateLimitEnforcer.Target> targets = this.enforcer.ruleTargets(request.getMethod(),
+				ServletRequestContext.pathWithinApplication(request));
+		if (targets.isEmpty()) {
+			return true;
+		}
+		ServletRequestContext context = new ServletRequestContext(request);
+		RateLimitDecision decision = this.enforcer.check(context, targets, null, null);
+		ServletRateLimits.record(request, decision);
+		if (!decision.allowed()) {
+			ServletRateLimits.write(response, this.enforcer.reject(decision, context));
+			return false;
+		}
+		ServletRateLimits.setHeaders(response, this.enforcer.headers(decision));
+		return true;
+	}
+
+	@Override
+	protected boolean shouldNotFilterAsyncDispatch() {
+		return true;
+	}
+
+	@Override
+	protected boolean shouldNotFilterErrorDispatch() {
+		return true;
+	}
+
+}

@@ -1,0 +1,116 @@
+package io.github.ratelimit.spring.servlet;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+
+import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitExceededException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.util.ReflectionUtils;
+import org.springframework.util.function.SingletonSupplier;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+
+/**
+ * Checks the {@link io.github.ratelimit.spring.RateLimited} policies of a method before it runs, in a servlet
+ * application; given to {@link io.github.ratelimit.spring.RateLimitedMethodPostProcessor}.
+ * <p>
+ * The request is the one bound to the calling thread ({@link RequestContextHolder}); a call outside a request (a
+ * scheduled task, another thread) is not rate-limited. The check happens when the method is called, before it
+ * runs, so every return type works the same: plain values, {@code ResponseEntity}, {@code Callable},
+ * {@code DeferredResult}, {@code SseEmitter}, {@code StreamingResponseBody}.
+ * <ul>
+ * <li>Admitted: the decision and its permit join the request's ({@link RateLimitEnforcer#DECISIONS_ATTRIBUTE},
+ * {@link RateLimitEnforcer#PERMITS_ATTRIBUTE}), and the response gets the headers of all the request's decisions
+ * together (the filter rules' and the methods'), the most restrictive policy giving {@code X-RateLimit-*}. The
+ * permit is released when the response completes (by the {@link RateLimitFilter}, or by the
+ * {@link PermitReleaseHandlerInterceptor} without the filter).</li>
+ * <li>Denied: every earlier admitted decision of the request is reversed, so a denied request uses up no quota of
+ * the filter rules' policies, and {@link RateLimitExceededException} is thrown with all the request's decisions;
+ * the {@link RateLimitExceptionResolver} turns it into the rejection.</li>
+ * </ul>
+ * Methods inherited from {@code Object} ({@code toString()}, ...) are never rate-limited.
+ */
+public class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
+
+	private static final Log logger = LogFactory.getLog(ServletRateLimitedMethodInterceptor.class);
+
+	private final Supplier<RateLimitEnforcer> enforcer;
+
+	/**
+	 * An interceptor.
+	 * @param enforcer the enforcer
+	 */
+	public ServletRateLimitedMethodInterceptor(RateLimitEnforcer enforcer) {
+		this(() -> enforcer);
+	}
+
+	/**
+	 * An interceptor that obtains the enforcer on first use (once), for when it is created before the enforcer
+	 * (as a bean post-processor's collaborator).
+	 * @param enforcer supplies the enforcer
+	 */
+	public ServletRateLimitedMethodInterceptor(Supplier<RateLimitEnforcer> enforcer) {
+		this.enforcer = SingletonSupplier.of(enforcer);
+	}
+
+	@Override
+	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+		Method method = invocation.getMethod();
+		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+		if (!(attributes instanceof ServletRequestAttributes servlet) || ReflectionUtils.isObjectMethod(method)) {
+			return invocation.proceed();
+		}
+		RateLimitEnforcer enforcer = this.enforcer.get();
+		Object target = invocation.getThis();
+		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : method.getDeclaringClass();
+		List<RateLimitEnforcer.Target> targets = enforcer.annotationTargets(method, targetClass);
+		if (targets.isEmpty()) {
+			return invocation.proceed();
+		}
+		HttpServletRequest request = servlet.getRequest();
+		RateLimitDecision decision = enforcer.check(new ServletRequestContext(request), targets, method,
+				invocation.getArguments());
+		List<RateLimitDecision> decisions = ServletRateLimits.decisions(request);
+		if (!decision.allowed()) {
+			reverse(decisions);
+			List<RateLimitDecision> all = new ArrayList<>(decisions);
+			all.add(decision);
+			throw new RateLimitExceededException(RateLimitEnforcer.merge(all));
+		}
+		ServletRateLimits.record(request, decision);
+		HttpServletResponse response = servlet.getResponse();
+		if (response != null && !response.isCommitted()) {
+			ServletRateLimits.setHeaders(response, enforcer.headers(RateLimitEnforcer.merge(decisions)));
+		}
+		return invocation.proceed();
+	}
+
+	/** Gives back what the request's earlier admitted decisions took (idempotent per decision). */
+	private static void reverse(List<RateLimitDecision> decisions) {
+		for (RateLimitDecision earlier : decisions) {
+			if (earlier.allowed()) {
+				try {
+					earlier.reversal().release();
+				}
+				catch (RuntimeException ex) {
+					logger.warn("Could not give back the quota of an earlier rate-limit decision of a denied request",
+							ex);
+				}
+			}
+		}
+	}
+
+}
