@@ -51,7 +51,19 @@ public final class DefaultRateLimiter implements RateLimiter {
 		Permit permit = held.isEmpty() ? Permit.NONE
 				: new BackendPermit(this.backend, held, requestId, acquisition.timeMicros());
 		Permit reversal = new BackendPermit(this.backend, request.entries(), requestId, acquisition.timeMicros());
-		return new RateLimitDecision(decisions, permit, reversal);
+		return new RateLimitDecision(decisions, permit, reversal, () -> reversed(request.entries(), decisions));
+	}
+
+	/** The decisions with each entry's cost given back. */
+	private static List<PolicyDecision> reversed(List<RateLimitRequest.Entry> entries, List<PolicyDecision> decisions) {
+		List<PolicyDecision> reversed = new java.util.ArrayList<>(decisions.size());
+		for (int i = 0; i < decisions.size(); i++) {
+			PolicyDecision decision = decisions.get(i);
+			long remaining = Math.min(entries.get(i).policy().capacity(), decision.remaining() + entries.get(i).cost());
+			reversed.add(new PolicyDecision(decision.policy(), decision.identity(), true, remaining,
+					decision.resetAfter(), decision.retryAfter()));
+		}
+		return reversed;
 	}
 
 	private static final class BackendPermit implements Permit {

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * The outcome of a whole {@link RateLimitRequest}: admitted only when every policy admits it.
@@ -24,6 +25,8 @@ public final class RateLimitDecision {
 
 	private final Permit reversal;
 
+	private final Supplier<List<PolicyDecision>> reversedDecisions;
+
 	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit) {
 		this(decisions, permit, Permit.NONE);
 	}
@@ -35,10 +38,23 @@ public final class RateLimitDecision {
 	 * @param reversal gives back everything an admitted request took
 	 */
 	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal) {
+		this(decisions, permit, reversal, () -> decisions);
+	}
+
+	/**
+	 * A decision.
+	 * @param decisions one decision per policy
+	 * @param permit the concurrency permits held
+	 * @param reversal gives back everything an admitted request took
+	 * @param reversedDecisions the decisions as they stand once the reversal has given everything back
+	 */
+	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal,
+			Supplier<List<PolicyDecision>> reversedDecisions) {
 		this.decisions = List.copyOf(decisions);
 		this.allowed = this.decisions.stream().allMatch(PolicyDecision::allowed);
 		this.permit = permit;
 		this.reversal = reversal;
+		this.reversedDecisions = reversedDecisions;
 	}
 
 	/**
@@ -91,6 +107,15 @@ public final class RateLimitDecision {
 	 */
 	public Permit reversal() {
 		return this.reversal;
+	}
+
+	/**
+	 * This decision as it stands once {@link #reversal()} has given everything back: each policy's remaining
+	 * includes this request's cost again. For the headers of a request denied by a later check.
+	 * @return the reversed view, holding no permits
+	 */
+	public RateLimitDecision reversed() {
+		return new RateLimitDecision(this.reversedDecisions.get(), Permit.NONE);
 	}
 
 	@Override

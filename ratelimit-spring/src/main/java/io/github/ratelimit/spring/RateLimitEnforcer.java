@@ -315,6 +315,22 @@ public final class RateLimitEnforcer {
 	}
 
 	/**
+	 * The decision to report when a later check (a method's policies) denies a request that earlier checks (the
+	 * filter's) admitted: the earlier decisions as they stand once given back, with the denying one.
+	 * @param earlier the request's earlier decisions, whose reversal the caller releases
+	 * @param denying the denying decision
+	 * @return the merged decision for the headers and the rejection
+	 */
+	public static RateLimitDecision mergeDenied(List<RateLimitDecision> earlier, RateLimitDecision denying) {
+		List<RateLimitDecision> all = new ArrayList<>(earlier.size() + 1);
+		for (RateLimitDecision decision : earlier) {
+			all.add(decision.allowed() ? decision.reversed() : decision);
+		}
+		all.add(denying);
+		return merge(all);
+	}
+
+	/**
 	 * Several decisions of one request (the filter's and the methods') as one, for the headers: all their policies,
 	 * admitted only when each was. The result holds no permits.
 	 * @param decisions the decisions

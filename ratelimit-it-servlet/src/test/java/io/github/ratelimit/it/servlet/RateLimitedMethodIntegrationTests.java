@@ -35,6 +35,8 @@ class RateLimitedMethodIntegrationTests extends IntegrationTestSupport {
 		assertThat(header(denied, "X-RateLimit-Remaining")).isEqualTo("0");
 		assertThat(header(denied, "RateLimit-Policy")).isEqualTo("\"combo-rule\";q=10;w=3600, \"combo-method\";q=2;w=3600");
 		assertThat(header(denied, "Retry-After")).isNotEmpty();
+		// the rule's quota the denied request took is given back, and the 429 says so: 8 left, not 7
+		assertThat(header(denied, "RateLimit")).startsWith("\"combo-rule\";r=8;");
 		JsonNode problem = JsonMapper.shared().readTree(denied.body());
 		assertThat(problem.get("policies")).hasSize(1);
 		assertThat(problem.get("policies").get(0).get("name").asString()).isEqualTo("combo-method");

@@ -1,7 +1,6 @@
 package io.github.ratelimit.spring.servlet;
 
 import java.lang.reflect.Method;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -86,9 +85,7 @@ public class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 		List<RateLimitDecision> decisions = ServletRateLimits.decisions(request);
 		if (!decision.allowed()) {
 			reverse(decisions);
-			List<RateLimitDecision> all = new ArrayList<>(decisions);
-			all.add(decision);
-			throw new RateLimitExceededException(RateLimitEnforcer.merge(all));
+			throw new RateLimitExceededException(RateLimitEnforcer.mergeDenied(decisions, decision));
 		}
 		ServletRateLimits.record(request, decision);
 		HttpServletResponse response = servlet.getResponse();
