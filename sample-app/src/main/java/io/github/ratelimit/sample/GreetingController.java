@@ -2,44 +2,28 @@ package io.github.ratelimit.sample;
 
 import java.util.Map;
 
-import io.github.ratelimit.autoconfigure.RateLimitPolicies;
-import io.github.ratelimit.core.PolicyDecision;
-import io.github.ratelimit.core.RateLimitDecision;
-import io.github.ratelimit.core.RateLimitRequest;
-import io.github.ratelimit.core.RateLimiter;
-import jakarta.servlet.http.HttpServletRequest;
+import io.github.ratelimit.spring.RateLimited;
 
-import org.springframework.http.HttpStatus;
-import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * Calls the engine directly; the starter's filter and {@code @RateLimited} take this over.
+ * Endpoints limited by the starter: {@code /hello} by a filter rule, {@code /greet/{name}} also by an annotation
+ * whose key is the path variable.
  */
 @RestController
 class GreetingController {
 
-	private final RateLimiter limiter;
-
-	private final RateLimitPolicies policies;
-
-	GreetingController(RateLimiter limiter, RateLimitPolicies policies) {
-		this.limiter = limiter;
-		this.policies = policies;
+	@GetMapping("/hello")
+	Map<String, String> hello() {
+		return Map.of("greeting", "hello");
 	}
 
-	@GetMapping("/hello")
-	ResponseEntity<Map<String, Object>> hello(HttpServletRequest request) {
-		RateLimitDecision decision = this.limiter
-			.check(RateLimitRequest.of(this.policies.get("per-client"), request.getRemoteAddr()));
-		PolicyDecision deciding = decision.deciding().orElseThrow();
-		if (!decision.allowed()) {
-			return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
-				.header("Retry-After", Long.toString((decision.retryAfter().toMillis() + 999) / 1000))
-				.body(Map.of("error", "rate limited", "policy", deciding.policy().name()));
-		}
-		return ResponseEntity.ok(Map.of("greeting", "hello", "remaining", deciding.remaining()));
+	@GetMapping("/greet/{name}")
+	@RateLimited(name = "per-name", algorithm = "sliding-window-log", limit = 2, window = "30s", key = "#name")
+	Map<String, String> greet(@PathVariable String name) {
+		return Map.of("greeting", "hello " + name);
 	}
 
 }
