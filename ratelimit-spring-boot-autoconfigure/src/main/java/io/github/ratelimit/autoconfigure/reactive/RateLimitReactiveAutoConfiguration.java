@@ -1,17 +1,71 @@
 package io.github.ratelimit.autoconfigure.reactive;
 
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
+import io.github.ratelimit.autoconfigure.RateLimitProperties;
+import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
+import io.github.ratelimit.spring.reactive.RateLimitWebExceptionHandler;
+import io.github.ratelimit.spring.reactive.RateLimitWebFilter;
+import io.github.ratelimit.spring.reactive.ReactiveRateLimitedMethodPostProcessor;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 
 /**
- * Rate limiting for reactive (WebFlux) web applications.
+ * Rate limiting for reactive (WebFlux) web applications: the {@link RateLimitWebFilter} for the filter rules
+ * ({@code ratelimit.filter.*}), {@code @RateLimited} on methods returning {@code Mono}, {@code Flux} or
+ * {@code Publisher}, and the {@link RateLimitWebExceptionHandler} that answers their denials with the rejection.
+ * With Redis, its shared reactive connection is opened at startup, so that no request connects on an event loop.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 @ConditionalOnProperty(prefix = "ratelimit", name = "enabled", havingValue = "true", matchIfMissing = true)
+@ConditionalOnBean(RateLimitEnforcer.class)
 public final class RateLimitReactiveAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnProperty(prefix = "ratelimit.filter", name = "enabled", havingValue = "true", matchIfMissing = true)
+	RateLimitWebFilter rateLimitWebFilter(RateLimitEnforcer enforcer, RateLimitProperties properties) {
+		return new RateLimitWebFilter(enforcer, properties.getFilter().getOrder());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitWebExceptionHandler rateLimitWebExceptionHandler(RateLimitEnforcer enforcer) {
+		return new RateLimitWebExceptionHandler(enforcer);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(RateLimitedMethodPostProcessor.class)
+	static ReactiveRateLimitedMethodPostProcessor rateLimitedMethodPostProcessor(
+			ObjectProvider<RateLimitEnforcer> enforcer) {
+		return new ReactiveRateLimitedMethodPostProcessor(enforcer::getObject);
+	}
+
+	/**
+	 * With Redis: its shared reactive connection is opened at startup, not by the first request on an event loop.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(ReactiveRedisConnectionFactory.class)
+	@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
+	static class RedisConnectionConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		ReactiveRedisConnectionWarmUp rateLimitReactiveRedisConnectionWarmUp(
+				ReactiveRedisConnectionFactory connectionFactory) {
+			return new ReactiveRedisConnectionWarmUp(connectionFactory);
+		}
+
+	}
 
 }

@@ -1,0 +1,67 @@
+package io.github.ratelimit.it.webflux;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import reactor.blockhound.BlockHound;
+import reactor.blockhound.BlockingOperationError;
+
+/**
+ * BlockHound, installed once for the whole test JVM before any application starts: every blocking call on a
+ * non-blocking thread (Netty's event loops, Lettuce's, Reactor's parallel scheduler) is recorded here and fails with
+ * {@link BlockingOperationError}, so every request of every integration test runs under it.
+ */
+final class BlockingCalls {
+
+	private static final List<String> DETECTED = new CopyOnWriteArrayList<>();
+
+	static {
+		// install(...) also applies the integrations found on the class path (Reactor's and Netty's, which tell
+		// which threads are non-blocking); a bare builder() would watch no thread at all
+		BlockHound.install((builder) -> builder
+			// KNOWN, reported: Spring Data Redis' DefaultRedisScript takes a ReentrantLock in every getSha1(), so two
+			// event loops running the same script at once may park for the few instructions it is held. The fix
+			// belongs in ratelimit-core (LuaScripts: an immutable RedisScript with the SHA-1 computed once); until
+			// then this one method is allowed, nothing else.
+			.allowBlockingCallsInside("org.springframework.data.redis.core.script.DefaultRedisScript", "getSha1")
+			// Lettuce takes a ReentrantLock for a few instructions in every command write to a shared connection,
+			// so event loops writing at the same moment may park on it: a short critical section of the Redis
+			// client, not I/O. Nothing else of Lettuce is allowed.
+			.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "incrementWriters")
+			.blockingMethodCallback((method) -> {
+				DETECTED.add(method + " on " + Thread.currentThread().getName() + where());
+				throw new BlockingOperationError(method);
+			}));
+	}
+
+	private BlockingCalls() {
+	}
+
+	/** The frames of the project and of the libraries that led to the call, for the failure message. */
+	private static String where() {
+		StringBuilder frames = new StringBuilder();
+		for (StackTraceElement frame : new Throwable().getStackTrace()) {
+			String name = frame.getClassName();
+			if (!name.startsWith("reactor.blockhound") && !name.startsWith(BlockingCalls.class.getName())) {
+				frames.append("\n\tat ").append(frame);
+			}
+		}
+		return frames.toString();
+	}
+
+	/** Installs BlockHound (once). */
+	static void install() {
+		// the static initializer did
+	}
+
+	/**
+	 * The blocking calls detected so far, cleared.
+	 * @return the calls
+	 */
+	static List<String> drain() {
+		List<String> calls = List.copyOf(DETECTED);
+		DETECTED.removeAll(calls);
+		return calls;
+	}
+
+}

@@ -1,0 +1,139 @@
+package io.github.ratelimit.it.webflux;
+
+import java.time.Duration;
+
+import io.github.ratelimit.spring.RateLimited;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.http.MediaType;
+import org.springframework.http.codec.ServerSentEvent;
+import org.springframework.stereotype.Service;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * A WebFlux application on Netty with the starter and Spring Data Redis (Lettuce). Filter rules come from
+ * {@code application.yml}; the handlers below add {@code @RateLimited} policies.
+ */
+@SpringBootApplication
+public class WebfluxTestApplication {
+
+	/** Paths under filter rules only. */
+	@RestController
+	static class RuleController {
+
+		@GetMapping({ "/api/hello", "/ip/hello", "/short/hello", "/shared/hello", "/combined/plain" })
+		Mono<String> hello() {
+			return Mono.just("hello");
+		}
+
+		@GetMapping("/rule-stream/once")
+		Mono<String> once() {
+			return Mono.just("once");
+		}
+
+		/** Blocks the event loop on purpose: BlockHound must catch it. */
+		@GetMapping("/blocking/sleep")
+		Mono<String> sleep() {
+			return Mono.fromCallable(() -> {
+				Thread.sleep(1);
+				return "slept";
+			});
+		}
+
+		/** Never completes by itself: a client that goes away cancels it. */
+		@GetMapping(path = "/rule-stream/infinite", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
+		Flux<ServerSentEvent<String>> infinite() {
+			return ticks();
+		}
+
+	}
+
+	/** Handlers with @RateLimited policies of their own. */
+	@RestController
+	static class AnnotatedController {
+
+		private final TenantService tenants;
+
+		AnnotatedController(TenantService tenants) {
+			this.tenants = tenants;
+		}
+
+		@GetMapping("/tenants/{tenant}/mono")
+		@RateLimited(name = "tenant-mono", algorithm = "sliding-window-log", limit = 2, window = "1h", key = "#tenant")
+		public Mono<String> mono(@PathVariable String tenant) {
+			return Mono.just("mono " + tenant);
+		}
+
+		@GetMapping("/tenants/{tenant}/flux")
+		@RateLimited(name = "tenant-flux", algorithm = "sliding-window-log", limit = 1, window = "1h", key = "#tenant")
+		public Flux<String> flux(@PathVariable String tenant) {
+			return Flux.just("flux ", tenant);
+		}
+
+		/** Calls the rate-limited service twice but subscribes to one result only. */
+		@GetMapping("/tenants/{tenant}/assembled-twice")
+		public Mono<String> assembledTwice(@PathVariable String tenant) {
+			Mono<String> unused = this.tenants.greet(tenant);
+			return this.tenants.greet(tenant).map((greeting) -> greeting + " (" + (unused != null) + ")");
+		}
+
+		@GetMapping("/combined/{tenant}")
+		@RateLimited(name = "combined-annotation", algorithm = "gcra", limit = 1, window = "1h", key = "#tenant")
+		public Mono<String> combined(@PathVariable String tenant) {
+			return Mono.just("combined " + tenant);
+		}
+
+		@GetMapping("/slot/ok")
+		@RateLimited("slots")
+		public Mono<String> ok() {
+			return Mono.just("ok");
+		}
+
+		@GetMapping("/slot/error")
+		@RateLimited("slots")
+		public Mono<String> error() {
+			return Mono.error(new IllegalStateException("handler failed"));
+		}
+
+		@GetMapping(path = "/slot/sse-finite", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
+		@RateLimited("slots")
+		public Flux<ServerSentEvent<String>> finite() {
+			return Flux.range(0, 3).delayElements(Duration.ofMillis(20)).map((i) -> ServerSentEvent.builder("event-" + i).build());
+		}
+
+		@GetMapping(path = "/slot/sse-infinite", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
+		@RateLimited("slots")
+		public Flux<ServerSentEvent<String>> infinite() {
+			return ticks();
+		}
+
+	}
+
+	/**
+	 * An endless stream that honours backpressure ({@code Flux.interval} fails with an overflow when the writer asks
+	 * for the next event later than the tick, which would end the stream by an error instead of by the client).
+	 * @return one event every 100 ms
+	 */
+	static Flux<ServerSentEvent<String>> ticks() {
+		return Flux.range(0, Integer.MAX_VALUE)
+			.delayElements(Duration.ofMillis(100))
+			.map((i) -> ServerSentEvent.builder("tick-" + i).build());
+	}
+
+	/** A rate-limited service: its policy is checked when a caller subscribes to its result. */
+	@Service
+	static class TenantService {
+
+		@RateLimited(name = "tenant-greeting", algorithm = "sliding-window-log", limit = 2, window = "1h",
+				key = "#tenant")
+		public Mono<String> greet(String tenant) {
+			return Mono.just("greetings " + tenant);
+		}
+
+	}
+
+}

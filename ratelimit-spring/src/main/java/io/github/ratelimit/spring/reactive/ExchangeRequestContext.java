@@ -1,0 +1,85 @@
+package io.github.ratelimit.spring.reactive;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.security.Principal;
+
+import io.github.ratelimit.spring.RequestContext;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * A {@link RequestContext} over a {@link ServerWebExchange}. The principal is resolved before (the exchange only
+ * offers it as a {@code Mono}).
+ */
+final class ExchangeRequestContext implements RequestContext {
+
+	private final ServerWebExchange exchange;
+
+	private final @Nullable Principal principal;
+
+	ExchangeRequestContext(ServerWebExchange exchange, @Nullable Principal principal) {
+		this.exchange = exchange;
+		this.principal = principal;
+	}
+
+	@Override
+	public String method() {
+		return this.exchange.getRequest().getMethod().name();
+	}
+
+	@Override
+	public String path() {
+		return this.exchange.getRequest().getPath().pathWithinApplication().value();
+	}
+
+	/**
+	 * The peer address of the connection, or what Spring's forwarded-header handling (a
+	 * {@code ForwardedHeaderTransformer}, or the server's own with {@code server.forward-headers-strategy}) made of
+	 * trusted proxies' headers. Never read from a header here. Addresses such handling creates are unresolved: their
+	 * host string is the literal from the header, taken as is (no DNS lookup).
+	 */
+	@Override
+	public @Nullable String remoteAddress() {
+		InetSocketAddress address = this.exchange.getRequest().getRemoteAddress();
+		if (address == null) {
+			return null;
+		}
+		InetAddress resolved = address.getAddress();
+		if (resolved != null) {
+			return resolved.getHostAddress();
+		}
+		String host = address.getHostString();
+		if (host.length() > 2 && host.charAt(0) == '[' && host.charAt(host.length() - 1) == ']') {
+			return host.substring(1, host.length() - 1);
+		}
+		return host.isEmpty() ? null : host;
+	}
+
+	@Override
+	public @Nullable String header(String name) {
+		return this.exchange.getRequest().getHeaders().getFirst(name);
+	}
+
+	@Override
+	public @Nullable Principal principal() {
+		return this.principal;
+	}
+
+	@Override
+	public @Nullable Object attribute(String name) {
+		return this.exchange.getAttribute(name);
+	}
+
+	@Override
+	public Object nativeRequest() {
+		return this.exchange;
+	}
+
+	@Override
+	public String toString() {
+		return "ExchangeRequestContext[" + method() + " " + path() + "]";
+	}
+
+}

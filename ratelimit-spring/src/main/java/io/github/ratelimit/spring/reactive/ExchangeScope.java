@@ -1,0 +1,297 @@
+package io.github.ratelimit.spring.reactive;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.github.ratelimit.core.Permit;
+import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.core.RequestIds;
+import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.Rejection;
+import io.github.ratelimit.spring.RequestContext;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * What the rate limiter knows of one exchange: its {@link RequestContext}, the decisions made for it (exchange
+ * attribute {@link RateLimitEnforcer#DECISIONS_ATTRIBUTE}) and the concurrency permits it holds (attribute
+ * {@link RateLimitEnforcer#PERMITS_ATTRIBUTE}).
+ * <p>
+ * The {@link RateLimitWebFilter} opens one per exchange, puts it into the Reactor context of the rest of the chain
+ * (so {@code @RateLimited} methods find it when their result is subscribed to) and {@link #close() closes} it when
+ * the exchange completes, errors or is cancelled, releasing every permit recorded by then. A decision recorded after
+ * that (a check still in flight when the client went away) has its permit released at once.
+ */
+final class ExchangeScope {
+
+	private static final Log logger = LogFactory.getLog(ExchangeScope.class);
+
+	/** Reactor context key and exchange attribute under which the scope is found. */
+	static final String KEY = ExchangeScope.class.getName();
+
+	private final ServerWebExchange exchange;
+
+	private final RequestContext request;
+
+	private final boolean filterOwned;
+
+	private final List<RateLimitDecision> decisions = new CopyOnWriteArrayList<>();
+
+	private final List<Permit> permits = new CopyOnWriteArrayList<>();
+
+	private boolean closed;
+
+	private ExchangeScope(ServerWebExchange exchange, RequestContext request, boolean filterOwned) {
+		this.exchange = exchange;
+		this.request = request;
+		this.filterOwned = filterOwned;
+	}
+
+	/** Makes this the exchange's scope, unless another got there first: returns the exchange's scope. */
+	private ExchangeScope attach(boolean replace) {
+		Map<String, Object> attributes = this.exchange.getAttributes();
+		if (!replace) {
+			Object existing = attributes.putIfAbsent(KEY, this);
+			if (existing instanceof ExchangeScope scope) {
+				return scope;
+			}
+		}
+		attributes.put(KEY, this);
+		attributes.put(RateLimitEnforcer.DECISIONS_ATTRIBUTE, this.decisions);
+		attributes.put(RateLimitEnforcer.PERMITS_ATTRIBUTE, this.permits);
+		return this;
+	}
+
+	/**
+	 * Opens the scope of an exchange the {@link RateLimitWebFilter} handles; the filter closes it.
+	 * @param exchange the exchange
+	 * @param request its request context
+	 * @return the scope
+	 */
+	/**
+	 * Initializes what the engine would otherwise initialize on an event loop at the first request: the per-process
+	 * prefix of {@link RequestIds}, read from {@code SecureRandom} (a read of {@code /dev/urandom}, a blocking call).
+	 * Called when the filter and the interceptor are created, at startup.
+	 */
+	static void initializeEngine() {
+		RequestIds.next();
+	}
+
+	static ExchangeScope open(ServerWebExchange exchange, RequestContext request) {
+		return new ExchangeScope(exchange, request, true).attach(true);
+	}
+
+	/**
+	 * The scope of the exchange a subscription runs for: the filter's, from the Reactor context; without the filter
+	 * (say {@code ratelimit.filter.enabled=false}), one made from the exchange that Spring's
+	 * {@link ServerWebExchangeContextFilter} puts into the context. Such a scope is never closed by a filter: the
+	 * caller releases what it takes.
+	 * @param context the subscriber's context
+	 * @return the scope, or an error when the subscription does not run for an exchange
+	 */
+	static Mono<ExchangeScope> current(ContextView context) {
+		ExchangeScope scope = context.getOrDefault(KEY, null);
+		if (scope != null) {
+			return Mono.just(scope);
+		}
+		ServerWebExchange exchange = ServerWebExchangeContextFilter.getExchange(context).orElse(null);
+		if (exchange == null) {
+			return Mono.error(new IllegalStateException("No WebFlux exchange in the Reactor context: a @RateLimited "
+					+ "method returning Mono, Flux or Publisher must be subscribed to within a request that went "
+					+ "through the RateLimitWebFilter (ratelimit.filter.enabled=true) or Spring's "
+					+ "ServerWebExchangeContextFilter"));
+		}
+		ExchangeScope existing = exchange.getAttribute(KEY);
+		if (existing != null) {
+			return Mono.just(existing);
+		}
+		return exchange.getPrincipal()
+			.map((principal) -> new ExchangeScope(exchange, new ExchangeRequestContext(exchange, principal), false))
+			.switchIfEmpty(Mono.fromSupplier(
+					() -> new ExchangeScope(exchange, new ExchangeRequestContext(exchange, null), false)))
+			.map((created) -> created.attach(false));
+	}
+
+	ServerWebExchange exchange() {
+		return this.exchange;
+	}
+
+	RequestContext request() {
+		return this.request;
+	}
+
+	/**
+	 * Whether the filter releases the permits recorded here when the exchange completes.
+	 * @return true for the filter's scope
+	 */
+	boolean isFilterOwned() {
+		return this.filterOwned;
+	}
+
+	/**
+	 * The decisions made so far for the exchange.
+	 * @return a snapshot
+	 */
+	List<RateLimitDecision> decisions() {
+		return List.copyOf(this.decisions);
+	}
+
+	/**
+	 * Checks targets for this exchange and records the decision. The check itself is not cancelled with its
+	 * subscriber: if the exchange is cancelled while it is in flight, its permit is released once it arrives, so a
+	 * client that goes away never leaves a concurrency permit behind.
+	 * @param enforcer the enforcer
+	 * @param targets the policies
+	 * @param method the rate-limited method, or null in the filter
+	 * @param args its arguments, or null
+	 * @return the decision
+	 */
+	Mono<RateLimitDecision> check(RateLimitEnforcer enforcer, List<RateLimitEnforcer.Target> targets,
+			@Nullable Method method, @Nullable Object @Nullable [] args) {
+		return uncancellable(enforcer.checkAsync(this.request, targets, method, args))
+			.flatMap((decision) -> record(decision).thenReturn(decision));
+	}
+
+	private static Mono<RateLimitDecision> uncancellable(Mono<RateLimitDecision> check) {
+		return Mono.create((sink) -> {
+			AtomicBoolean settled = new AtomicBoolean();
+			sink.onCancel(() -> settled.set(true));
+			check.subscribe((decision) -> {
+				if (settled.compareAndSet(false, true)) {
+					sink.success(decision);
+				}
+				else {
+					release(decision.permit()).subscribe();
+				}
+			}, (error) -> {
+				if (settled.compareAndSet(false, true)) {
+					sink.error(error);
+				}
+				else if (logger.isDebugEnabled()) {
+					logger.debug("Rate-limit check of a cancelled exchange failed", error);
+				}
+			});
+		});
+	}
+
+	/**
+	 * Records a decision of this exchange; if the exchange is already closed, releases its permit instead.
+	 * @param decision the decision
+	 * @return completes once recorded (or released)
+	 */
+	Mono<Void> record(RateLimitDecision decision) {
+		synchronized (this) {
+			if (!this.closed) {
+				this.decisions.add(decision);
+				if (decision.permit() != Permit.NONE) {
+					permits().add(decision.permit());
+				}
+				return Mono.empty();
+			}
+		}
+		return release(decision.permit());
+	}
+
+	/**
+	 * Closes the scope: releases every permit in {@link RateLimitEnforcer#PERMITS_ATTRIBUTE}, including those others
+	 * put there. Never fails; a failed release is logged (the backend reclaims the permit after its window).
+	 * @return completes once released
+	 */
+	Mono<Void> close() {
+		List<Permit> held;
+		synchronized (this) {
+			if (this.closed) {
+				return Mono.empty();
+			}
+			this.closed = true;
+			held = new ArrayList<>(permits());
+		}
+		if (held.isEmpty()) {
+			return Mono.empty();
+		}
+		return Flux.fromIterable(held).flatMap(ExchangeScope::release).then();
+	}
+
+	@SuppressWarnings("unchecked")
+	private List<Permit> permits() {
+		Object attribute = this.exchange.getAttribute(RateLimitEnforcer.PERMITS_ATTRIBUTE);
+		return (attribute instanceof List<?> list) ? (List<Permit>) list : this.permits;
+	}
+
+	static Mono<Void> release(Permit permit) {
+		if (permit == Permit.NONE) {
+			return Mono.empty();
+		}
+		return permit.releaseAsync().onErrorResume((ex) -> {
+			logger.warn("Could not release a rate-limit permit; it is reclaimed after its policy's window", ex);
+			return Mono.empty();
+		});
+	}
+
+	/**
+	 * Gives back everything the admitted decisions recorded so far took, for when a later check of the same
+	 * exchange denies it. Never fails.
+	 * @return completes once given back
+	 */
+	Mono<Void> reverseAdmitted() {
+		return Flux.fromIterable(this.decisions)
+			.filter(RateLimitDecision::allowed)
+			.flatMap((decision) -> decision.reversal().releaseAsync().onErrorResume((ex) -> {
+				logger.warn("Could not give back the quota of a request denied by a later policy", ex);
+				return Mono.empty();
+			}))
+			.then();
+	}
+
+	/**
+	 * Sets rate-limit headers on the response, replacing earlier values, unless it is already committed.
+	 * @param headers the headers
+	 */
+	void setHeaders(HttpHeaders headers) {
+		ServerHttpResponse response = this.exchange.getResponse();
+		if (headers.isEmpty() || response.isCommitted()) {
+			return;
+		}
+		try {
+			response.getHeaders().putAll(headers);
+		}
+		catch (UnsupportedOperationException ex) {
+			// committed meanwhile: the headers are read-only now
+		}
+	}
+
+	/**
+	 * Writes a rejection as the response.
+	 * @param exchange the exchange
+	 * @param rejection the rejection
+	 * @return completes once written
+	 */
+	static Mono<Void> write(ServerWebExchange exchange, Rejection rejection) {
+		ServerHttpResponse response = exchange.getResponse();
+		if (!response.setStatusCode(HttpStatusCode.valueOf(rejection.status()))) {
+			return Mono.error(new IllegalStateException("The response is already committed"));
+		}
+		HttpHeaders headers = response.getHeaders();
+		headers.clearContentHeaders();
+		headers.putAll(rejection.headers());
+		if (rejection.body().length == 0) {
+			return response.setComplete();
+		}
+		return response.writeWith(Mono.fromSupplier(() -> response.bufferFactory().wrap(rejection.body())));
+	}
+
+}

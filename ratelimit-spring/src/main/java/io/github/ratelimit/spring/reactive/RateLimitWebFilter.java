@@ -1,0 +1,98 @@
+package io.github.ratelimit.spring.reactive;
+
+import java.util.List;
+
+import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RequestContext;
+import reactor.core.publisher.Mono;
+
+import org.springframework.core.Ordered;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+
+/**
+ * Applies the filter rules ({@code ratelimit.filter.rules}) to WebFlux requests, without blocking.
+ * <p>
+ * For every exchange it resolves the principal ({@code ServerWebExchange#getPrincipal()}, absent when
+ * unauthenticated), then checks the policies of the rules matching the request's method and path within the
+ * application. An admitted request gets the rate-limit headers and goes on down the chain; a denied one gets the
+ * rejection (429 and an RFC 9457 body by default) and never reaches the handler. The client address is the
+ * exchange's remote address only: forwarded headers count only as far as Spring's forwarded-header handling
+ * ({@code server.forward-headers-strategy}) trusts them.
+ * <p>
+ * The rest of the chain runs with the exchange's {@link ExchangeScope} in its Reactor context, so that
+ * {@code @RateLimited} reactive methods ({@link ReactiveRateLimitInterceptor}) add their decisions to the same
+ * request. When the exchange completes, fails or is cancelled (the client went away), every concurrency permit it
+ * holds ({@link RateLimitEnforcer#PERMITS_ATTRIBUTE}) is released, asynchronously. A response that completes normally
+ * releases them before its last bytes are sent (see {@link ReleasingResponse}), so a client never finds its own
+ * finished request still holding a permit.
+ * <p>
+ * The default order, {@code -90}, runs it just after Spring Security's {@code WebFilterChainProxy} ({@code -100}),
+ * so that principal keys work.
+ */
+public final class RateLimitWebFilter implements WebFilter, Ordered {
+
+	/** The default order: just after Spring Security's filter chain ({@code -100}). */
+	public static final int DEFAULT_ORDER = -90;
+
+	private final RateLimitEnforcer enforcer;
+
+	private final int order;
+
+	/**
+	 * A filter at the {@link #DEFAULT_ORDER default order}.
+	 * @param enforcer the enforcer
+	 */
+	public RateLimitWebFilter(RateLimitEnforcer enforcer) {
+		this(enforcer, DEFAULT_ORDER);
+	}
+
+	/**
+	 * A filter.
+	 * @param enforcer the enforcer
+	 * @param order the order among the web filters
+	 */
+	public RateLimitWebFilter(RateLimitEnforcer enforcer, int order) {
+		this.enforcer = enforcer;
+		this.order = order;
+		ExchangeScope.initializeEngine();
+	}
+
+	@Override
+	public int getOrder() {
+		return this.order;
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+		return exchange.getPrincipal()
+			.<RequestContext>map((principal) -> new ExchangeRequestContext(exchange, principal))
+			.switchIfEmpty(Mono.fromSupplier(() -> new ExchangeRequestContext(exchange, null)))
+			.flatMap((request) -> Mono.usingWhen(Mono.fromSupplier(() -> ExchangeScope.open(exchange, request)),
+					(scope) -> apply(scope, chain), ExchangeScope::close, (scope, error) -> scope.close(),
+					ExchangeScope::close));
+	}
+
+	private Mono<Void> apply(ExchangeScope scope, WebFilterChain chain) {
+		RequestContext request = scope.request();
+		ServerWebExchange exchange = scope.exchange();
+		ServerWebExchange releasing = exchange.mutate()
+			.response(ReleasingResponse.of(exchange.getResponse(), scope::close))
+			.build();
+		Mono<Void> proceed = Mono.defer(() -> chain.filter(releasing))
+			.contextWrite((context) -> context.put(ExchangeScope.KEY, scope));
+		List<RateLimitEnforcer.Target> targets = this.enforcer.ruleTargets(request.method(), request.path());
+		if (targets.isEmpty()) {
+			return proceed;
+		}
+		return scope.check(this.enforcer, targets, null, null).flatMap((decision) -> {
+			if (decision.allowed()) {
+				scope.setHeaders(this.enforcer.headers(decision));
+				return proceed;
+			}
+			return ExchangeScope.write(scope.exchange(), this.enforcer.reject(decision, request));
+		});
+	}
+
+}

@@ -1,0 +1,173 @@
+package io.github.ratelimit.spring.reactive;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+
+import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitExceededException;
+import io.github.ratelimit.spring.RateLimited;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.aop.Pointcut;
+import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+import org.springframework.util.function.SingletonSupplier;
+
+/**
+ * Checks the policies of {@link RateLimited} methods in WebFlux applications, without blocking.
+ * <p>
+ * A rate-limited method must return {@code Mono}, {@code Flux} or {@code Publisher}. The proxy returns a deferred
+ * publisher of the same type: nothing happens until it is subscribed to; then it finds the exchange's
+ * {@link ExchangeScope} in the Reactor context (put there by the {@link RateLimitWebFilter}), checks the method's
+ * policies with its arguments (SpEL keys see them by name), and only when they admit it calls the method and
+ * subscribes to its result, so a denied call runs none of the method's code. Each subscription is a new check and a
+ * new call. An admitted check records its decision and permits in the exchange (the filter releases them when the
+ * response ends, on error and on cancellation) and updates the response's rate-limit headers with all admitted
+ * decisions of the exchange. A denied check gives back what the exchange's earlier admitted checks took (the filter
+ * rules'), so a denied request uses no quota, and signals {@link RateLimitExceededException} with all decisions of
+ * the exchange, the earlier ones as given back ({@link RateLimitEnforcer#mergeDenied}), which
+ * {@link RateLimitWebExceptionHandler} turns into the rejection.
+ * <p>
+ * Without the filter ({@code ratelimit.filter.enabled=false}) the exchange is taken from Spring's
+ * {@code ServerWebExchangeContextFilter}, when the application registers one, and each call releases its own permits
+ * when its result terminates.
+ * <p>
+ * Other return types cannot be checked without blocking the event loop, so they fail at startup
+ * ({@link ReactiveRateLimitedMethodPostProcessor}); this interceptor refuses them too. {@code CompletableFuture} and
+ * RxJava types are refused because the Reactor context, and with it the exchange, does not reach through them.
+ */
+public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
+
+	private final Supplier<RateLimitEnforcer> enforcer;
+
+	/**
+	 * An interceptor.
+	 * @param enforcer the enforcer
+	 */
+	public ReactiveRateLimitInterceptor(RateLimitEnforcer enforcer) {
+		this(() -> enforcer);
+	}
+
+	/**
+	 * An interceptor that looks the enforcer up on its first call.
+	 * @param enforcer supplies the enforcer, called at most once
+	 */
+	public ReactiveRateLimitInterceptor(Supplier<RateLimitEnforcer> enforcer) {
+		this.enforcer = SingletonSupplier.of(enforcer);
+		ExchangeScope.initializeEngine();
+	}
+
+	@Override
+	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+		Method method = invocation.getMethod();
+		Object target = invocation.getThis();
+		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : method.getDeclaringClass();
+		Class<?> returnType = method.getReturnType();
+		if (!isSupported(returnType)) {
+			if (ReflectionUtils.isObjectMethod(method)) {
+				return invocation.proceed();
+			}
+			throw new IllegalStateException(unsupportedMessage(method, targetClass));
+		}
+		RateLimitEnforcer enforcer = this.enforcer.get();
+		List<RateLimitEnforcer.Target> targets = enforcer.annotationTargets(method, targetClass);
+		if (targets.isEmpty()) {
+			return invocation.proceed();
+		}
+		Object[] args = invocation.getArguments().clone();
+		if (returnType == Mono.class) {
+			return Mono.deferContextual((context) -> ExchangeScope.current(context)
+				.flatMap((scope) -> Mono.usingWhen(admit(enforcer, scope, targets, method, args),
+						(decision) -> Mono.from(call(invocation)), (decision) -> done(scope, decision),
+						(decision, error) -> done(scope, decision), (decision) -> done(scope, decision))));
+		}
+		return Flux.deferContextual((context) -> ExchangeScope.current(context)
+			.flatMapMany((scope) -> Flux.usingWhen(admit(enforcer, scope, targets, method, args),
+					(decision) -> call(invocation), (decision) -> done(scope, decision),
+					(decision, error) -> done(scope, decision), (decision) -> done(scope, decision))));
+	}
+
+	/**
+	 * Checks the method's policies for the exchange: emits the admitted decision, or gives back what the exchange's
+	 * earlier checks took and signals the denial.
+	 */
+	private static Mono<RateLimitDecision> admit(RateLimitEnforcer enforcer, ExchangeScope scope,
+			List<RateLimitEnforcer.Target> targets, Method method, @Nullable Object[] args) {
+		return scope.check(enforcer, targets, method, args).flatMap((decision) -> {
+			List<RateLimitDecision> earlier = new ArrayList<>(scope.decisions());
+			earlier.remove(decision);
+			if (decision.allowed()) {
+				// an earlier denial the application recovered from does not belong on an admitted response
+				earlier.removeIf((made) -> !made.allowed());
+				earlier.add(decision);
+				scope.setHeaders(enforcer.headers(RateLimitEnforcer.merge(earlier)));
+				return Mono.just(decision);
+			}
+			// the earlier admitted decisions are given back, and reported as such
+			RateLimitDecision merged = RateLimitEnforcer.mergeDenied(earlier, decision);
+			return scope.reverseAdmitted().then(Mono.error(new RateLimitExceededException(merged)));
+		});
+	}
+
+	/** Without the filter nobody else releases the call's permits: it does, when its result terminates. */
+	private static Mono<Void> done(ExchangeScope scope, RateLimitDecision decision) {
+		return scope.isFilterOwned() ? Mono.empty() : ExchangeScope.release(decision.permit());
+	}
+
+	/** Calls the method (again for every subscription, through a clone of the invocation). */
+	private static Publisher<?> call(MethodInvocation invocation) {
+		try {
+			Object result = (invocation instanceof ProxyMethodInvocation proxied) ? proxied.invocableClone().proceed()
+					: invocation.proceed();
+			return (result != null) ? (Publisher<?>) result : Mono.empty();
+		}
+		catch (Throwable ex) {
+			return Mono.error(ex);
+		}
+	}
+
+	static boolean isSupported(Class<?> returnType) {
+		return returnType == Mono.class || returnType == Flux.class || returnType == Publisher.class;
+	}
+
+	/**
+	 * Fails when a rate-limited method of a type does not return {@code Mono}, {@code Flux} or {@code Publisher}.
+	 * @param type the bean's class
+	 * @param pointcut which methods are rate-limited
+	 * @throws IllegalStateException naming the method and what to do instead
+	 */
+	static void checkReturnTypes(Class<?> type, Pointcut pointcut) {
+		Class<?> userClass = ClassUtils.getUserClass(type);
+		ReflectionUtils.doWithMethods(userClass, (method) -> {
+			if (!isSupported(method.getReturnType()) && pointcut.getMethodMatcher().matches(method, type)) {
+				throw new IllegalStateException(unsupportedMessage(method, type));
+			}
+		}, (method) -> !method.isSynthetic() && !method.isBridge() && Modifier.isPublic(method.getModifiers())
+				&& !ReflectionUtils.isObjectMethod(method));
+	}
+
+	private static String unsupportedMessage(Method method, Class<?> targetClass) {
+		boolean onMethod = AnnotatedElementUtils.hasAnnotation(method, RateLimited.class)
+				|| AnnotatedElementUtils.hasAnnotation(method, RateLimited.List.class);
+		return "@RateLimited " + (onMethod ? "method " : "applies to ") + ClassUtils.getUserClass(targetClass).getName()
+				+ "." + method.getName() + "() " + (onMethod ? "" : "(through the annotation on its class) ")
+				+ "which returns " + method.getReturnType().getName() + ": in a WebFlux application a rate-limited "
+				+ "method must return Mono, Flux or Publisher, so that its policies are checked without blocking when "
+				+ "the result is subscribed to. Return Mono.fromSupplier(...) / Mono.just(...), or limit the path "
+				+ "with a filter rule (ratelimit.filter.rules)"
+				+ (onMethod ? "." : ", or annotate the reactive methods instead of the class.");
+	}
+
+}

@@ -1,0 +1,83 @@
+package io.github.ratelimit.spring.reactive;
+
+import java.io.File;
+import java.nio.file.Path;
+import java.util.function.Supplier;
+
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.ZeroCopyHttpOutputMessage;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
+
+/**
+ * The response the rest of the chain writes to: it releases the exchange's permits before the client can see the
+ * response end, so a client that sends its next request once it has the previous response is never refused by the
+ * permit of that previous one. A single-buffer body is held until the release completed; a streamed body's end
+ * (the last chunk) waits for it; a response without body releases before completing. The filter's release when
+ * the exchange terminates stays in place for errors and cancellation; releasing twice does nothing.
+ */
+class ReleasingResponse extends ServerHttpResponseDecorator {
+
+	private final Supplier<Mono<Void>> release;
+
+	ReleasingResponse(ServerHttpResponse delegate, Supplier<Mono<Void>> release) {
+		super(delegate);
+		this.release = release;
+	}
+
+	static ServerHttpResponse of(ServerHttpResponse delegate, Supplier<Mono<Void>> release) {
+		return (delegate instanceof ZeroCopyHttpOutputMessage) ? new ZeroCopy(delegate, release)
+				: new ReleasingResponse(delegate, release);
+	}
+
+	@Override
+	public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
+		if (body instanceof Mono<? extends DataBuffer> single) {
+			Mono<DataBuffer> released = Mono.<DataBuffer>from(single)
+				.delayUntil((buffer) -> this.release.get())
+				.switchIfEmpty(Mono.defer(() -> this.release.get().then(Mono.empty())));
+			return super.writeWith(released);
+		}
+		return super.writeWith(Flux.<DataBuffer>from(body).concatWith(Mono.defer(() -> this.release.get().then(Mono.empty()))));
+	}
+
+	@Override
+	public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
+		Flux<Publisher<? extends DataBuffer>> chunks = Flux.from(body);
+		return super.writeAndFlushWith(chunks.concatWith(Mono.defer(() -> this.release.get().then(Mono.empty()))));
+	}
+
+	@Override
+	public Mono<Void> setComplete() {
+		return Mono.defer(this.release).then(super.setComplete());
+	}
+
+	/** For responses that can send files without copying them (the file is sent after the release). */
+	private static final class ZeroCopy extends ReleasingResponse implements ZeroCopyHttpOutputMessage {
+
+		ZeroCopy(ServerHttpResponse delegate, Supplier<Mono<Void>> release) {
+			super(delegate, release);
+		}
+
+		@Override
+		public Mono<Void> writeWith(Path file, long position, long count) {
+			ZeroCopyHttpOutputMessage delegate = (ZeroCopyHttpOutputMessage) getDelegate();
+			return Mono.defer(release()).then(delegate.writeWith(file, position, count));
+		}
+
+		@Override
+		public Mono<Void> writeWith(File file, long position, long count) {
+			return writeWith(file.toPath(), position, count);
+		}
+
+	}
+
+	Supplier<Mono<Void>> release() {
+		return this.release;
+	}
+
+}
