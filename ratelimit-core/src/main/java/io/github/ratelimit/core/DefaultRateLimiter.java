@@ -15,6 +15,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 	public DefaultRateLimiter(RateLimitBackend backend) {
 		this.backend = backend;
+		RequestIds.initialize();
 	}
 
 	@Override

@@ -25,6 +25,14 @@ public final class RequestIds {
 	}
 
 	/**
+	 * Initialises the per-process prefix (a read of {@code SecureRandom}, which may block) if not done yet. Called
+	 * when a {@link DefaultRateLimiter} is created, at startup, so no request thread (an event loop) pays for it.
+	 */
+	public static void initialize() {
+		// loading the class has done it
+	}
+
+	/**
 	 * The next id.
 	 * @return an id such as {@code Xb3k9QaZ1LmP.1a}
 	 */

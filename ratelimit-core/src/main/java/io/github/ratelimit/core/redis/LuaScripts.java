@@ -4,8 +4,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Collection;
 import java.util.EnumMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -49,10 +52,49 @@ final class LuaScripts {
 		}
 		RedisScript<List> script = this.scripts.get(mask);
 		if (script == null) {
-			script = RedisScript.of(source(mask), List.class);
+			script = new AssembledScript(source(mask));
 			this.scripts.compareAndSet(mask, null, script);
 		}
 		return script;
+	}
+
+	/**
+	 * An immutable script whose SHA-1 is computed once. Spring's {@code DefaultRedisScript} takes a lock on every
+	 * {@code getSha1()}, which an event loop should not do on each request.
+	 */
+	@SuppressWarnings("rawtypes")
+	private static final class AssembledScript implements RedisScript<List> {
+
+		private final String source;
+
+		private final String sha1;
+
+		AssembledScript(String source) {
+			this.source = source;
+			try {
+				this.sha1 = HexFormat.of()
+					.formatHex(MessageDigest.getInstance("SHA-1").digest(source.getBytes(StandardCharsets.UTF_8)));
+			}
+			catch (NoSuchAlgorithmException ex) {
+				throw new IllegalStateException("SHA-1 is required by every Java platform", ex);
+			}
+		}
+
+		@Override
+		public String getSha1() {
+			return this.sha1;
+		}
+
+		@Override
+		public Class<List> getResultType() {
+			return List.class;
+		}
+
+		@Override
+		public String getScriptAsString() {
+			return this.source;
+		}
+
 	}
 
 	/**

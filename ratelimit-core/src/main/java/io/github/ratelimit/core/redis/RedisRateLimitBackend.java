@@ -57,6 +57,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	private final LuaScripts scripts = new LuaScripts();
 
 	/**
+	 * Whether a non-blocking call has gone through. Spring Data Redis opens the shared reactive connection on first
+	 * use with a blocking connect; until one call has succeeded, non-blocking calls start on a bounded elastic
+	 * thread so that an event loop never waits for a (re)connect.
+	 */
+	private volatile boolean reactiveConnected;
+
+	/**
 	 * A backend with the default key prefix {@value RateLimitKeys#DEFAULT_PREFIX}.
 	 * @param connectionFactory the Redis connection (Lettuce for the non-blocking form)
 	 */
@@ -215,9 +222,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		if (reactive == null) {
 			return Mono.fromCallable(() -> execute(call, mode, timeMicros)).subscribeOn(Schedulers.boundedElastic());
 		}
-		return reactive.execute(script(call), call.keys, List.of(call.args(mode, timeMicros)))
+		Mono<List<Long>> result = reactive.execute(script(call), call.keys, List.of(call.args(mode, timeMicros)))
 			.collectList()
 			.map(RedisRateLimitBackend::flatten);
+		if (this.reactiveConnected) {
+			return result;
+		}
+		return result.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((ok) -> this.reactiveConnected = true);
 	}
 
 	@SuppressWarnings("rawtypes")

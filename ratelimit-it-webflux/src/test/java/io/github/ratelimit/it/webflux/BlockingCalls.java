@@ -19,11 +19,6 @@ final class BlockingCalls {
 		// install(...) also applies the integrations found on the class path (Reactor's and Netty's, which tell
 		// which threads are non-blocking); a bare builder() would watch no thread at all
 		BlockHound.install((builder) -> builder
-			// KNOWN, reported: Spring Data Redis' DefaultRedisScript takes a ReentrantLock in every getSha1(), so two
-			// event loops running the same script at once may park for the few instructions it is held. The fix
-			// belongs in ratelimit-core (LuaScripts: an immutable RedisScript with the SHA-1 computed once); until
-			// then this one method is allowed, nothing else.
-			.allowBlockingCallsInside("org.springframework.data.redis.core.script.DefaultRedisScript", "getSha1")
 			// Lettuce takes a ReentrantLock for a few instructions in every command write to a shared connection,
 			// so event loops writing at the same moment may park on it: a short critical section of the Redis
 			// client, not I/O. Nothing else of Lettuce is allowed.

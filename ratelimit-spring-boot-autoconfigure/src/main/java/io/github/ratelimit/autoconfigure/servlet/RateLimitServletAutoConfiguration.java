@@ -58,10 +58,10 @@ public final class RateLimitServletAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnMissingBean({ RateLimitedMethodPostProcessor.class, DeferredRateLimitedMethodPostProcessor.class })
-	static DeferredRateLimitedMethodPostProcessor rateLimitedMethodPostProcessor(
-			ObjectProvider<RateLimitEnforcer> enforcer) {
-		return new DeferredRateLimitedMethodPostProcessor(enforcer::getObject,
+	@ConditionalOnMissingBean(RateLimitedMethodPostProcessor.class)
+	static RateLimitedMethodPostProcessor rateLimitedMethodPostProcessor(ObjectProvider<RateLimitEnforcer> enforcer) {
+		// the enforcer is looked up when the first @RateLimited bean appears, not with the post-processor
+		return new RateLimitedMethodPostProcessor(enforcer::getObject,
 				new ServletRateLimitedMethodInterceptor(enforcer::getObject));
 	}
 

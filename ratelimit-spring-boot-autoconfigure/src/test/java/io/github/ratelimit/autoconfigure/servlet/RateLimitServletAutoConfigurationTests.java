@@ -63,7 +63,7 @@ class RateLimitServletAutoConfigurationTests {
 			assertThat(registration.getFilter()).isInstanceOf(RateLimitFilter.class);
 			assertThat(registration.getOrder()).isEqualTo(-90);
 			assertThat(registration.isEnabled()).isTrue();
-			assertThat(context).hasSingleBean(DeferredRateLimitedMethodPostProcessor.class)
+			assertThat(context).hasSingleBean(RateLimitedMethodPostProcessor.class)
 				.hasSingleBean(RateLimitExceptionResolver.class)
 				.hasBean("rateLimitPermitReleaseInterceptor");
 			assertThat(context.getBean(RateLimitExceptionResolver.class).getOrder())
@@ -87,7 +87,7 @@ class RateLimitServletAutoConfigurationTests {
 			.withPropertyValues(POLICY)
 			.run((context) -> assertThat(context).hasNotFailed()
 				.doesNotHaveBean(FilterRegistrationBean.class)
-				.doesNotHaveBean(DeferredRateLimitedMethodPostProcessor.class)
+				.doesNotHaveBean(RateLimitedMethodPostProcessor.class)
 				.doesNotHaveBean(HandlerExceptionResolver.class));
 		new ReactiveWebApplicationContextRunner()
 			.withConfiguration(
@@ -95,7 +95,7 @@ class RateLimitServletAutoConfigurationTests {
 			.withPropertyValues(POLICY)
 			.run((context) -> assertThat(context).hasNotFailed()
 				.doesNotHaveBean(FilterRegistrationBean.class)
-				.doesNotHaveBean(DeferredRateLimitedMethodPostProcessor.class)
+				.doesNotHaveBean(RateLimitedMethodPostProcessor.class)
 				.doesNotHaveBean(HandlerExceptionResolver.class));
 	}
 
@@ -107,7 +107,7 @@ class RateLimitServletAutoConfigurationTests {
 				assertThat(context).hasNotFailed()
 					.doesNotHaveBean(RateLimitEnforcer.class)
 					.doesNotHaveBean(FilterRegistrationBean.class)
-					.doesNotHaveBean(DeferredRateLimitedMethodPostProcessor.class)
+					.doesNotHaveBean(RateLimitedMethodPostProcessor.class)
 					.doesNotHaveBean(RateLimitExceptionResolver.class);
 				assertThat(AopUtils.isAopProxy(context.getBean(Greeter.class))).isFalse();
 			});
@@ -120,7 +120,7 @@ class RateLimitServletAutoConfigurationTests {
 			.run((context) -> {
 				assertThat(context).hasNotFailed()
 					.doesNotHaveBean(FilterRegistrationBean.class)
-					.hasSingleBean(DeferredRateLimitedMethodPostProcessor.class)
+					.hasSingleBean(RateLimitedMethodPostProcessor.class)
 					.hasSingleBean(RateLimitExceptionResolver.class)
 					.hasBean("rateLimitPermitReleaseInterceptor");
 				assertLimited(context.getBean(Greeter.class));
@@ -157,7 +157,7 @@ class RateLimitServletAutoConfigurationTests {
 			assertThat(context).hasSingleBean(RateLimitExceptionResolver.class)
 				.hasBean("myResolver")
 				.hasSingleBean(RateLimitedMethodPostProcessor.class)
-				.doesNotHaveBean(DeferredRateLimitedMethodPostProcessor.class);
+				.hasBean("myPostProcessor");
 		});
 		this.runner.withUserConfiguration(UserFilterBean.class).run((context) -> {
 			assertThat(context).hasNotFailed()

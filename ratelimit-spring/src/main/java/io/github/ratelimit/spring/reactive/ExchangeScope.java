@@ -9,7 +9,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.ratelimit.core.Permit;
 import io.github.ratelimit.core.RateLimitDecision;
-import io.github.ratelimit.core.RequestIds;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.Rejection;
 import io.github.ratelimit.spring.RequestContext;
@@ -82,15 +81,6 @@ final class ExchangeScope {
 	 * @param request its request context
 	 * @return the scope
 	 */
-	/**
-	 * Initializes what the engine would otherwise initialize on an event loop at the first request: the per-process
-	 * prefix of {@link RequestIds}, read from {@code SecureRandom} (a read of {@code /dev/urandom}, a blocking call).
-	 * Called when the filter and the interceptor are created, at startup.
-	 */
-	static void initializeEngine() {
-		RequestIds.next();
-	}
-
 	static ExchangeScope open(ServerWebExchange exchange, RequestContext request) {
 		return new ExchangeScope(exchange, request, true).attach(true);
 	}

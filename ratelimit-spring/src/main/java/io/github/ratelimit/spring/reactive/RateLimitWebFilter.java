@@ -56,7 +56,6 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 	public RateLimitWebFilter(RateLimitEnforcer enforcer, int order) {
 		this.enforcer = enforcer;
 		this.order = order;
-		ExchangeScope.initializeEngine();
 	}
 
 	@Override

@@ -66,7 +66,6 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	 */
 	public ReactiveRateLimitInterceptor(Supplier<RateLimitEnforcer> enforcer) {
 		this.enforcer = SingletonSupplier.of(enforcer);
-		ExchangeScope.initializeEngine();
 	}
 
 	@Override
