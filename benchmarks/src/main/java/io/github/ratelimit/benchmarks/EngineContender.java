@@ -25,9 +25,13 @@ final class EngineContender implements Contender {
 	EngineContender(String name, RateLimitBackend backend, Algorithm algorithm, Scenario scenario) {
 		this.name = name;
 		this.limiter = new DefaultRateLimiter(backend);
+		// the algorithms that keep one entry per request accept at most 100,000: at about 5 requests per second per
+		// identity that is still never reached within the one-minute window
+		long openLimit = (algorithm == Algorithm.SLIDING_WINDOW_LOG || algorithm == Algorithm.CONCURRENCY)
+				? RateLimitPolicy.MAX_ENTRY_LIMIT : Scenario.OPEN_LIMIT;
 		RateLimitPolicy open = RateLimitPolicy.builder("open-" + algorithm.code())
 			.algorithm(algorithm)
-			.limit(Scenario.OPEN_LIMIT)
+			.limit(openLimit)
 			.window(Scenario.OPEN_WINDOW)
 			.build();
 		RateLimitPolicy closed = RateLimitPolicy.builder("closed-" + algorithm.code())
