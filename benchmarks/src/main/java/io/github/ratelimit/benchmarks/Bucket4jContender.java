@@ -60,9 +60,15 @@ final class Bucket4jContender implements Contender {
 		return "bucket4j 8.19 Lettuce";
 	}
 
+	/**
+	 * bucket4j sends {@code GET} (the state), then, to change it, {@code EVAL} of a compare-and-swap script whose
+	 * body runs one more {@code GET} (seen with MONITOR). Client round trips: the GETs, less the one inside each
+	 * EVAL, plus the EVALs.
+	 */
 	@Override
-	public java.util.Set<String> clientCommands() {
-		return java.util.Set.of("get", "eval", "evalsha");
+	public long roundTrips(java.util.function.ToLongFunction<String> calls) {
+		return calls.applyAsLong("get") - calls.applyAsLong("eval") + calls.applyAsLong("eval")
+				+ calls.applyAsLong("evalsha");
 	}
 
 	@Override

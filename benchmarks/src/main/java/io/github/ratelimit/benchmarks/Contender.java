@@ -15,11 +15,13 @@ interface Contender extends AutoCloseable {
 	CompletionStage<Boolean> acquireAsync(int identity);
 
 	/**
-	 * The Redis commands this contender sends as a client (each one a round trip).
-	 * @return lower-case command names
+	 * The round trips this contender made, from the Redis server's command counts (which also count the commands
+	 * scripts run).
+	 * @param calls the number of calls of a command (lower case) during the measurement
+	 * @return the round trips
 	 */
-	default java.util.Set<String> clientCommands() {
-		return java.util.Set.of("evalsha", "eval");
+	default long roundTrips(java.util.function.ToLongFunction<String> calls) {
+		return calls.applyAsLong("evalsha") + calls.applyAsLong("eval");
 	}
 
 	/** Whether the non-blocking form exists. */

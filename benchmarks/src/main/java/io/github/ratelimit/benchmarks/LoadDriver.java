@@ -129,7 +129,7 @@ final class LoadDriver {
 		return new Result(contender.name(), mode, measured, seconds, latency,
 				(cpuAfter - cpuBefore) / 1000.0 / Math.max(1, measured),
 				redisAfter.cpuMicrosSince(redisBefore) / Math.max(1, measured),
-				redisAfter.commandsSince(redisBefore, contender.clientCommands()) / (double) Math.max(1, measured), deniedAfter - deniedBefore);
+				contender.roundTrips((command) -> redisAfter.callsSince(redisBefore, command)) / (double) Math.max(1, measured), deniedAfter - deniedBefore);
 	}
 
 	static long processCpuNanos() {

@@ -65,11 +65,6 @@ final class RawEvalShaContender implements Contender {
 	}
 
 	@Override
-	public java.util.Set<String> clientCommands() {
-		return java.util.Set.of("evalsha");
-	}
-
-	@Override
 	public boolean acquire(int identity) {
 		List<Long> result = this.connection.sync().evalsha(this.sha, ScriptOutputType.MULTI, this.keys[identity],
 				this.args[identity]);

@@ -42,15 +42,13 @@ final class RedisProbe implements AutoCloseable {
 		}
 
 		/**
-		 * The commands a contender sent itself since {@code before}: each is a round trip. Commands that also run
-		 * inside scripts (GET in the GCRA script, say) are only counted for contenders that send them as clients.
+		 * Calls of one command since {@code before}.
+		 * @param before the earlier snapshot
+		 * @param command the lower-case command name
+		 * @return the number of calls
 		 */
-		long commandsSince(Snapshot before, java.util.Set<String> clientCommands) {
-			long total = 0;
-			for (String name : clientCommands) {
-				total += this.calls.getOrDefault(name, 0L) - before.calls.getOrDefault(name, 0L);
-			}
-			return total;
+		long callsSince(Snapshot before, String command) {
+			return this.calls.getOrDefault(command, 0L) - before.calls.getOrDefault(command, 0L);
 		}
 
 	}

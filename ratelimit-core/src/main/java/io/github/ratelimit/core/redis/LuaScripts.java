@@ -17,8 +17,8 @@ import io.github.ratelimit.core.Algorithm;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * Assembles the Lua scripts from {@code scripts/}: the prelude, the files of the algorithms a call uses, then the
- * driver. One script per set of algorithms, built once: a call only carries the code it runs, and its SHA-1 is
+ * Assembles the Lua scripts from {@code scripts/}: the prelude, the sorted-set helpers when a call uses the sliding
+ * window log or concurrency, the files of the algorithms a call uses, then the driver. One script per set of algorithms, built once: a call only carries the code it runs, and its SHA-1 is
  * stable, so EVALSHA finds it after the first load.
  */
 final class LuaScripts {
@@ -26,6 +26,12 @@ final class LuaScripts {
 	private static final String PRELUDE = read("common.lua");
 
 	private static final String DRIVER = read("ratelimit.lua");
+
+	/** Helpers of the algorithms kept in sorted sets, included only when one of them is used. */
+	private static final String SORTED_SET = read("sorted-set.lua");
+
+	private static final int SORTED_SET_ALGORITHMS = (1 << Algorithm.SLIDING_WINDOW_LOG.ordinal())
+			| (1 << Algorithm.CONCURRENCY.ordinal());
 
 	private static final Map<Algorithm, String> ALGORITHMS = new EnumMap<>(Algorithm.class);
 
@@ -104,6 +110,9 @@ final class LuaScripts {
 	 */
 	static String source(int mask) {
 		StringBuilder source = new StringBuilder(PRELUDE);
+		if ((mask & SORTED_SET_ALGORITHMS) != 0) {
+			source.append('\n').append(SORTED_SET);
+		}
 		for (Algorithm algorithm : Algorithm.values()) {
 			if ((mask & (1 << algorithm.ordinal())) != 0) {
 				source.append('\n').append(ALGORITHMS.get(algorithm));

@@ -1,5 +1,7 @@
 package io.github.ratelimit.core.redis;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -21,10 +23,11 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
+import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -48,7 +51,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 
 	private final StringRedisTemplate template;
 
-	private final @Nullable ReactiveStringRedisTemplate reactiveTemplate;
+	private final @Nullable ReactiveRedisConnectionFactory reactiveFactory;
+
+	/** One long-lived reactive connection over the factory's shared native connection, opened on first use. */
+	private volatile @Nullable ReactiveRedisConnection reactiveConnection;
 
 	private final RateLimitKeys keys;
 
@@ -79,8 +85,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	public RedisRateLimitBackend(RedisConnectionFactory connectionFactory, String keyPrefix) {
 		this.keys = new RateLimitKeys(keyPrefix);
 		this.template = new StringRedisTemplate(connectionFactory);
-		this.reactiveTemplate = (connectionFactory instanceof ReactiveRedisConnectionFactory reactive)
-				? new ReactiveStringRedisTemplate(reactive) : null;
+		this.reactiveFactory = (connectionFactory instanceof ReactiveRedisConnectionFactory reactive) ? reactive : null;
 		this.cluster = (connectionFactory instanceof LettuceConnectionFactory lettuce) ? lettuce.isClusterAware()
 				: isCluster(connectionFactory);
 	}
@@ -98,6 +103,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	@Override
 	public Acquisition acquire(RateLimitRequest request, String requestId) {
 		List<Call> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
+		if (calls.size() == 1) {
+			Call call = calls.get(0);
+			return acquisition(request.entries(), calls, List.of(execute(call, ACQUIRE, call.explicitTimeMicros)));
+		}
 		List<List<Long>> results = new ArrayList<>(calls.size());
 		try {
 			for (Call call : calls) {
@@ -122,6 +131,12 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	@Override
 	public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
 		List<Call> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
+		if (calls.size() == 1) {
+			// one slot (always off Cluster): one script, nothing to give back elsewhere
+			Call call = calls.get(0);
+			return executeAsync(call, ACQUIRE, call.explicitTimeMicros)
+				.map((result) -> acquisition(request.entries(), calls, List.of(result)));
+		}
 		return Flux.fromIterable(calls)
 			.flatMapSequential((call) -> executeAsync(call, ACQUIRE, call.explicitTimeMicros)
 				.map(Outcome::success)
@@ -217,18 +232,60 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		return toLongs(this.template.execute(script(call), call.keys, call.args(mode, timeMicros)));
 	}
 
+	/**
+	 * EVALSHA through Spring Data Redis' reactive scripting commands on one long-lived connection (no template:
+	 * no per-call serializers or connection wrapping); on NOSCRIPT the script is sent with EVAL, which loads it.
+	 */
 	private Mono<List<Long>> executeAsync(Call call, String mode, long timeMicros) {
-		ReactiveStringRedisTemplate reactive = this.reactiveTemplate;
-		if (reactive == null) {
+		if (this.reactiveFactory == null) {
 			return Mono.fromCallable(() -> execute(call, mode, timeMicros)).subscribeOn(Schedulers.boundedElastic());
 		}
-		Mono<List<Long>> result = reactive.execute(script(call), call.keys, List.of(call.args(mode, timeMicros)))
+		RedisScript<?> script = script(call);
+		ByteBuffer[] keysAndArgs = call.encoded(mode, timeMicros);
+		int keys = call.keys.size();
+		Mono<List<Long>> result = Mono.defer(() -> reactiveConnection().scriptingCommands()
+			.evalSha(script.getSha1(), ReturnType.MULTI, keys, duplicates(keysAndArgs))
+			.onErrorResume(RedisRateLimitBackend::isNoScript,
+					(ex) -> reactiveConnection().scriptingCommands()
+						.eval(ByteBuffer.wrap(script.getScriptAsString().getBytes(StandardCharsets.UTF_8)),
+								ReturnType.MULTI, keys, duplicates(keysAndArgs)))
 			.collectList()
-			.map(RedisRateLimitBackend::flatten);
+			.map(RedisRateLimitBackend::flatten));
 		if (this.reactiveConnected) {
 			return result;
 		}
 		return result.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((ok) -> this.reactiveConnected = true);
+	}
+
+	private ReactiveRedisConnection reactiveConnection() {
+		ReactiveRedisConnection connection = this.reactiveConnection;
+		if (connection == null) {
+			synchronized (this) {
+				connection = this.reactiveConnection;
+				if (connection == null) {
+					connection = Objects.requireNonNull(this.reactiveFactory).getReactiveConnection();
+					this.reactiveConnection = connection;
+				}
+			}
+		}
+		return connection;
+	}
+
+	private static ByteBuffer[] duplicates(ByteBuffer[] buffers) {
+		ByteBuffer[] copies = new ByteBuffer[buffers.length];
+		for (int i = 0; i < buffers.length; i++) {
+			copies[i] = buffers[i].duplicate();
+		}
+		return copies;
+	}
+
+	private static boolean isNoScript(Throwable error) {
+		for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+			if (cause.getMessage() != null && cause.getMessage().contains("NOSCRIPT")) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	@SuppressWarnings("rawtypes")
@@ -236,13 +293,12 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		return this.scripts.forAlgorithms(call.algorithms);
 	}
 
-	@SuppressWarnings("rawtypes")
-	private static List<Long> flatten(List<List> emitted) {
-		List<Long> values = new ArrayList<>();
-		for (List list : emitted) {
-			values.addAll(toLongs(list));
+	/** The reply's numbers, whether the reactive commands emitted the list itself or its elements. */
+	private static List<Long> flatten(List<Object> emitted) {
+		if (emitted.size() == 1 && emitted.get(0) instanceof List<?> list) {
+			return toLongs(list);
 		}
-		return values;
+		return toLongs(emitted);
 	}
 
 	private static List<Long> toLongs(@Nullable List<?> result) {
@@ -329,6 +385,19 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 			this.keys.add(key);
 			this.entries.add(entry);
 			this.algorithms.add(entry.policy().algorithm());
+		}
+
+		ByteBuffer[] encoded(String mode, long timeMicros) {
+			Object[] args = args(mode, timeMicros);
+			ByteBuffer[] buffers = new ByteBuffer[this.keys.size() + args.length];
+			int i = 0;
+			for (String key : this.keys) {
+				buffers[i++] = ByteBuffer.wrap(key.getBytes(StandardCharsets.UTF_8));
+			}
+			for (Object arg : args) {
+				buffers[i++] = ByteBuffer.wrap(((String) arg).getBytes(StandardCharsets.UTF_8));
+			}
+			return buffers;
 		}
 
 		Object[] args(String mode, long timeMicros) {

@@ -1,0 +1,64 @@
+-- Shared by the sliding window log and the concurrency set (included only when one of them is used): a sorted
+-- set of the entries that hold quota, each scored with the time it was taken; an entry stops counting once it is
+-- c.window old.
+local function zset_score_at(c, index)
+  return tonumber(redis.call('ZRANGE', c.key, index, index, 'WITHSCORES')[2])
+end
+
+local function zset_check(c)
+  redis.call('ZREMRANGEBYSCORE', c.key, '-inf', num(c.now - c.window))
+  local count = redis.call('ZCARD', c.key)
+  c.rb = c.limit - count
+  c.ra = c.limit - count - c.cost
+  c.za = c.window
+  c.zb = 0
+  local newest = nil
+  if count > 0 then
+    newest = zset_score_at(c, -1)
+    c.zb = newest + c.window - c.now
+  end
+  local over = count + c.cost - c.limit
+  if c.min > 0 and newest ~= nil and c.now - newest < c.min then
+    c.ok = false
+    c.retry = newest + c.min - c.now
+    if over > 0 then
+      c.retry = math.max(c.retry, zset_score_at(c, over - 1) + c.window - c.now)
+    end
+  elseif over <= 0 then
+    c.ok = true
+  else
+    c.ok = false
+    c.retry = zset_score_at(c, over - 1) + c.window - c.now
+  end
+end
+
+local function zset_member(c, i)
+  if i == 1 then return c.rid end
+  return c.rid .. '#' .. i
+end
+
+-- ZADD and ZREM in chunks: Lua's unpack() cannot spread more than a few thousand values.
+local function zset_commit(c)
+  local args = {}
+  local score = num(c.now)
+  for i = 1, c.cost do
+    args[#args + 1] = score
+    args[#args + 1] = zset_member(c, i)
+    if #args >= 2 * CHUNK or i == c.cost then
+      redis.call('ZADD', c.key, unpack(args))
+      args = {}
+    end
+  end
+  pexpire(c.key, c.window)
+end
+
+local function zset_refund(c)
+  local members = {}
+  for i = 1, c.cost do
+    members[#members + 1] = zset_member(c, i)
+    if #members >= CHUNK or i == c.cost then
+      redis.call('ZREM', c.key, unpack(members))
+      members = {}
+    end
+  end
+end
