@@ -41,13 +41,24 @@ final class EngineBenchmark {
 		factory.afterPropertiesSet();
 		factory.start();
 		try (RedisProbe probe = new RedisProbe(redis.uri())) {
+			// -Dbench.scenarios=ALLOWED, -Dbench.algorithms=token-bucket,gcra, -Dbench.local=false narrow a run
+			// down while iterating; the published results use the defaults (everything)
+			List<String> onlyScenarios = List.of(System.getProperty("bench.scenarios", "ALLOWED,HALF_DENIED").split(","));
+			List<String> onlyAlgorithms = List.of(System.getProperty("bench.algorithms", "").split(","));
+			boolean withLocal = Boolean.parseBoolean(System.getProperty("bench.local", "true"));
 			for (Scenario scenario : Scenario.values()) {
+				if (!onlyScenarios.contains(scenario.name())) {
+					continue;
+				}
 				redis.flushAll();
 				List<LoadDriver.Result> scenarioResults = new ArrayList<>();
 				Map<String, Supplier<Contender>> redisContenders = new LinkedHashMap<>();
 				redisContenders.put("raw", () -> new RawEvalShaContender(redis.uri(), scenario));
-				List<Algorithm> algorithms = (scenario == Scenario.ALLOWED) ? List.of(Algorithm.values())
-						: List.of(Algorithm.TOKEN_BUCKET, Algorithm.GCRA);
+				List<Algorithm> algorithms = ((scenario == Scenario.ALLOWED) ? List.of(Algorithm.values())
+						: List.of(Algorithm.TOKEN_BUCKET, Algorithm.GCRA))
+					.stream()
+					.filter((algorithm) -> onlyAlgorithms.equals(List.of("")) || onlyAlgorithms.contains(algorithm.id()))
+					.toList();
 				for (Algorithm algorithm : algorithms) {
 					redisContenders.put(algorithm.id(), () -> new EngineContender("ours " + algorithm.id(),
 							new RedisRateLimitBackend(factory), algorithm, scenario));
@@ -65,7 +76,7 @@ final class EngineBenchmark {
 					}
 				}
 				contenders.forEach(Contender::close);
-				if (scenario == Scenario.ALLOWED) {
+				if (scenario == Scenario.ALLOWED && withLocal) {
 					for (Mode mode : List.of(MODES.get(0), MODES.get(1))) {
 						for (Algorithm algorithm : Algorithm.values()) {
 							Contender local = new EngineContender("local " + algorithm.id(),
