@@ -17,7 +17,7 @@ import io.github.ratelimit.testkit.RedisServer;
 /**
  * Runs the benchmarks and writes their tables and chart under an output directory.
  * <p>
- * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|memory|accuracy|http]... [--quick] [--out DIR]}
+ * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|script|memory|accuracy|http]... [--quick] [--out DIR]}
  */
 public final class BenchmarkMain {
 
@@ -37,7 +37,7 @@ public final class BenchmarkMain {
 			}
 		}
 		if (sections.isEmpty() || sections.contains("all")) {
-			sections = Set.of("engine", "memory", "accuracy", "http");
+			sections = Set.of("engine", "script", "memory", "accuracy", "http");
 		}
 		Files.createDirectories(out);
 		Duration warmup = Duration.ofSeconds(quick ? 1 : 2);
@@ -51,6 +51,9 @@ public final class BenchmarkMain {
 				if (results.containsKey(Scenario.ALLOWED) && System.getProperty("bench.algorithms") == null) {
 					chart(out.resolve("throughput.png"), results.get(Scenario.ALLOWED));
 				}
+			}
+			if (sections.contains("script")) {
+				write(out.resolve("script.md"), ScriptCostBenchmark.report(new ScriptCostBenchmark().run(redis)));
 			}
 			if (sections.contains("memory")) {
 				write(out.resolve("memory.md"), MemoryBenchmark.report(new MemoryBenchmark().run(redis)));

@@ -404,7 +404,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 			Object[] args = new Object[3 + this.entries.size() * 6];
 			args[0] = mode;
 			args[1] = (timeMicros >= 0) ? Long.toString(timeMicros) : "";
-			args[2] = this.requestId;
+			// only the algorithms that store per-request entries use the id; a unique string per call costs Redis'
+			// Lua an interned string and its garbage collection
+			args[2] = (this.algorithms.contains(Algorithm.SLIDING_WINDOW_LOG)
+					|| this.algorithms.contains(Algorithm.CONCURRENCY)) ? this.requestId : "";
 			int i = 3;
 			for (Entry entry : this.entries) {
 				RateLimitPolicy policy = entry.policy();
