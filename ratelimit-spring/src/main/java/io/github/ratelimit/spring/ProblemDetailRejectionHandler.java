@@ -43,7 +43,7 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 		json.append(",\"title\":").append(string(HttpStatus.TOO_MANY_REQUESTS.getReasonPhrase()));
 		json.append(",\"status\":").append(HttpStatus.TOO_MANY_REQUESTS.value());
 		json.append(",\"detail\":").append(string(detail(violated, retryAfter)));
-		json.append(",\"instance\":").append(string(request.path()));
+		json.append(",\"instance\":").append(string(request.requestPath()));
 		json.append(",\"policies\":[");
 		for (int i = 0; i < violated.size(); i++) {
 			PolicyDecision policy = violated.get(i);

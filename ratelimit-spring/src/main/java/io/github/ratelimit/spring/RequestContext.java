@@ -23,6 +23,15 @@ public interface RequestContext {
 	String path();
 
 	/**
+	 * The request's path as the client sent it, with the context path: what the problem body's {@code instance}
+	 * names.
+	 * @return the full request path
+	 */
+	default String requestPath() {
+		return path();
+	}
+
+	/**
 	 * The client address as the server sees it: the connection's peer, or what Spring Boot's forwarded-header
 	 * handling ({@code server.forward-headers-strategy}) made of trusted proxies' headers. Never parsed from a
 	 * header by the rate limiter itself.

@@ -78,6 +78,11 @@ final class ExchangeRequestContext implements RequestContext {
 	}
 
 	@Override
+	public String requestPath() {
+		return this.exchange.getRequest().getPath().value();
+	}
+
+	@Override
 	public String toString() {
 		return "ExchangeRequestContext[" + method() + " " + path() + "]";
 	}

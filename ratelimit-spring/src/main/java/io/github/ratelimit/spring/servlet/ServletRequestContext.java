@@ -78,6 +78,11 @@ final class ServletRequestContext implements RequestContext {
 	}
 
 	@Override
+	public String requestPath() {
+		return this.request.getRequestURI();
+	}
+
+	@Override
 	public String toString() {
 		return "ServletRequestContext[" + method() + " " + path() + "]";
 	}

@@ -28,6 +28,8 @@ class ServletRequestContextTests {
 		assertThat(context.path()).isEqualTo("/api/orders/a%20b");
 		assertThat(context.method()).isEqualTo("GET");
 		assertThat(ServletRequestContext.pathWithinApplication(request)).isEqualTo("/api/orders/a%20b");
+		assertThat(context.requestPath()).as("the problem's instance names the full path")
+			.isEqualTo("/shop/api/orders/a%20b");
 	}
 
 	@Test
