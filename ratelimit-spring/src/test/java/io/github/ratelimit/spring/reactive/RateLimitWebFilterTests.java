@@ -175,7 +175,7 @@ class RateLimitWebFilterTests {
 		filter.filter(aliceAgain, chain).block();
 		assertThat(bob.getResponse().getStatusCode()).isNull();
 		assertThat(aliceAgain.getResponse().getStatusCode()).isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
-		assertThat(aliceAgain.getResponse().getBodyAsString().block()).contains("\"instance\":\"/api/x\"");
+		assertThat(aliceAgain.getResponse().getBodyAsString().block()).contains("\"instance\":\"/app/api/x\"");
 	}
 
 	@Test
