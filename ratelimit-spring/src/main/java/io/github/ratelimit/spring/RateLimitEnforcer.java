@@ -24,6 +24,7 @@ import io.github.ratelimit.core.RateLimiter;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
+import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.server.PathContainer;
@@ -56,7 +57,7 @@ public final class RateLimitEnforcer {
 
 	private final LongSupplier clockMillis;
 
-	private final ConcurrentMap<Method, List<Target>> annotated = new ConcurrentHashMap<>();
+	private final ConcurrentMap<MethodClassKey, List<Target>> annotated = new ConcurrentHashMap<>();
 
 	/**
 	 * An enforcer.
@@ -134,7 +135,8 @@ public final class RateLimitEnforcer {
 		if (this.rules.isEmpty()) {
 			return List.of();
 		}
-		PathContainer container = PathContainer.parsePath(path);
+		// "//api/x" reaches the same handler as "/api/x" under some matching strategies: match it the same way
+		PathContainer container = PathContainer.parsePath(path.contains("//") ? path.replaceAll("/{2,}", "/") : path);
 		Set<String> names = new LinkedHashSet<>();
 		for (RateLimitRule rule : this.rules) {
 			if (rule.matches(method, container)) {
@@ -154,8 +156,9 @@ public final class RateLimitEnforcer {
 	 * @throws IllegalStateException naming the method when an annotation is invalid
 	 */
 	public List<Target> annotationTargets(Method method, Class<?> targetClass) {
-		Method specific = ClassUtils.getMostSpecificMethod(method, targetClass);
-		return this.annotated.computeIfAbsent(specific, (m) -> resolveAnnotations(m, targetClass));
+		// keyed by class too: an inherited method gets the class-level policies of each subclass
+		return this.annotated.computeIfAbsent(new MethodClassKey(method, targetClass),
+				(key) -> resolveAnnotations(ClassUtils.getMostSpecificMethod(method, targetClass), targetClass));
 	}
 
 	private List<Target> resolveAnnotations(Method method, Class<?> targetClass) {

@@ -19,8 +19,16 @@ import org.springframework.web.util.pattern.PathPatternParser;
  */
 public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<String> policies) {
 
+	private static final Set<String> METHODS = Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
+			"TRACE");
+
 	public RateLimitRule {
 		paths = List.copyOf(paths);
+		for (String method : methods) {
+			if (!METHODS.contains(method.toUpperCase(Locale.ROOT))) {
+				throw new IllegalArgumentException("'" + method + "' is not an HTTP method; expected one of " + METHODS);
+			}
+		}
 		methods = methods.stream().map((method) -> method.toUpperCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
 		policies = List.copyOf(policies);
 	}
@@ -34,6 +42,11 @@ public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<S
 	 * @throws org.springframework.web.util.pattern.PatternParseException for an invalid pattern
 	 */
 	public static RateLimitRule of(List<String> paths, Set<String> methods, List<String> policies) {
+		for (String path : paths) {
+			if (!path.startsWith("/")) {
+				throw new IllegalArgumentException("path pattern '" + path + "' must start with '/'");
+			}
+		}
 		return new RateLimitRule(paths.stream().map(PathPatternParser.defaultInstance::parse).toList(), methods,
 				policies);
 	}
@@ -45,8 +58,12 @@ public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<S
 	 * @return true when it applies
 	 */
 	public boolean matches(String method, PathContainer path) {
-		if (!this.methods.isEmpty() && !this.methods.contains(method.toUpperCase(Locale.ROOT))) {
-			return false;
+		if (!this.methods.isEmpty()) {
+			String upper = method.toUpperCase(Locale.ROOT);
+			// HEAD runs the GET handler: a rule for GET covers it
+			if (!this.methods.contains(upper) && !(upper.equals("HEAD") && this.methods.contains("GET"))) {
+				return false;
+			}
 		}
 		for (PathPattern pattern : this.paths) {
 			if (pattern.matches(path)) {

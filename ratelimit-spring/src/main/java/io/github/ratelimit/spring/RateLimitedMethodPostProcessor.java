@@ -46,8 +46,9 @@ public class RateLimitedMethodPostProcessor extends AbstractBeanFactoryAwareAdvi
 		this.enforcer = SingletonSupplier.of(enforcer);
 		Pointcut pointcut = new ComposablePointcut(new AnnotationMatchingPointcut(RateLimited.class, true))
 			.union(new AnnotationMatchingPointcut(RateLimited.List.class, true))
-			.union(AnnotationMatchingPointcut.forMethodAnnotation(RateLimited.class))
-			.union(AnnotationMatchingPointcut.forMethodAnnotation(RateLimited.List.class));
+			// method annotations also on interface methods and as meta-annotations, as the enforcer resolves them
+			.union(new AnnotationMatchingPointcut(null, RateLimited.class, true))
+			.union(new AnnotationMatchingPointcut(null, RateLimited.List.class, true));
 		this.advisor = new DefaultPointcutAdvisor(pointcut, interceptor);
 		setProxyTargetClass(true);
 		setBeforeExistingAdvisors(true);

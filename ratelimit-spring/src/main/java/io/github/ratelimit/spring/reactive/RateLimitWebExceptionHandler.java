@@ -61,7 +61,9 @@ public final class RateLimitWebExceptionHandler implements WebExceptionHandler, 
 		if (denial == null || exchange.getResponse().isCommitted()) {
 			return Mono.error(ex);
 		}
-		return request(exchange)
+		ExchangeScope scope = exchange.getAttribute(ExchangeScope.KEY);
+		Mono<Void> giveBack = (scope != null) ? scope.reverseAdmitted() : Mono.empty();
+		return giveBack.then(request(exchange))
 			.flatMap((request) -> ExchangeScope.write(exchange, this.enforcer.reject(denial.decision(), request)));
 	}
 

@@ -7,6 +7,7 @@ import io.github.ratelimit.spring.RequestContext;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.Ordered;
+import org.springframework.web.cors.reactive.CorsUtils;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
@@ -65,6 +66,9 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+		if (CorsUtils.isPreFlightRequest(exchange.getRequest())) {
+			return chain.filter(exchange); // a browser's CORS preflight is not the client's request: no quota
+		}
 		return exchange.getPrincipal()
 			.<RequestContext>map((principal) -> new ExchangeRequestContext(exchange, principal))
 			.switchIfEmpty(Mono.fromSupplier(() -> new ExchangeRequestContext(exchange, null)))

@@ -114,9 +114,10 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 				scope.setHeaders(enforcer.headers(RateLimitEnforcer.merge(earlier)));
 				return Mono.just(decision);
 			}
-			// the earlier admitted decisions are given back, and reported as such
+			// the earlier admitted decisions are reported as given back; they are given back when the denial becomes
+			// the 429 (RateLimitWebExceptionHandler), so an application that recovers from it is still counted
 			RateLimitDecision merged = RateLimitEnforcer.mergeDenied(earlier, decision);
-			return scope.reverseAdmitted().then(Mono.error(new RateLimitExceededException(merged)));
+			return Mono.error(new RateLimitExceededException(merged));
 		});
 	}
 

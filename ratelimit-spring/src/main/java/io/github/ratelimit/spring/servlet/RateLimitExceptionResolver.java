@@ -58,6 +58,7 @@ public class RateLimitExceptionResolver implements HandlerExceptionResolver, Ord
 			return null;
 		}
 		try {
+			ServletRateLimits.reverseAdmitted(request);
 			ServletRateLimits.write(response,
 					this.enforcer.reject(denial.decision(), new ServletRequestContext(request)));
 		}

@@ -11,6 +11,7 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
+import org.springframework.web.cors.CorsUtils;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
@@ -58,6 +59,7 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			if (response.isCommitted()) {
 				throw ex;
 			}
+			ServletRateLimits.reverseAdmitted(request);
 			ServletRateLimits.write(response, this.enforcer.reject(ex.decision(), new ServletRequestContext(request)));
 		}
 		finally {
@@ -66,6 +68,9 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	}
 
 	private boolean admit(HttpServletRequest request, HttpServletResponse response) throws IOException {
+		if (CorsUtils.isPreFlightRequest(request)) {
+			return true; // a browser's CORS preflight is not the client's request: it takes no quota
+		}
 		List<RateLimitEnforcer.Target> targets = this.enforcer.ruleTargets(request.getMethod(),
 				ServletRequestContext.pathWithinApplication(request));
 		if (targets.isEmpty()) {

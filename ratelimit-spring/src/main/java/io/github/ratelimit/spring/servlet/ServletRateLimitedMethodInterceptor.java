@@ -11,8 +11,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
@@ -36,15 +34,14 @@ import org.springframework.web.context.request.ServletRequestAttributes;
  * together (the filter rules' and the methods'), the most restrictive policy giving {@code X-RateLimit-*}. The
  * permit is released when the response completes (by the {@link RateLimitFilter}, or by the
  * {@link PermitReleaseHandlerInterceptor} without the filter).</li>
- * <li>Denied: every earlier admitted decision of the request is reversed, so a denied request uses up no quota of
+ * <li>Denied: signals the denial; when it becomes the 429, every earlier admitted decision of the request is
+ * reversed, so a denied request uses up no quota of
  * the filter rules' policies, and {@link RateLimitExceededException} is thrown with all the request's decisions;
  * the {@link RateLimitExceptionResolver} turns it into the rejection.</li>
  * </ul>
  * Methods inherited from {@code Object} ({@code toString()}, ...) are never rate-limited.
  */
 public class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
-
-	private static final Log logger = LogFactory.getLog(ServletRateLimitedMethodInterceptor.class);
 
 	private final Supplier<RateLimitEnforcer> enforcer;
 
@@ -84,7 +81,8 @@ public class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 				invocation.getArguments());
 		List<RateLimitDecision> decisions = ServletRateLimits.decisions(request);
 		if (!decision.allowed()) {
-			reverse(decisions);
+			// what earlier checks took is given back when the 429 is written (RateLimitExceptionResolver), not here:
+			// an application that catches the exception and serves the request anyway must still be counted
 			throw new RateLimitExceededException(RateLimitEnforcer.mergeDenied(decisions, decision));
 		}
 		ServletRateLimits.record(request, decision);
@@ -93,21 +91,6 @@ public class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 			ServletRateLimits.setHeaders(response, enforcer.headers(RateLimitEnforcer.merge(decisions)));
 		}
 		return invocation.proceed();
-	}
-
-	/** Gives back what the request's earlier admitted decisions took (idempotent per decision). */
-	private static void reverse(List<RateLimitDecision> decisions) {
-		for (RateLimitDecision earlier : decisions) {
-			if (earlier.allowed()) {
-				try {
-					earlier.reversal().release();
-				}
-				catch (RuntimeException ex) {
-					logger.warn("Could not give back the quota of an earlier rate-limit decision of a denied request",
-							ex);
-				}
-			}
-		}
 	}
 
 }

@@ -86,6 +86,24 @@ final class ServletRateLimits {
 	 * else when its asynchronous processing completes, fails or times out.
 	 * @param request the request, after the filter chain (or the handler) returned or threw
 	 */
+	/**
+	 * Gives back what the request's admitted decisions took (idempotent per decision): called when a denial becomes
+	 * the 429 response, so a denied request uses up no quota.
+	 * @param request the request
+	 */
+	static void reverseAdmitted(ServletRequest request) {
+		for (RateLimitDecision decision : decisions(request)) {
+			if (decision.allowed()) {
+				try {
+					decision.reversal().release();
+				}
+				catch (RuntimeException ex) {
+					logger.warn("Could not give back the quota a denied request's earlier checks took", ex);
+				}
+			}
+		}
+	}
+
 	static void releaseWhenComplete(HttpServletRequest request) {
 		if (request.isAsyncStarted()) {
 			if (request.getAttribute(LISTENER_ATTRIBUTE) == null) {

@@ -6,7 +6,7 @@ import io.github.ratelimit.spring.RequestContext;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.http.server.RequestPath;
+import org.springframework.web.util.ServletRequestPathUtils;
 
 /**
  * A {@link RequestContext} over an {@link HttpServletRequest}.
@@ -27,14 +27,15 @@ final class ServletRequestContext implements RequestContext {
 	}
 
 	/**
-	 * The path within the application: the request URI without the context path, still encoded, as Spring MVC
+	 * The path within the application: the request URI without the context path and, when the DispatcherServlet is
+	 * mapped to a path ({@code spring.mvc.servlet.path}), without that prefix too, still encoded, as Spring MVC
 	 * matches it against {@code PathPattern}s (matching decodes each segment and drops path parameters such as
 	 * {@code ;jsessionid}).
 	 * @param request the request
 	 * @return the path within the application, e.g. {@code /api/orders/42}
 	 */
 	static String pathWithinApplication(HttpServletRequest request) {
-		return RequestPath.parse(request.getRequestURI(), request.getContextPath()).pathWithinApplication().value();
+		return ServletRequestPathUtils.parse(request).pathWithinApplication().value();
 	}
 
 	@Override

@@ -21,6 +21,7 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 class ServletRateLimitedMethodInterceptorTests {
 
@@ -99,15 +100,31 @@ class ServletRateLimitedMethodInterceptorTests {
 	}
 
 	@Test
-	void secondDenialInOneRequestGivesBackTheFirstCallsQuotaToo() {
+	void secondDenialInOneRequestGivesBackTheFirstCallsQuotaWhenThe429IsWritten() {
+		MockHttpServletRequest request = request("/tenants");
+		bind(request);
+		assertThat(this.orders.tenant("acme")).isEqualTo("acme");
+		assertThat(this.orders.order("1")).isEqualTo("order 1");
+		RateLimitExceededException denial = catchThrowableOfType(RateLimitExceededException.class,
+				() -> this.orders.order("2"));
+		assertThat(denial.decision().decisions()).extracting((d) -> d.identity())
+			.containsExactly("acme", "192.0.2.1", "192.0.2.1");
+		MockHttpServletResponse response = new MockHttpServletResponse();
+		new RateLimitExceptionResolver(this.enforcer).resolveException(request, response, null, denial);
+		assertThat(response.getStatus()).isEqualTo(429);
+		bind(request("/tenants"));
+		assertThat(this.orders.tenant("acme")).isEqualTo("acme");
+	}
+
+	@Test
+	void aDenialTheApplicationRecoversFromGivesNothingBack() {
 		bind(request("/tenants"));
 		assertThat(this.orders.tenant("acme")).isEqualTo("acme");
 		assertThat(this.orders.order("1")).isEqualTo("order 1");
-		assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> this.orders.order("2"))
-			.satisfies((ex) -> assertThat(ex.decision().decisions()).extracting((d) -> d.identity())
-				.containsExactly("acme", "192.0.2.1", "192.0.2.1"));
+		assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> this.orders.order("2"));
+		// the application caught the denial and served the request: the tenant's call stays counted
 		bind(request("/tenants"));
-		assertThat(this.orders.tenant("acme")).isEqualTo("acme");
+		assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> this.orders.tenant("acme"));
 	}
 
 	@Test
