@@ -6,6 +6,7 @@ import java.security.Principal;
 
 import io.github.ratelimit.spring.RequestContext;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
 
 import org.springframework.web.server.ServerWebExchange;
 
@@ -18,6 +19,17 @@ final class ExchangeRequestContext implements RequestContext {
 	private final ServerWebExchange exchange;
 
 	private final @Nullable Principal principal;
+
+	/**
+	 * The context of an exchange, once its principal (if any) is resolved.
+	 * @param exchange the exchange
+	 * @return the context, with the principal or without one
+	 */
+	static Mono<RequestContext> resolve(ServerWebExchange exchange) {
+		return exchange.getPrincipal()
+			.<RequestContext>map((principal) -> new ExchangeRequestContext(exchange, principal))
+			.switchIfEmpty(Mono.fromSupplier(() -> new ExchangeRequestContext(exchange, null)));
+	}
 
 	ExchangeRequestContext(ServerWebExchange exchange, @Nullable Principal principal) {
 		this.exchange = exchange;

@@ -109,11 +109,8 @@ final class ExchangeScope {
 		if (existing != null) {
 			return Mono.just(existing);
 		}
-		return exchange.getPrincipal()
-			.map((principal) -> new ExchangeScope(exchange, new ExchangeRequestContext(exchange, principal), false))
-			.switchIfEmpty(Mono.fromSupplier(
-					() -> new ExchangeScope(exchange, new ExchangeRequestContext(exchange, null), false)))
-			.map((created) -> created.attach(false));
+		return ExchangeRequestContext.resolve(exchange)
+			.map((request) -> new ExchangeScope(exchange, request, false).attach(false));
 	}
 
 	ServerWebExchange exchange() {

@@ -72,9 +72,7 @@ public final class RateLimitWebExceptionHandler implements WebExceptionHandler, 
 		if (scope != null) {
 			return Mono.just(scope.request());
 		}
-		return exchange.getPrincipal()
-			.<RequestContext>map((principal) -> new ExchangeRequestContext(exchange, principal))
-			.switchIfEmpty(Mono.fromSupplier(() -> new ExchangeRequestContext(exchange, null)));
+		return ExchangeRequestContext.resolve(exchange);
 	}
 
 	private static @Nullable RateLimitExceededException find(Throwable ex) {

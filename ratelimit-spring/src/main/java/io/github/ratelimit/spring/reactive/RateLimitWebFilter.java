@@ -69,9 +69,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 		if (CorsUtils.isPreFlightRequest(exchange.getRequest())) {
 			return chain.filter(exchange); // a browser's CORS preflight is not the client's request: no quota
 		}
-		return exchange.getPrincipal()
-			.<RequestContext>map((principal) -> new ExchangeRequestContext(exchange, principal))
-			.switchIfEmpty(Mono.fromSupplier(() -> new ExchangeRequestContext(exchange, null)))
+		return ExchangeRequestContext.resolve(exchange)
 			.flatMap((request) -> Mono.usingWhen(Mono.fromSupplier(() -> ExchangeScope.open(exchange, request)),
 					(scope) -> apply(scope, chain), ExchangeScope::close, (scope, error) -> scope.close(),
 					ExchangeScope::close));
