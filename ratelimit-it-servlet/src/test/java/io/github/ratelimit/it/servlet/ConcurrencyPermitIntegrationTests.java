@@ -5,7 +5,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
-import io.github.ratelimit.testkit.RedisServers;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -90,13 +89,9 @@ class ConcurrencyPermitIntegrationTests extends IntegrationTestSupport {
 		for (String path : new String[] { "/inflight/sync", "/inflight/fail", "/inflight/callable",
 				"/inflight/deferred", "/inflight/sse", "/inflight/streaming" }) {
 			this.http.get(path);
-			awaitAdmitted(PROBE);
+			Permits.awaitAdmitted(this.http, PROBE);
 		}
-		// The last probe's permit is released just after its response: wait for the set of permits to empty.
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-		while (redis.commands().zcard("rl:{127.0.0.1}:single:cc") > 0 && System.nanoTime() < deadline) {
-			Thread.sleep(20);
-		}
+		Permits.awaitNoneHeld();
 		assertThat(redis.commands().zcard("rl:{127.0.0.1}:single:cc")).isZero();
 	}
 
@@ -114,33 +109,8 @@ class ConcurrencyPermitIntegrationTests extends IntegrationTestSupport {
 		if (body != null) {
 			assertThat(completed.body()).isEqualTo(body);
 		}
-		awaitAdmitted(probe);
+		Permits.awaitAdmitted(this.http, probe);
 		return completed;
-	}
-
-	/** Waits (at most 10 s) until the probe is admitted; a permit never released would block it for a minute. */
-	private void awaitAdmitted(String probe) throws InterruptedException {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-		int status;
-		while ((status = this.http.status(probe)) != 200 && System.nanoTime() < deadline) {
-			assertThat(status).isEqualTo(429);
-			Thread.sleep(20);
-		}
-		assertThat(status).as("%s admitted after the previous request completed", probe).isEqualTo(200);
-		// the probe's own permit is released just after its response reaches us: wait until none is held, so the
-		// next request of the test is not refused by it
-		while (permitsHeld() > 0 && System.nanoTime() < deadline) {
-			Thread.sleep(10);
-		}
-		assertThat(permitsHeld()).as("permits held after %s completed", probe).isZero();
-	}
-
-	private static long permitsHeld() {
-		long held = 0;
-		for (String key : RedisServers.standalone().commands().keys("rl:*:cc")) {
-			held += RedisServers.standalone().commands().zcard(key);
-		}
-		return held;
 	}
 
 }

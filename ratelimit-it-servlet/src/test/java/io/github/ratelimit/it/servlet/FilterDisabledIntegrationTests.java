@@ -82,32 +82,8 @@ class FilterDisabledIntegrationTests {
 			assertThat(this.http.status("/inflight/sync")).as("while %s is in flight", path).isEqualTo(429);
 			this.gate.open();
 			assertThat(inFlight.get(30, TimeUnit.SECONDS).statusCode()).as(path).isIn(200, 500);
-			awaitAdmitted("/inflight/sync");
+			Permits.awaitAdmitted(this.http, "/inflight/sync");
 		}
-	}
-
-	private void awaitAdmitted(String probe) throws InterruptedException {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-		int status;
-		while ((status = this.http.status(probe)) != 200 && System.nanoTime() < deadline) {
-			assertThat(status).isEqualTo(429);
-			Thread.sleep(20);
-		}
-		assertThat(status).as("%s admitted after the previous request completed", probe).isEqualTo(200);
-		// the probe's own permit is released just after its response reaches us: wait until none is held, so the
-		// next request of the test is not refused by it
-		while (permitsHeld() > 0 && System.nanoTime() < deadline) {
-			Thread.sleep(10);
-		}
-		assertThat(permitsHeld()).as("permits held after %s completed", probe).isZero();
-	}
-
-	private static long permitsHeld() {
-		long held = 0;
-		for (String key : RedisServers.standalone().commands().keys("rl:*:cc")) {
-			held += RedisServers.standalone().commands().zcard(key);
-		}
-		return held;
 	}
 
 }
