@@ -1,75 +1,416 @@
 package io.github.ratelimit.core;
 
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
  * The {@link RateLimiter} over one {@link RateLimitBackend}: evaluates a request's entries together and hands out the
  * concurrency permits of an admitted request.
+ * <p>
+ * Built with {@link #builder(RateLimitBackend)}, the limiter is <em>guarded</em>: a backend that fails, or does not
+ * answer within the time budget, or whose circuit breaker is open, never fails the caller. Each policy's
+ * {@link FailureMode} decides instead: {@link FailureMode#OPEN open} admits unchecked, {@link FailureMode#CLOSED
+ * closed} refuses, {@link FailureMode#LOCAL local} decides in this instance's memory with the same algorithm. No
+ * call waits longer than the budget, on the blocking and the non-blocking path alike; an answer that arrives after
+ * the budget is undone (what it took is given back), since the request was decided without it. Releasing a permit
+ * waits at most the budget too, and not at all while the circuit is open: a release the backend does not confirm
+ * is still sent, and a concurrency permit that never reaches the backend is reclaimed after its policy's window.
+ * <p>
+ * Built with the constructor, the limiter is <em>unguarded</em>: backend failures reach the caller as exceptions.
  */
 public final class DefaultRateLimiter implements RateLimiter {
 
+	private static final Log logger = LogFactory.getLog(DefaultRateLimiter.class);
+
+	private static final RateLimitDecision EMPTY = new RateLimitDecision(List.of(), Permit.NONE);
+
 	private final RateLimitBackend backend;
 
+	private final @Nullable Guard guard;
+
+	/**
+	 * An unguarded limiter: backend failures are thrown to the caller.
+	 * @param backend the backend
+	 */
 	public DefaultRateLimiter(RateLimitBackend backend) {
+		this(backend, null);
+	}
+
+	private DefaultRateLimiter(RateLimitBackend backend, @Nullable Guard guard) {
 		this.backend = backend;
+		this.guard = guard;
 		RequestIds.initialize();
+	}
+
+	/**
+	 * Starts a guarded limiter: failures and slow answers of the backend are decided by each policy's
+	 * {@link FailureMode}.
+	 * @param backend the backend, typically Redis
+	 * @return a builder
+	 */
+	public static Builder builder(RateLimitBackend backend) {
+		return new Builder(backend);
+	}
+
+	/**
+	 * The circuit breaker around the backend, when the limiter has one.
+	 * @return the circuit breaker, or null
+	 */
+	public @Nullable CircuitBreaker circuitBreaker() {
+		return (this.guard != null) ? this.guard.breaker : null;
+	}
+
+	/**
+	 * The time budget of a backend call, when the limiter has one.
+	 * @return the budget, or null when calls wait for the backend's own timeout
+	 */
+	public @Nullable Duration timeout() {
+		return (this.guard != null) ? this.guard.timeout : null;
+	}
+
+	/**
+	 * The backend the limiter decides with.
+	 * @return the backend
+	 */
+	public RateLimitBackend backend() {
+		return this.backend;
 	}
 
 	@Override
 	public RateLimitDecision check(RateLimitRequest request) {
 		if (request.entries().isEmpty()) {
-			return new RateLimitDecision(List.of(), Permit.NONE);
+			return EMPTY;
 		}
 		String requestId = RequestIds.next();
-		return decision(request, requestId, this.backend.acquire(request, requestId));
+		Guard guard = this.guard;
+		if (guard == null) {
+			return decision(request, requestId, this.backend.acquire(request, requestId));
+		}
+		if (!guard.tryAcquirePermission()) {
+			return decideWithout(guard, request, requestId, guard.callNotPermitted());
+		}
+		long start = System.nanoTime();
+		CompletableFuture<RateLimitBackend.Acquisition> call;
+		try {
+			call = this.backend.acquireAsync(request, requestId).toFuture();
+		}
+		catch (RuntimeException ex) {
+			guard.onError(start, ex);
+			return decideWithout(guard, request, requestId, ex);
+		}
+		try {
+			RateLimitBackend.Acquisition acquisition = (guard.timeout != null)
+					? call.get(guard.timeout.toNanos(), TimeUnit.NANOSECONDS) : call.get();
+			guard.onSuccess(start);
+			return decision(request, requestId, acquisition);
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+			guard.onError(start, cause);
+			return decideWithout(guard, request, requestId, cause);
+		}
+		catch (TimeoutException ex) {
+			TimeoutException timeout = guard.timeoutException();
+			guard.onError(start, timeout);
+			undoWhenLate(call, request, requestId);
+			return decideWithout(guard, request, requestId, timeout);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			guard.releasePermission();
+			undoWhenLate(call, request, requestId);
+			return decideWithout(guard, request, requestId, ex);
+		}
 	}
 
 	@Override
 	public Mono<RateLimitDecision> checkAsync(RateLimitRequest request) {
 		if (request.entries().isEmpty()) {
-			return Mono.just(new RateLimitDecision(List.of(), Permit.NONE));
+			return Mono.just(EMPTY);
+		}
+		Guard guard = this.guard;
+		if (guard == null) {
+			return Mono.defer(() -> {
+				String requestId = RequestIds.next();
+				return this.backend.acquireAsync(request, requestId)
+					.map((acquisition) -> decision(request, requestId, acquisition));
+			});
 		}
 		return Mono.defer(() -> {
 			String requestId = RequestIds.next();
-			return this.backend.acquireAsync(request, requestId)
-				.map((decisions) -> decision(request, requestId, decisions));
+			if (!guard.tryAcquirePermission()) {
+				return Mono.just(decideWithout(guard, request, requestId, guard.callNotPermitted()));
+			}
+			long start = System.nanoTime();
+			AtomicBoolean settled = new AtomicBoolean();
+			CompletableFuture<RateLimitBackend.Acquisition> call = this.backend.acquireAsync(request, requestId)
+				.toFuture();
+			// the backend call runs on whatever its own subscription needs; cancelling this one never cancels it
+			Mono<RateLimitBackend.Acquisition> answer = Mono.fromFuture(call, true);
+			if (guard.timeout != null) {
+				answer = answer.timeout(guard.timeout, Mono.error(guard::timeoutException));
+			}
+			return answer.map((acquisition) -> {
+				if (settled.compareAndSet(false, true)) {
+					guard.onSuccess(start);
+				}
+				return decision(request, requestId, acquisition);
+			}).onErrorResume((ex) -> {
+				if (settled.compareAndSet(false, true)) {
+					guard.onError(start, ex);
+				}
+				if (ex instanceof TimeoutException) {
+					undoWhenLate(call, request, requestId);
+				}
+				return Mono.just(decideWithout(guard, request, requestId, ex));
+			}).doOnCancel(() -> {
+				if (settled.compareAndSet(false, true)) {
+					guard.releasePermission();
+					undoWhenLate(call, request, requestId);
+				}
+			});
+		});
+	}
+
+	/**
+	 * Gives back what a call that was given up on takes once it answers after all: the request was decided by the
+	 * failure modes, so whatever the backend took for it would otherwise count against the identity (and a
+	 * concurrency permit would be held until its lease ends).
+	 */
+	private void undoWhenLate(CompletableFuture<RateLimitBackend.Acquisition> call, RateLimitRequest request,
+			String requestId) {
+		call.whenComplete((acquisition, failure) -> {
+			if (acquisition != null && acquisition.decisions().stream().allMatch(PolicyDecision::allowed)) {
+				this.backend.releaseAsync(request.entries(), requestId, acquisition.timeMicros())
+					.subscribe(null, (ex) -> logger.debug("Could not give back a late rate-limit acquisition", ex));
+			}
 		});
 	}
 
 	private RateLimitDecision decision(RateLimitRequest request, String requestId,
 			RateLimitBackend.Acquisition acquisition) {
-		List<PolicyDecision> decisions = acquisition.decisions();
+		return decision(request.entries(), acquisition.decisions(), this.backend, this.guard, request.entries(),
+				requestId, acquisition.timeMicros(), null);
+	}
+
+	/**
+	 * A decision with the permits that give back what a backend took when the request is admitted.
+	 * @param entries the request's entries
+	 * @param decisions one decision per entry
+	 * @param source the backend that took something
+	 * @param guard the guard of releases to that backend, or null to release unguarded
+	 * @param taken the entries that backend took
+	 * @param requestId the request id
+	 * @param acquiredAtMicros when the backend took them
+	 * @param failure why the failure modes decided, or null
+	 */
+	private static RateLimitDecision decision(List<RateLimitRequest.Entry> entries, List<PolicyDecision> decisions,
+			RateLimitBackend source, @Nullable Guard guard, List<RateLimitRequest.Entry> taken, String requestId,
+			long acquiredAtMicros, @Nullable Throwable failure) {
 		if (!decisions.stream().allMatch(PolicyDecision::allowed)) {
-			return new RateLimitDecision(decisions, Permit.NONE);
+			return new RateLimitDecision(decisions, Permit.NONE, Permit.NONE, () -> decisions, failure);
 		}
-		List<RateLimitRequest.Entry> held = request.entries()
-			.stream()
+		List<RateLimitRequest.Entry> held = taken.stream()
 			.filter((entry) -> entry.policy().algorithm() == Algorithm.CONCURRENCY)
 			.toList();
 		Permit permit = held.isEmpty() ? Permit.NONE
-				: new BackendPermit(this.backend, held, requestId, acquisition.timeMicros());
-		Permit reversal = new BackendPermit(this.backend, request.entries(), requestId, acquisition.timeMicros());
-		return new RateLimitDecision(decisions, permit, reversal, () -> reversed(request.entries(), decisions));
+				: new BackendPermit(source, guard, held, requestId, acquiredAtMicros);
+		Permit reversal = new BackendPermit(source, guard, taken, requestId, acquiredAtMicros);
+		return new RateLimitDecision(decisions, permit, reversal, () -> reversed(entries, decisions), failure);
 	}
 
-	/** The decisions with each entry's cost given back. */
-	private static List<PolicyDecision> reversed(List<RateLimitRequest.Entry> entries, List<PolicyDecision> decisions) {
-		List<PolicyDecision> reversed = new java.util.ArrayList<>(decisions.size());
+	/** The decisions of admitted entries with each counted entry's cost given back. */
+	private static List<PolicyDecision> reversed(List<RateLimitRequest.Entry> entries,
+			List<PolicyDecision> decisions) {
+		List<PolicyDecision> reversed = new ArrayList<>(decisions.size());
 		for (int i = 0; i < decisions.size(); i++) {
 			PolicyDecision decision = decisions.get(i);
-			long remaining = Math.min(entries.get(i).policy().capacity(), decision.remaining() + entries.get(i).cost());
+			if (!decision.allowed() || !decision.enforcement().hasFigures()) {
+				reversed.add(decision);
+				continue;
+			}
+			long remaining = Math.min(decision.policy().capacity(), decision.remaining() + entries.get(i).cost());
 			reversed.add(new PolicyDecision(decision.policy(), decision.identity(), true, remaining,
-					decision.resetAfter(), decision.retryAfter()));
+					decision.resetAfter(), decision.retryAfter(), decision.enforcement()));
 		}
 		return reversed;
+	}
+
+	/**
+	 * Decides a request by its policies' failure modes: open entries admitted unchecked, closed entries
+	 * refused, local entries evaluated together on the fallback backend.
+	 */
+	private RateLimitDecision decideWithout(Guard guard, RateLimitRequest request, String requestId,
+			Throwable failure) {
+		List<RateLimitRequest.Entry> entries = request.entries();
+		PolicyDecision[] decisions = new PolicyDecision[entries.size()];
+		List<Integer> localIndexes = new ArrayList<>();
+		RateLimitRequest.Builder local = RateLimitRequest.builder();
+		if (request.hasExplicitTime()) {
+			local.at(request.explicitTimeMicros());
+		}
+		boolean refused = false;
+		for (int i = 0; i < entries.size(); i++) {
+			RateLimitRequest.Entry entry = entries.get(i);
+			switch (entry.policy().failureMode()) {
+				case OPEN -> decisions[i] = PolicyDecision.failedOpen(entry);
+				case CLOSED -> {
+					decisions[i] = PolicyDecision.failedClosed(entry, guard.closedRetryAfter);
+					refused = true;
+				}
+				case LOCAL -> {
+					localIndexes.add(i);
+					local.add(entry.policy(), entry.identity(), entry.cost());
+				}
+			}
+		}
+		if (localIndexes.isEmpty()) {
+			return new RateLimitDecision(List.of(decisions), Permit.NONE, Permit.NONE,
+					() -> List.of(decisions), failure);
+		}
+		RateLimitRequest localRequest = local.build();
+		RateLimitBackend.Acquisition acquisition = guard.fallback.acquire(localRequest, requestId);
+		boolean localAdmits = acquisition.decisions().stream().allMatch(PolicyDecision::allowed);
+		for (int j = 0; j < localIndexes.size(); j++) {
+			decisions[localIndexes.get(j)] = acquisition.decisions().get(j).asLocalFallback();
+		}
+		if (localAdmits && refused) {
+			// a closed policy refuses the request: what the local policies took goes back
+			guard.fallback.release(localRequest.entries(), requestId, acquisition.timeMicros());
+			List<PolicyDecision> givenBack = reversed(entries, List.of(decisions));
+			for (int i = 0; i < decisions.length; i++) {
+				decisions[i] = givenBack.get(i);
+			}
+		}
+		return decision(entries, List.of(decisions), guard.fallback, null, localRequest.entries(), requestId,
+				acquisition.timeMicros(), failure);
+	}
+
+	/** The time budget, the circuit breaker and the fallback of a guarded limiter. */
+	private static final class Guard {
+
+		private final @Nullable Duration timeout;
+
+		private final @Nullable CircuitBreaker breaker;
+
+		private final RateLimitBackend fallback;
+
+		private final Duration closedRetryAfter;
+
+		Guard(@Nullable Duration timeout, @Nullable CircuitBreaker breaker, RateLimitBackend fallback,
+				Duration closedRetryAfter) {
+			this.timeout = timeout;
+			this.breaker = breaker;
+			this.fallback = fallback;
+			this.closedRetryAfter = closedRetryAfter;
+		}
+
+		boolean tryAcquirePermission() {
+			return this.breaker == null || this.breaker.tryAcquirePermission();
+		}
+
+		void releasePermission() {
+			if (this.breaker != null) {
+				this.breaker.releasePermission();
+			}
+		}
+
+		boolean circuitOpen() {
+			return this.breaker != null && (this.breaker.getState() == CircuitBreaker.State.OPEN
+					|| this.breaker.getState() == CircuitBreaker.State.FORCED_OPEN);
+		}
+
+		void onSuccess(long startNanos) {
+			if (this.breaker != null) {
+				this.breaker.onSuccess(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+			}
+		}
+
+		void onError(long startNanos, Throwable error) {
+			if (this.breaker != null) {
+				this.breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, error);
+			}
+			if (logger.isDebugEnabled()) {
+				logger.debug("Rate-limit backend failed; deciding by the policies' failure modes", error);
+			}
+		}
+
+		CallNotPermittedException callNotPermitted() {
+			return CallNotPermittedException.createCallNotPermittedException(Objects.requireNonNull(this.breaker));
+		}
+
+		TimeoutException timeoutException() {
+			return new TimeoutException("The rate-limit backend did not answer within " + this.timeout);
+		}
+
+		/** Gives permits back within the budget, or without waiting at all while the circuit is open. */
+		void release(RateLimitBackend backend, List<RateLimitRequest.Entry> entries, String requestId,
+				long acquiredAtMicros) {
+			Mono<Void> release = backend.releaseAsync(entries, requestId, acquiredAtMicros);
+			if (circuitOpen()) {
+				release.subscribe(null, (ex) -> logger.debug("Could not release a rate-limit permit", ex));
+				return;
+			}
+			CompletableFuture<Void> call = release.toFuture();
+			try {
+				if (this.timeout != null) {
+					call.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
+				}
+				else {
+					call.get();
+				}
+			}
+			catch (TimeoutException ex) {
+				logger.debug("A rate-limit permit release is still pending after " + this.timeout);
+			}
+			catch (ExecutionException ex) {
+				logger.debug("Could not release a rate-limit permit; it is reclaimed when its lease ends", ex);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+
+		Mono<Void> releaseAsync(RateLimitBackend backend, List<RateLimitRequest.Entry> entries, String requestId,
+				long acquiredAtMicros) {
+			return Mono.defer(() -> {
+				CompletableFuture<Void> call = backend.releaseAsync(entries, requestId, acquiredAtMicros).toFuture();
+				if (circuitOpen()) {
+					return Mono.empty();
+				}
+				Mono<Void> answer = Mono.fromFuture(call, true);
+				if (this.timeout != null) {
+					answer = answer.timeout(this.timeout);
+				}
+				return answer.onErrorResume((ex) -> {
+					logger.debug("Could not release a rate-limit permit within the budget", ex);
+					return Mono.empty();
+				});
+			});
+		}
+
 	}
 
 	private static final class BackendPermit implements Permit {
 
 		private final RateLimitBackend backend;
+
+		private final @Nullable Guard guard;
 
 		private final List<RateLimitRequest.Entry> entries;
 
@@ -79,18 +420,23 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 		private final AtomicBoolean released = new AtomicBoolean();
 
-		BackendPermit(RateLimitBackend backend, List<RateLimitRequest.Entry> entries, String requestId,
-				long acquiredAtMicros) {
+		BackendPermit(RateLimitBackend backend, @Nullable Guard guard, List<RateLimitRequest.Entry> entries,
+				String requestId, long acquiredAtMicros) {
 			this.backend = backend;
+			this.guard = guard;
 			this.entries = entries;
 			this.requestId = requestId;
 			this.acquiredAtMicros = acquiredAtMicros;
 		}
 
-		/** Releases once; a release that fails can be tried again. */
+		/** Releases once; unguarded, a release that fails can be tried again. */
 		@Override
 		public void release() {
 			if (this.released.compareAndSet(false, true)) {
+				if (this.guard != null) {
+					this.guard.release(this.backend, this.entries, this.requestId, this.acquiredAtMicros);
+					return;
+				}
 				try {
 					this.backend.release(this.entries, this.requestId, this.acquiredAtMicros);
 				}
@@ -103,15 +449,108 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 		@Override
 		public Mono<Void> releaseAsync() {
-			return Mono.defer(() -> this.released.compareAndSet(false, true)
-					? this.backend.releaseAsync(this.entries, this.requestId, this.acquiredAtMicros)
-						.doOnError((ex) -> this.released.set(false))
-					: Mono.empty());
+			return Mono.defer(() -> {
+				if (!this.released.compareAndSet(false, true)) {
+					return Mono.empty();
+				}
+				if (this.guard != null) {
+					return this.guard.releaseAsync(this.backend, this.entries, this.requestId, this.acquiredAtMicros);
+				}
+				return this.backend.releaseAsync(this.entries, this.requestId, this.acquiredAtMicros)
+					.doOnError((ex) -> this.released.set(false));
+			});
 		}
 
 		@Override
 		public boolean holdsAny() {
 			return !this.released.get();
+		}
+
+	}
+
+	/**
+	 * Builds a guarded {@link DefaultRateLimiter}.
+	 */
+	public static final class Builder {
+
+		private final RateLimitBackend backend;
+
+		private @Nullable Duration timeout;
+
+		private @Nullable CircuitBreaker circuitBreaker;
+
+		private @Nullable RateLimitBackend fallback;
+
+		private @Nullable Duration closedRetryAfter;
+
+		private Builder(RateLimitBackend backend) {
+			this.backend = backend;
+		}
+
+		/**
+		 * The longest a decision waits for the backend; beyond it the failure modes decide. Without one, a call
+		 * waits for the backend client's own timeout.
+		 * @param timeout the budget, positive
+		 * @return this builder
+		 */
+		public Builder timeout(Duration timeout) {
+			if (timeout.isNegative() || timeout.isZero()) {
+				throw new IllegalArgumentException("Timeout must be positive but was " + timeout);
+			}
+			this.timeout = timeout;
+			return this;
+		}
+
+		/**
+		 * A circuit breaker around the backend: while it is open, decisions are made by the failure modes at once,
+		 * without trying the backend.
+		 * @param circuitBreaker the breaker
+		 * @return this builder
+		 */
+		public Builder circuitBreaker(CircuitBreaker circuitBreaker) {
+			this.circuitBreaker = circuitBreaker;
+			return this;
+		}
+
+		/**
+		 * Where {@link FailureMode#LOCAL} policies are enforced while the backend fails; a
+		 * {@link LocalRateLimitBackend} with default bounds unless set.
+		 * @param fallback the in-memory backend
+		 * @return this builder
+		 */
+		public Builder fallback(RateLimitBackend fallback) {
+			this.fallback = fallback;
+			return this;
+		}
+
+		/**
+		 * The retry-after of a refusal by a {@link FailureMode#CLOSED} policy; by default the circuit breaker's wait
+		 * in the open state, or one second without a breaker.
+		 * @param retryAfter the retry-after
+		 * @return this builder
+		 */
+		public Builder closedRetryAfter(Duration retryAfter) {
+			this.closedRetryAfter = retryAfter;
+			return this;
+		}
+
+		private Duration defaultClosedRetryAfter() {
+			if (this.circuitBreaker == null) {
+				return Duration.ofSeconds(1);
+			}
+			long waitMillis = this.circuitBreaker.getCircuitBreakerConfig().getWaitIntervalFunctionInOpenState().apply(1);
+			return Duration.ofMillis(Math.max(1000, waitMillis));
+		}
+
+		/**
+		 * Builds the limiter.
+		 * @return the guarded limiter
+		 */
+		public DefaultRateLimiter build() {
+			RateLimitBackend fallback = (this.fallback != null) ? this.fallback : new LocalRateLimitBackend();
+			Duration retryAfter = (this.closedRetryAfter != null) ? this.closedRetryAfter : defaultClosedRetryAfter();
+			return new DefaultRateLimiter(this.backend,
+					new Guard(this.timeout, this.circuitBreaker, fallback, retryAfter));
 		}
 
 	}

@@ -11,19 +11,35 @@ import java.util.Objects;
  * @param identity the identity it was counted for (raw, as given in the request)
  * @param allowed whether this policy admits the request
  * @param remaining requests of cost 1 this policy still admits: after this request when the whole request was
- * admitted, before it otherwise
+ * admitted, before it otherwise. Meaningless unless {@link Enforcement#hasFigures()}
  * @param resetAfter how long until the policy's quota for this identity is fully restored
- * @param retryAfter when {@code allowed} is false, how long until this policy would admit the same request; zero
- * otherwise
+ * @param retryAfter when {@code allowed} is false, how long until this policy would admit the same request (for a
+ * {@link Enforcement#FAILED_CLOSED} refusal: until the backend is tried again); zero otherwise
+ * @param enforcement whether the backend decided, or the policy's failure mode because the backend could not
  */
 public record PolicyDecision(RateLimitPolicy policy, String identity, boolean allowed, long remaining,
-		Duration resetAfter, Duration retryAfter) {
+		Duration resetAfter, Duration retryAfter, Enforcement enforcement) {
 
 	public PolicyDecision {
 		Objects.requireNonNull(policy, "policy");
 		Objects.requireNonNull(identity, "identity");
 		Objects.requireNonNull(resetAfter, "resetAfter");
 		Objects.requireNonNull(retryAfter, "retryAfter");
+		Objects.requireNonNull(enforcement, "enforcement");
+	}
+
+	/**
+	 * A decision made by the backend ({@link Enforcement#ENFORCED}).
+	 * @param policy the policy
+	 * @param identity the identity
+	 * @param allowed whether the policy admits
+	 * @param remaining the remaining quota
+	 * @param resetAfter time until the quota is full again
+	 * @param retryAfter time until a retry can succeed, zero when allowed
+	 */
+	public PolicyDecision(RateLimitPolicy policy, String identity, boolean allowed, long remaining, Duration resetAfter,
+			Duration retryAfter) {
+		this(policy, identity, allowed, remaining, resetAfter, retryAfter, Enforcement.ENFORCED);
 	}
 
 	/**
@@ -39,6 +55,36 @@ public record PolicyDecision(RateLimitPolicy policy, String identity, boolean al
 			long resetAfterMicros, long retryAfterMicros) {
 		return new PolicyDecision(entry.policy(), entry.identity(), allowed, Math.max(0, remaining),
 				micros(resetAfterMicros), allowed ? Duration.ZERO : micros(retryAfterMicros));
+	}
+
+	/**
+	 * An admission without a check, for a policy that fails open: no figures.
+	 * @param entry the request entry
+	 * @return the decision
+	 */
+	public static PolicyDecision failedOpen(RateLimitRequest.Entry entry) {
+		return new PolicyDecision(entry.policy(), entry.identity(), true, entry.policy().capacity(), Duration.ZERO,
+				Duration.ZERO, Enforcement.FAILED_OPEN);
+	}
+
+	/**
+	 * A refusal for a policy that fails closed: no figures, and a retry-after of when the backend is tried again.
+	 * @param entry the request entry
+	 * @param retryAfter when to try again
+	 * @return the decision
+	 */
+	public static PolicyDecision failedClosed(RateLimitRequest.Entry entry, Duration retryAfter) {
+		return new PolicyDecision(entry.policy(), entry.identity(), false, 0, retryAfter, retryAfter,
+				Enforcement.FAILED_CLOSED);
+	}
+
+	/**
+	 * This decision as made by the local fallback instead of the backend.
+	 * @return the decision marked {@link Enforcement#LOCAL_FALLBACK}
+	 */
+	public PolicyDecision asLocalFallback() {
+		return new PolicyDecision(this.policy, this.identity, this.allowed, this.remaining, this.resetAfter,
+				this.retryAfter, Enforcement.LOCAL_FALLBACK);
 	}
 
 	private static Duration micros(long micros) {

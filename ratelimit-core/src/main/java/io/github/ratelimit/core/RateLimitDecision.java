@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The outcome of a whole {@link RateLimitRequest}: admitted only when every policy admits it.
  */
@@ -26,6 +28,8 @@ public final class RateLimitDecision {
 	private final Permit reversal;
 
 	private final Supplier<List<PolicyDecision>> reversedDecisions;
+
+	private final @Nullable Throwable failure;
 
 	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit) {
 		this(decisions, permit, Permit.NONE);
@@ -50,6 +54,20 @@ public final class RateLimitDecision {
 	 */
 	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal,
 			Supplier<List<PolicyDecision>> reversedDecisions) {
+		this(decisions, permit, reversal, reversedDecisions, null);
+	}
+
+	/**
+	 * A decision, made by the policies' failure modes when {@code failure} is not null.
+	 * @param decisions one decision per policy
+	 * @param permit the concurrency permits held
+	 * @param reversal gives back everything an admitted request took
+	 * @param reversedDecisions the decisions as they stand once the reversal has given everything back
+	 * @param failure why the backend could not decide, or null when it did
+	 */
+	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal,
+			Supplier<List<PolicyDecision>> reversedDecisions, @Nullable Throwable failure) {
+		this.failure = failure;
 		this.decisions = List.copyOf(decisions);
 		this.allowed = this.decisions.stream().allMatch(PolicyDecision::allowed);
 		this.permit = permit;
@@ -63,6 +81,32 @@ public final class RateLimitDecision {
 	 */
 	public boolean allowed() {
 		return this.allowed;
+	}
+
+	/**
+	 * Whether a policy that fails closed refused the request because the backend could not decide: the client did
+	 * nothing wrong (a web request gets 503, not 429).
+	 * @return true when refused by a {@link FailureMode#CLOSED} policy
+	 */
+	public boolean failedClosed() {
+		return this.decisions.stream().anyMatch((decision) -> decision.enforcement() == Enforcement.FAILED_CLOSED);
+	}
+
+	/**
+	 * Whether the backend failed and the policies' failure modes decided.
+	 * @return true when any decision is not {@link Enforcement#ENFORCED}
+	 */
+	public boolean degraded() {
+		return this.decisions.stream().anyMatch((decision) -> decision.enforcement().degraded());
+	}
+
+	/**
+	 * Why the backend could not decide, when it could not: a timeout, a connection failure, an error from Redis, or
+	 * the open circuit breaker.
+	 * @return the failure, empty when the backend decided
+	 */
+	public Optional<Throwable> failure() {
+		return Optional.ofNullable(this.failure);
 	}
 
 	/**
@@ -115,7 +159,8 @@ public final class RateLimitDecision {
 	 * @return the reversed view, holding no permits
 	 */
 	public RateLimitDecision reversed() {
-		return new RateLimitDecision(this.reversedDecisions.get(), Permit.NONE);
+		return new RateLimitDecision(this.reversedDecisions.get(), Permit.NONE, Permit.NONE,
+				this.reversedDecisions, this.failure);
 	}
 
 	@Override

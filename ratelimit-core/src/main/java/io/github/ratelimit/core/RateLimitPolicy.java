@@ -50,6 +50,8 @@ public final class RateLimitPolicy {
 
 	private final long cost;
 
+	private final FailureMode failureMode;
+
 	private RateLimitPolicy(Builder builder) {
 		this.name = validateName(builder.name);
 		if (builder.algorithm == null) {
@@ -94,6 +96,7 @@ public final class RateLimitPolicy {
 			throw new InvalidPolicyException(this.name, "cost",
 					"must not exceed the capacity " + capacity() + " but was " + this.cost);
 		}
+		this.failureMode = builder.failureMode;
 	}
 
 	private static String validateName(@Nullable String name) {
@@ -129,7 +132,8 @@ public final class RateLimitPolicy {
 		Builder builder = new Builder(this.name).algorithm(this.algorithm)
 			.limit(this.limit)
 			.window(this.window)
-			.cost(this.cost);
+			.cost(this.cost)
+			.failureMode(this.failureMode);
 		if (this.algorithm.supportsBurst()) {
 			builder.burst(this.burst);
 		}
@@ -188,6 +192,14 @@ public final class RateLimitPolicy {
 	}
 
 	/**
+	 * What the policy does when its backend cannot decide.
+	 * @return the failure mode, {@link FailureMode#OPEN} unless set
+	 */
+	public FailureMode failureMode() {
+		return this.failureMode;
+	}
+
+	/**
 	 * The most a single request may cost: the burst for token bucket and GCRA, the limit otherwise.
 	 * @return the capacity
 	 */
@@ -225,13 +237,13 @@ public final class RateLimitPolicy {
 		}
 		return this.limit == that.limit && this.burst == that.burst && this.cost == that.cost
 				&& this.name.equals(that.name) && this.algorithm == that.algorithm && this.window.equals(that.window)
-				&& this.minInterval.equals(that.minInterval);
+				&& this.minInterval.equals(that.minInterval) && this.failureMode == that.failureMode;
 	}
 
 	@Override
 	public int hashCode() {
 		return Objects.hash(this.name, this.algorithm, this.limit, this.window, this.burst, this.minInterval,
-				this.cost);
+				this.cost, this.failureMode);
 	}
 
 	@Override
@@ -239,7 +251,8 @@ public final class RateLimitPolicy {
 		return "RateLimitPolicy[" + this.name + ": " + this.algorithm.id() + " " + this.limit + "/" + this.window
 				+ (this.algorithm.supportsBurst() ? " burst " + this.burst : "")
 				+ (this.minInterval.isZero() ? "" : " min-interval " + this.minInterval)
-				+ (this.cost == 1 ? "" : " cost " + this.cost) + "]";
+				+ (this.cost == 1 ? "" : " cost " + this.cost)
+				+ (this.failureMode == FailureMode.OPEN ? "" : " failure-mode " + this.failureMode.id()) + "]";
 	}
 
 	/**
@@ -260,6 +273,8 @@ public final class RateLimitPolicy {
 		private @Nullable Duration minInterval;
 
 		private long cost = 1;
+
+		private FailureMode failureMode = FailureMode.OPEN;
 
 		private Builder(String name) {
 			this.name = name;
@@ -292,6 +307,16 @@ public final class RateLimitPolicy {
 
 		public Builder cost(long cost) {
 			this.cost = cost;
+			return this;
+		}
+
+		/**
+		 * What the policy does when its backend cannot decide; {@link FailureMode#OPEN} by default.
+		 * @param failureMode the failure mode
+		 * @return this builder
+		 */
+		public Builder failureMode(FailureMode failureMode) {
+			this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
 			return this;
 		}
 

@@ -1,8 +1,13 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.time.Duration;
+
 import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimiter;
+import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -14,13 +19,20 @@ import org.springframework.context.annotation.Import;
 
 /**
  * Wires the rate-limit engine: the Redis backend on the application's own Redis connection when there is one, the
- * local backend otherwise (with a warning that limits are then per instance).
+ * local backend otherwise (with a warning that limits are then per instance). Over Redis the limiter is guarded: a
+ * time budget per decision ({@code ratelimit.redis.timeout}), a Resilience4j circuit breaker
+ * ({@code ratelimit.redis.circuit-breaker.*}) and each policy's failure mode, with an in-memory fallback for
+ * {@code failure-mode: local}.
  */
 @AutoConfiguration(afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
 @ConditionalOnProperty(prefix = "ratelimit", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
-@Import({ RedisBackendConfiguration.class, LocalBackendConfiguration.class, RateLimitWebConfiguration.class })
+@Import({ RedisBackendConfiguration.class, LocalBackendConfiguration.class, RateLimitWebConfiguration.class,
+		RateLimitHealthConfiguration.class })
 public final class RateLimitAutoConfiguration {
+
+	/** Name of the circuit breaker around Redis, as it appears in logs, health and metrics. */
+	public static final String CIRCUIT_BREAKER_NAME = "ratelimit-redis";
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -30,8 +42,59 @@ public final class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimiter rateLimiter(RateLimitBackend backend) {
-		return new DefaultRateLimiter(backend);
+	RateLimiter rateLimiter(RateLimitBackend backend, RateLimitProperties properties) {
+		if (backend instanceof LocalRateLimitBackend) {
+			return new DefaultRateLimiter(backend);
+		}
+		RateLimitProperties.Redis redis = properties.getRedis();
+		DefaultRateLimiter.Builder builder = DefaultRateLimiter.builder(backend)
+			.timeout(positive("ratelimit.redis.timeout", redis.getTimeout()))
+			.fallback(new LocalRateLimitBackend(properties.getLocal().getMaximumKeys(),
+					LocalRateLimitBackend.systemClock()));
+		RateLimitProperties.CircuitBreaker breaker = redis.getCircuitBreaker();
+		if (breaker.isEnabled()) {
+			builder.circuitBreaker(CircuitBreaker.of(CIRCUIT_BREAKER_NAME, circuitBreakerConfig(breaker)));
+			builder.closedRetryAfter(breaker.getWaitDurationInOpenState());
+		}
+		return builder.build();
+	}
+
+	static CircuitBreakerConfig circuitBreakerConfig(RateLimitProperties.CircuitBreaker breaker) {
+		String prefix = "ratelimit.redis.circuit-breaker.";
+		if (!(breaker.getFailureRateThreshold() > 0 && breaker.getFailureRateThreshold() <= 100)) {
+			throw invalid(prefix + "failure-rate-threshold", "must be above 0 and at most 100",
+					breaker.getFailureRateThreshold());
+		}
+		if (breaker.getSlidingWindowSize() < 1) {
+			throw invalid(prefix + "sliding-window-size", "must be at least 1", breaker.getSlidingWindowSize());
+		}
+		if (breaker.getMinimumNumberOfCalls() < 1) {
+			throw invalid(prefix + "minimum-number-of-calls", "must be at least 1", breaker.getMinimumNumberOfCalls());
+		}
+		if (breaker.getPermittedNumberOfCallsInHalfOpenState() < 1) {
+			throw invalid(prefix + "permitted-number-of-calls-in-half-open-state", "must be at least 1",
+					breaker.getPermittedNumberOfCallsInHalfOpenState());
+		}
+		Duration wait = positive(prefix + "wait-duration-in-open-state", breaker.getWaitDurationInOpenState());
+		return CircuitBreakerConfig.custom()
+			.failureRateThreshold(breaker.getFailureRateThreshold())
+			.slidingWindow(breaker.getSlidingWindowSize(),
+					Math.min(breaker.getMinimumNumberOfCalls(), breaker.getSlidingWindowSize()),
+					CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+			.waitDurationInOpenState(wait)
+			.permittedNumberOfCallsInHalfOpenState(breaker.getPermittedNumberOfCallsInHalfOpenState())
+			.build();
+	}
+
+	static Duration positive(String property, Duration value) {
+		if (value == null || value.isNegative() || value.isZero()) {
+			throw invalid(property, "must be a positive duration", value);
+		}
+		return value;
+	}
+
+	private static IllegalArgumentException invalid(String property, String problem, Object value) {
+		return new IllegalArgumentException("Invalid property '" + property + "': " + problem + " but was " + value);
 	}
 
 }

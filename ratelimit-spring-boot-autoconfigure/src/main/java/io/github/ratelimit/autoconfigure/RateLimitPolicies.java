@@ -7,6 +7,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.InvalidPolicyException;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.spring.ConfiguredPolicy;
@@ -36,15 +37,20 @@ public final class RateLimitPolicies {
 	 */
 	public static RateLimitPolicies from(RateLimitProperties properties, Function<String, KeyResolver> keyResolverBeans) {
 		Map<String, ConfiguredPolicy> policies = new LinkedHashMap<>();
-		properties.getPolicies().forEach((name, source) -> policies.put(name, configure(name, source, keyResolverBeans)));
+		properties.getPolicies()
+			.forEach((name, source) -> policies.put(name,
+					configure(name, source, properties.getFailureMode(), keyResolverBeans)));
 		return new RateLimitPolicies(policies.values());
 	}
 
 	private static ConfiguredPolicy configure(String name, RateLimitProperties.Policy source,
-			Function<String, KeyResolver> beans) {
+			FailureMode defaultFailureMode, Function<String, KeyResolver> beans) {
 		String property = "ratelimit.policies." + name;
 		RateLimitPolicy base = policy(property, () -> {
-			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(name).limit(source.getLimit()).cost(source.getCost());
+			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(name)
+				.limit(source.getLimit())
+				.cost(source.getCost())
+				.failureMode((source.getFailureMode() != null) ? source.getFailureMode() : defaultFailureMode);
 			if (source.getAlgorithm() != null) {
 				try {
 					builder.algorithm(Algorithm.fromId(source.getAlgorithm()));

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.spring.MissingKey;
@@ -35,6 +36,17 @@ public class RateLimitProperties {
 	 * Rate-limit policies by name.
 	 */
 	private Map<String, Policy> policies = new LinkedHashMap<>();
+
+	/**
+	 * What a policy does when Redis cannot decide (down, frozen, slower than ratelimit.redis.timeout, or the circuit
+	 * breaker open), unless the policy sets its own: open (the request goes through unchecked), closed (refused with
+	 * 503) or local (enforced in this instance's memory with the same algorithm).
+	 */
+	private FailureMode failureMode = FailureMode.OPEN;
+
+	private final Redis redis = new Redis();
+
+	private final Health health = new Health();
 
 	private final Local local = new Local();
 
@@ -68,8 +80,175 @@ public class RateLimitProperties {
 		this.policies = policies;
 	}
 
+	public FailureMode getFailureMode() {
+		return this.failureMode;
+	}
+
+	public void setFailureMode(FailureMode failureMode) {
+		this.failureMode = failureMode;
+	}
+
+	public Redis getRedis() {
+		return this.redis;
+	}
+
+	public Health getHealth() {
+		return this.health;
+	}
+
 	public Local getLocal() {
 		return this.local;
+	}
+
+	/**
+	 * How the limiter talks to Redis: its time budget, its circuit breaker and the client's reconnects.
+	 */
+	public static class Redis {
+
+		/**
+		 * Longest a decision waits for Redis. Beyond it the decision is made by the policies' failure modes; the
+		 * client's own command timeout (spring.data.redis.timeout) is never waited for.
+		 */
+		private Duration timeout = Duration.ofMillis(50);
+
+		/**
+		 * Longest delay between two reconnect attempts of the Lettuce client after Redis went away (Lettuce's own
+		 * default grows to 30s, which would delay enforcement that long after Redis is back). Applied to the
+		 * client resources Spring Boot creates; 0 leaves Lettuce's default.
+		 */
+		private Duration maxReconnectDelay = Duration.ofSeconds(1);
+
+		private final CircuitBreaker circuitBreaker = new CircuitBreaker();
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public Duration getMaxReconnectDelay() {
+			return this.maxReconnectDelay;
+		}
+
+		public void setMaxReconnectDelay(Duration maxReconnectDelay) {
+			this.maxReconnectDelay = maxReconnectDelay;
+		}
+
+		public CircuitBreaker getCircuitBreaker() {
+			return this.circuitBreaker;
+		}
+
+	}
+
+	/**
+	 * The circuit breaker (Resilience4j) around Redis: after repeated failures decisions stop waiting on Redis and
+	 * follow the failure modes at once, until probes find Redis answering again.
+	 */
+	public static class CircuitBreaker {
+
+		/**
+		 * Whether the circuit breaker is used. Without it every decision tries Redis and waits up to the timeout.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Percentage of failed calls (errors and timeouts) among the last calls that opens the circuit.
+		 */
+		private float failureRateThreshold = 50;
+
+		/**
+		 * Number of most recent calls the failure rate is computed over.
+		 */
+		private int slidingWindowSize = 20;
+
+		/**
+		 * Fewest calls in the window before the failure rate is considered.
+		 */
+		private int minimumNumberOfCalls = 5;
+
+		/**
+		 * How long the circuit stays open before probes try Redis again. Also the Retry-After of a 503 from a
+		 * policy that fails closed.
+		 */
+		private Duration waitDurationInOpenState = Duration.ofSeconds(1);
+
+		/**
+		 * Probe calls let through while half-open; when enough of them succeed the circuit closes and enforcement
+		 * resumes.
+		 */
+		private int permittedNumberOfCallsInHalfOpenState = 3;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public float getFailureRateThreshold() {
+			return this.failureRateThreshold;
+		}
+
+		public void setFailureRateThreshold(float failureRateThreshold) {
+			this.failureRateThreshold = failureRateThreshold;
+		}
+
+		public int getSlidingWindowSize() {
+			return this.slidingWindowSize;
+		}
+
+		public void setSlidingWindowSize(int slidingWindowSize) {
+			this.slidingWindowSize = slidingWindowSize;
+		}
+
+		public int getMinimumNumberOfCalls() {
+			return this.minimumNumberOfCalls;
+		}
+
+		public void setMinimumNumberOfCalls(int minimumNumberOfCalls) {
+			this.minimumNumberOfCalls = minimumNumberOfCalls;
+		}
+
+		public Duration getWaitDurationInOpenState() {
+			return this.waitDurationInOpenState;
+		}
+
+		public void setWaitDurationInOpenState(Duration waitDurationInOpenState) {
+			this.waitDurationInOpenState = waitDurationInOpenState;
+		}
+
+		public int getPermittedNumberOfCallsInHalfOpenState() {
+			return this.permittedNumberOfCallsInHalfOpenState;
+		}
+
+		public void setPermittedNumberOfCallsInHalfOpenState(int permittedNumberOfCallsInHalfOpenState) {
+			this.permittedNumberOfCallsInHalfOpenState = permittedNumberOfCallsInHalfOpenState;
+		}
+
+	}
+
+	/**
+	 * The {@code ratelimit} health contributor (with Spring Boot Actuator).
+	 */
+	public static class Health {
+
+		/**
+		 * Whether the contributor reports DOWN while decisions are degraded (the circuit is open). Off by default:
+		 * the failure modes exist so that the application keeps serving while Redis is down.
+		 */
+		private boolean downWhenDegraded = false;
+
+		public boolean isDownWhenDegraded() {
+			return this.downWhenDegraded;
+		}
+
+		public void setDownWhenDegraded(boolean downWhenDegraded) {
+			this.downWhenDegraded = downWhenDegraded;
+		}
+
 	}
 
 	public Filter getFilter() {
@@ -295,6 +474,12 @@ public class RateLimitProperties {
 		private MissingKey missingKey = MissingKey.SHARED;
 
 		/**
+		 * What this policy does when Redis cannot decide: open, closed or local. Defaults to
+		 * ratelimit.failure-mode.
+		 */
+		private @Nullable FailureMode failureMode;
+
+		/**
 		 * Limits replacing the policy's own for specific keys (e.g. one enterprise customer's API key). Use the
 		 * bracket notation for keys with special characters: overrides."[key-123]".limit=1000.
 		 */
@@ -356,6 +541,14 @@ public class RateLimitProperties {
 
 		public void setKey(String key) {
 			this.key = key;
+		}
+
+		public @Nullable FailureMode getFailureMode() {
+			return this.failureMode;
+		}
+
+		public void setFailureMode(@Nullable FailureMode failureMode) {
+			this.failureMode = failureMode;
 		}
 
 		public MissingKey getMissingKey() {

@@ -38,7 +38,8 @@ class RateLimitWebConfiguration {
 		RateLimitProperties.Headers headers = properties.getHeaders();
 		return new RateLimitEnforcer(limiter, policies.all(), rules(properties),
 				new RateLimitHeaders(headers.isLegacy(), headers.isStandard(), headers.isRetryAfter()),
-				rejectionHandler, KeyResolvers.beans(beanFactory), System::currentTimeMillis);
+				rejectionHandler, KeyResolvers.beans(beanFactory), System::currentTimeMillis,
+				properties.getFailureMode());
 	}
 
 	private static List<RateLimitRule> rules(RateLimitProperties properties) {

@@ -1,11 +1,16 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.lettuce.core.resource.Delay;
 
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -22,6 +27,30 @@ class RedisBackendConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitBackend rateLimitBackend(RedisConnectionFactory connectionFactory, RateLimitProperties properties) {
 		return new RedisRateLimitBackend(connectionFactory, properties.getKeyPrefix());
+	}
+
+	/**
+	 * Caps the Lettuce client's reconnect delay, so that enforcement resumes within about a second of Redis coming
+	 * back instead of up to Lettuce's default 30 s.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass({ Delay.class, ClientResourcesBuilderCustomizer.class })
+	static class ReconnectDelayConfiguration {
+
+		@Bean
+		ClientResourcesBuilderCustomizer rateLimitReconnectDelayCustomizer(RateLimitProperties properties) {
+			Duration max = properties.getRedis().getMaxReconnectDelay();
+			if (max == null || max.isNegative()) {
+				throw new IllegalArgumentException(
+						"Invalid property 'ratelimit.redis.max-reconnect-delay': must be 0 or positive but was " + max);
+			}
+			return (builder) -> {
+				if (!max.isZero()) {
+					builder.reconnectDelay(() -> Delay.exponential(Duration.ofMillis(1), max, 2, TimeUnit.MILLISECONDS));
+				}
+			};
+		}
+
 	}
 
 }

@@ -3,6 +3,7 @@ package io.github.ratelimit.spring;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
+import io.github.ratelimit.core.Enforcement;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitDecision;
 
@@ -14,8 +15,16 @@ import org.springframework.http.MediaType;
  * The default rejection: status 429 and an RFC 9457 {@code application/problem+json} body with {@code type},
  * {@code title}, {@code status}, {@code detail}, {@code instance}, the violated {@code policies} (name, limit,
  * remaining, window and retry-after in seconds) and {@code retryAfter} in seconds.
+ * <p>
+ * A request refused because the rate-limit backend is unavailable and a policy fails closed is not the client's
+ * fault: it gets 503 with the problem type {@value #TEMPORARY_REDUCED_CAPACITY} of draft-ietf-httpapi-ratelimit-
+ * headers-10, a {@code Retry-After} of when the backend is tried again, and the refusing {@code policies} (name and
+ * retry-after only: there are no figures to report).
  */
 public final class ProblemDetailRejectionHandler implements RateLimitRejectionHandler {
+
+	/** The problem type of a refusal while the rate-limit backend is unavailable. */
+	public static final String TEMPORARY_REDUCED_CAPACITY = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity";
 
 	private final String type;
 
@@ -36,6 +45,9 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 
 	@Override
 	public Rejection reject(RateLimitDecision decision, RequestContext request, HttpHeaders rateLimitHeaders) {
+		if (decision.failedClosed()) {
+			return unavailable(decision, request, rateLimitHeaders);
+		}
 		List<PolicyDecision> violated = decision.decisions().stream().filter((d) -> !d.allowed()).toList();
 		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision);
 		StringBuilder json = new StringBuilder(256);
@@ -68,12 +80,48 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 				json.toString().getBytes(StandardCharsets.UTF_8));
 	}
 
-	private static String detail(List<PolicyDecision> violated, long retryAfter) {
+	private Rejection unavailable(RateLimitDecision decision, RequestContext request, HttpHeaders rateLimitHeaders) {
+		List<PolicyDecision> refusing = decision.decisions()
+			.stream()
+			.filter((d) -> d.enforcement() == Enforcement.FAILED_CLOSED)
+			.toList();
+		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision);
+		StringBuilder json = new StringBuilder(256);
+		json.append("{\"type\":").append(string(TEMPORARY_REDUCED_CAPACITY));
+		json.append(",\"title\":").append(string("Temporarily Reduced Capacity"));
+		json.append(",\"status\":").append(HttpStatus.SERVICE_UNAVAILABLE.value());
+		json.append(",\"detail\":")
+			.append(string("Rate limits cannot be checked right now (" + names(refusing) + "). Retry after "
+					+ retryAfter + " second" + ((retryAfter == 1) ? "" : "s") + "."));
+		json.append(",\"instance\":").append(string(request.requestPath()));
+		json.append(",\"policies\":[");
+		for (int i = 0; i < refusing.size(); i++) {
+			json.append((i > 0) ? "," : "")
+				.append("{\"name\":")
+				.append(string(refusing.get(i).policy().name()))
+				.append(",\"retryAfter\":")
+				.append(RateLimitHeaders.ceilSeconds(refusing.get(i).retryAfter()))
+				.append('}');
+		}
+		json.append("],\"retryAfter\":").append(retryAfter).append('}');
+		HttpHeaders headers = new HttpHeaders();
+		headers.addAll(rateLimitHeaders);
+		headers.set(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
+		headers.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+		return new Rejection(HttpStatus.SERVICE_UNAVAILABLE.value(), headers,
+				json.toString().getBytes(StandardCharsets.UTF_8));
+	}
+
+	private static String names(List<PolicyDecision> decisions) {
 		StringBuilder names = new StringBuilder();
-		for (PolicyDecision policy : violated) {
+		for (PolicyDecision policy : decisions) {
 			names.append((names.length() > 0) ? ", " : "").append('\'').append(policy.policy().name()).append('\'');
 		}
-		return "Rate limit exceeded (" + names + "). Retry after " + retryAfter + " second"
+		return names.toString();
+	}
+
+	private static String detail(List<PolicyDecision> violated, long retryAfter) {
+		return "Rate limit exceeded (" + names(violated) + "). Retry after " + retryAfter + " second"
 				+ ((retryAfter == 1) ? "" : "s") + ".";
 	}
 

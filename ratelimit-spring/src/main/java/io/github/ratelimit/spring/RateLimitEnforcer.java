@@ -14,6 +14,7 @@ import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.InvalidPolicyException;
 import io.github.ratelimit.core.Permit;
 import io.github.ratelimit.core.PolicyDecision;
@@ -57,6 +58,8 @@ public final class RateLimitEnforcer {
 
 	private final LongSupplier clockMillis;
 
+	private final FailureMode defaultFailureMode;
+
 	private final ConcurrentMap<MethodClassKey, List<Target>> annotated = new ConcurrentHashMap<>();
 
 	/**
@@ -73,6 +76,25 @@ public final class RateLimitEnforcer {
 	public RateLimitEnforcer(RateLimiter limiter, Collection<ConfiguredPolicy> policies, List<RateLimitRule> rules,
 			RateLimitHeaders headers, RateLimitRejectionHandler rejectionHandler,
 			Function<String, KeyResolver> keyResolverBeans, LongSupplier clockMillis) {
+		this(limiter, policies, rules, headers, rejectionHandler, keyResolverBeans, clockMillis, FailureMode.OPEN);
+	}
+
+	/**
+	 * An enforcer.
+	 * @param limiter the engine
+	 * @param policies the configured policies
+	 * @param rules the filter rules (their policy names must exist)
+	 * @param headers which headers to write
+	 * @param rejectionHandler renders denials
+	 * @param keyResolverBeans finds {@link KeyResolver} beans named in annotation keys ({@code @name})
+	 * @param clockMillis the clock for {@code X-RateLimit-Reset}
+	 * @param defaultFailureMode the failure mode of inline {@link RateLimited} policies that set none
+	 * @throws IllegalArgumentException when a rule names an unknown policy
+	 */
+	public RateLimitEnforcer(RateLimiter limiter, Collection<ConfiguredPolicy> policies, List<RateLimitRule> rules,
+			RateLimitHeaders headers, RateLimitRejectionHandler rejectionHandler,
+			Function<String, KeyResolver> keyResolverBeans, LongSupplier clockMillis, FailureMode defaultFailureMode) {
+		this.defaultFailureMode = defaultFailureMode;
 		this.limiter = limiter;
 		Map<String, ConfiguredPolicy> byName = new LinkedHashMap<>();
 		policies.forEach((policy) -> byName.put(policy.name(), policy));
@@ -179,9 +201,9 @@ public final class RateLimitEnforcer {
 		ConfiguredPolicy policy;
 		if (!annotation.policy().isEmpty()) {
 			if (!annotation.name().isEmpty() || !annotation.algorithm().isEmpty() || annotation.limit() != 0
-					|| !annotation.window().isEmpty()) {
+					|| !annotation.window().isEmpty() || !annotation.failureMode().isEmpty()) {
 				throw new IllegalStateException(where + " names policy '" + annotation.policy()
-						+ "' and also defines one inline (name, algorithm, limit, window): use one or the other");
+						+ "' and also defines one inline (name, algorithm, limit, window, failureMode): use one or the other");
 			}
 			policy = this.policies.get(annotation.policy());
 			if (policy == null) {
@@ -229,6 +251,8 @@ public final class RateLimitEnforcer {
 			if (annotation.burst() != 0) {
 				builder.burst(annotation.burst());
 			}
+			builder.failureMode(annotation.failureMode().isEmpty() ? this.defaultFailureMode
+					: FailureMode.fromId(annotation.failureMode()));
 			return ConfiguredPolicy.of(builder.build(), KeySpec.parse("ip", this.keyResolverBeans), MissingKey.SHARED);
 		}
 		catch (IllegalArgumentException ex) {

@@ -3,6 +3,7 @@ package io.github.ratelimit.spring;
 import java.time.Duration;
 import java.util.StringJoiner;
 
+import io.github.ratelimit.core.Permit;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitDecision;
 
@@ -21,6 +22,10 @@ import org.springframework.http.HttpHeaders;
  * </ul>
  * For a policy that denies, {@code t} is the time until it admits the request again; otherwise the time until its
  * quota is fully restored.
+ * <p>
+ * Only decisions with figures are reported: a policy that failed open or closed because the backend was unavailable
+ * claims no quota it could not check (it has no {@code RateLimit} entry, and never sets {@code X-RateLimit-*}). A
+ * policy decided by the local fallback reports that instance's figures.
  *
  * @param legacy whether to write the {@code X-RateLimit-*} headers
  * @param standard whether to write {@code RateLimit} and {@code RateLimit-Policy}
@@ -49,19 +54,17 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 	 */
 	public HttpHeaders of(RateLimitDecision decision, long nowMillis) {
 		HttpHeaders headers = new HttpHeaders();
-		PolicyDecision deciding = decision.deciding().orElse(null);
-		if (deciding == null) {
-			return headers;
-		}
-		if (this.legacy) {
+		RateLimitDecision reported = decision.degraded() ? withFigures(decision) : decision;
+		PolicyDecision deciding = reported.deciding().orElse(null);
+		if (this.legacy && deciding != null) {
 			headers.set(X_LIMIT, Long.toString(deciding.limit()));
 			headers.set(X_REMAINING, Long.toString(deciding.remaining()));
 			headers.set(X_RESET, Long.toString(ceilSeconds(Duration.ofMillis(nowMillis).plus(resetOf(deciding)))));
 		}
-		if (this.standard) {
+		if (this.standard && deciding != null) {
 			StringJoiner policies = new StringJoiner(", ");
 			StringJoiner limits = new StringJoiner(", ");
-			for (PolicyDecision policy : decision.decisions()) {
+			for (PolicyDecision policy : reported.decisions()) {
 				String name = quoted(policy.policy().name());
 				policies.add(name + ";q=" + policy.limit() + ";w=" + ceilSeconds(policy.policy().window()));
 				limits.add(name + ";r=" + policy.remaining() + ";t=" + ceilSeconds(resetOf(policy)));
@@ -73,6 +76,12 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds(decision)));
 		}
 		return headers;
+	}
+
+	private static RateLimitDecision withFigures(RateLimitDecision decision) {
+		return new RateLimitDecision(
+				decision.decisions().stream().filter((policy) -> policy.enforcement().hasFigures()).toList(),
+				Permit.NONE);
 	}
 
 	/**

@@ -87,6 +87,13 @@ public @interface RateLimited {
 	long burst() default 0;
 
 	/**
+	 * Inline policy: what it does when the rate-limit backend cannot decide, {@code open}, {@code closed} or
+	 * {@code local}; empty means the application's default ({@code ratelimit.failure-mode}).
+	 * @return the failure mode id
+	 */
+	String failureMode() default "";
+
+	/**
 	 * Holds repeated {@link RateLimited} annotations.
 	 */
 	@Target({ ElementType.METHOD, ElementType.TYPE })

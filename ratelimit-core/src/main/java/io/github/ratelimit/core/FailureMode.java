@@ -1,0 +1,58 @@
+package io.github.ratelimit.core;
+
+import java.util.Locale;
+
+/**
+ * What a policy does when its backend cannot decide: Redis is down, frozen, slower than the limiter's time budget,
+ * or the circuit breaker around it is open.
+ */
+public enum FailureMode {
+
+	/**
+	 * The request goes through, unchecked and uncounted: the application keeps serving, unprotected by this policy
+	 * until the backend answers again. The default.
+	 */
+	OPEN("open"),
+
+	/**
+	 * The request is refused. A web request gets 503 (the client did nothing wrong) with {@code Retry-After}.
+	 */
+	CLOSED("closed"),
+
+	/**
+	 * The policy is enforced in this instance's memory with the same algorithm: each instance admits up to the
+	 * limit on its own, so the application as a whole admits up to the limit times the number of instances.
+	 */
+	LOCAL("local");
+
+	private final String id;
+
+	FailureMode(String id) {
+		this.id = id;
+	}
+
+	/**
+	 * The configuration name.
+	 * @return {@code open}, {@code closed} or {@code local}
+	 */
+	public String id() {
+		return this.id;
+	}
+
+	/**
+	 * Parses a configuration name, in any case.
+	 * @param value the name
+	 * @return the failure mode
+	 * @throws IllegalArgumentException naming the accepted values when the name is unknown
+	 */
+	public static FailureMode fromId(String value) {
+		String normalized = value.trim().toLowerCase(Locale.ROOT);
+		for (FailureMode mode : values()) {
+			if (mode.id.equals(normalized)) {
+				return mode;
+			}
+		}
+		throw new IllegalArgumentException("Unknown failure mode '" + value + "'; expected one of: open, closed, local");
+	}
+
+}
