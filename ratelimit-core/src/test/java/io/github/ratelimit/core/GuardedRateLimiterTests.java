@@ -1,0 +1,359 @@
+package io.github.ratelimit.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+
+import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.ratelimit.testkit.RedisServer;
+import io.github.ratelimit.testkit.TcpProxy;
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The guarded limiter against real failures of a real Redis: the server killed, frozen ({@code SIGSTOP}), restarted
+ * without its scripts, turned into a read-only replica, and cut off or slowed down by a loopback proxy. No failure
+ * reaches the caller: each policy's failure mode decides, the circuit breaker stops trying, and enforcement resumes
+ * once Redis answers. The client's own command timeout is left at a minute, so every bounded call shows the
+ * limiter's budget at work, not the client's.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class GuardedRateLimiterTests {
+
+	private static final Duration BUDGET = Duration.ofMillis(100);
+
+	private static final RateLimitPolicy OPEN = policy("open", Algorithm.GCRA, FailureMode.OPEN, 3);
+
+	private static final RateLimitPolicy CLOSED = policy("closed", Algorithm.FIXED_WINDOW, FailureMode.CLOSED, 3);
+
+	private static final RateLimitPolicy LOCAL = policy("local", Algorithm.TOKEN_BUCKET, FailureMode.LOCAL, 3);
+
+	private static final RateLimitPolicy PERMITS = RateLimitPolicy.builder("permits")
+		.algorithm(Algorithm.CONCURRENCY)
+		.limit(2)
+		.window(Duration.ofMinutes(5))
+		.failureMode(FailureMode.OPEN)
+		.build();
+
+	private RedisServer redis;
+
+	private TcpProxy proxy;
+
+	private ClientResources resources;
+
+	private LettuceConnectionFactory factory;
+
+	private CircuitBreaker breaker;
+
+	private DefaultRateLimiter limiter;
+
+	enum Path {
+
+		BLOCKING, NON_BLOCKING;
+
+		RateLimitDecision check(RateLimiter limiter, RateLimitRequest request) {
+			return (this == BLOCKING) ? limiter.check(request) : limiter.checkAsync(request).block();
+		}
+
+	}
+
+	@BeforeEach
+	void start() {
+		this.redis = RedisServer.start();
+		this.proxy = TcpProxy.start(this.redis.address());
+		// like the starter's auto-configuration: reconnect attempts at most a second apart
+		this.resources = ClientResources.builder()
+			.reconnectDelay(() -> Delay.exponential(Duration.ofMillis(1), Duration.ofSeconds(1), 2,
+					TimeUnit.MILLISECONDS))
+			.build();
+		this.factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", this.proxy.port()),
+				LettuceClientConfiguration.builder()
+					.commandTimeout(Duration.ofMinutes(1))
+					.clientResources(this.resources)
+					.build());
+		this.factory.afterPropertiesSet();
+		this.factory.start();
+		this.breaker = CircuitBreaker.of("test", CircuitBreakerConfig.custom()
+			.slidingWindow(10, 5, CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+			.failureRateThreshold(50)
+			.waitDurationInOpenState(Duration.ofMillis(500))
+			.permittedNumberOfCallsInHalfOpenState(2)
+			.build());
+		this.limiter = DefaultRateLimiter.builder(new RedisRateLimitBackend(this.factory))
+			.timeout(BUDGET)
+			.circuitBreaker(this.breaker)
+			.fallback(new LocalRateLimitBackend())
+			.build();
+	}
+
+	@AfterEach
+	void stop() {
+		this.factory.destroy();
+		this.resources.shutdown(0, 1, TimeUnit.SECONDS);
+		this.proxy.close();
+		this.redis.close();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Path.class)
+	void killedRedisIsDecidedByEachPolicysFailureModeAndEnforcementResumesAfterRestart(Path path) {
+		assertEnforced(path);
+		this.redis.kill();
+		List<RateLimitDecision> outage = new ArrayList<>();
+		for (int i = 0; i < 20; i++) {
+			outage.add(path.check(this.limiter, request("client-" + i)));
+		}
+		for (RateLimitDecision decision : outage) {
+			assertThat(decision.degraded()).isTrue();
+			assertThat(decision.failure()).isPresent();
+			assertThat(byPolicy(decision, "open").enforcement()).isEqualTo(Enforcement.FAILED_OPEN);
+			assertThat(byPolicy(decision, "open").allowed()).isTrue();
+			assertThat(byPolicy(decision, "closed").enforcement()).isEqualTo(Enforcement.FAILED_CLOSED);
+			assertThat(decision.allowed()).isFalse();
+			assertThat(decision.failedClosed()).isTrue();
+			assertThat(byPolicy(decision, "local").enforcement()).isEqualTo(Enforcement.LOCAL_FALLBACK);
+		}
+		// the breaker opened: later decisions do not even try Redis
+		assertThat(this.breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThat(outage.get(outage.size() - 1).failure()).containsInstanceOf(CallNotPermittedException.class);
+		this.redis.restart();
+		awaitEnforced(path);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Path.class)
+	void localFailureModeAdmitsExactlyTheLimitInMemoryWhileRedisIsDown(Path path) {
+		this.redis.kill();
+		List<RateLimitDecision> decisions = new ArrayList<>();
+		for (int i = 0; i < 8; i++) {
+			decisions.add(path.check(this.limiter, RateLimitRequest.of(LOCAL, "alice")));
+		}
+		assertThat(decisions).allSatisfy((decision) -> assertThat(decision.decisions().get(0).enforcement())
+			.isEqualTo(Enforcement.LOCAL_FALLBACK));
+		assertThat(decisions.stream().filter(RateLimitDecision::allowed)).hasSize(3);
+		assertThat(decisions.get(3).failedClosed()).isFalse();
+		assertThat(decisions.get(3).retryAfter()).isPositive();
+		assertThat(decisions.get(2).decisions().get(0).remaining()).isZero();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Path.class)
+	void frozenRedisTimesOutWithinTheBudgetAndLateAnswersAreGivenBack(Path path) {
+		assertEnforced(path);
+		this.redis.freeze();
+		try {
+			for (int i = 0; i < 3; i++) {
+				RateLimitDecision decision = path.check(this.limiter, RateLimitRequest.of(PERMITS, "frozen"));
+				assertThat(decision.allowed()).isTrue();
+				assertThat(decision.decisions().get(0).enforcement()).isEqualTo(Enforcement.FAILED_OPEN);
+				assertThat(decision.failure()).containsInstanceOf(TimeoutException.class);
+			}
+		}
+		finally {
+			this.redis.thaw();
+		}
+		// the three acquisitions Redis runs once thawed took permits that nobody holds: they are given back
+		String key = new RedisRateLimitBackend(this.factory).key(PERMITS, "frozen");
+		Await.until(Duration.ofSeconds(10), () -> this.redis.commands().zcard(key) == 0
+				&& this.redis.commands().exists(key) == 0);
+		awaitEnforced(path);
+		RateLimitDecision first = path.check(this.limiter, RateLimitRequest.of(PERMITS, "frozen"));
+		RateLimitDecision second = path.check(this.limiter, RateLimitRequest.of(PERMITS, "frozen"));
+		RateLimitDecision third = path.check(this.limiter, RateLimitRequest.of(PERMITS, "frozen"));
+		assertThat(List.of(first.allowed(), second.allowed(), third.allowed())).containsExactly(true, true, false);
+		assertThat(third.decisions().get(0).enforcement()).isEqualTo(Enforcement.ENFORCED);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Path.class)
+	void slowRedisBeyondTheBudgetIsAFailureAndFastAgainIsEnforced(Path path) {
+		assertEnforced(path);
+		this.proxy.latency(BUDGET.multipliedBy(3));
+		for (int i = 0; i < 6; i++) {
+			RateLimitDecision decision = path.check(this.limiter, request("slow-" + i));
+			assertThat(decision.degraded()).isTrue();
+		}
+		this.proxy.latency(Duration.ZERO);
+		awaitEnforced(path);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Path.class)
+	void blackholedAndResetConnectionsAreFailuresUntilTheProxyForwardsAgain(Path path) {
+		assertEnforced(path);
+		this.proxy.blackhole();
+		RateLimitDecision blackholed = path.check(this.limiter, request("blackhole"));
+		assertThat(blackholed.failure()).containsInstanceOf(TimeoutException.class);
+		this.proxy.resetAll();
+		this.proxy.refuse();
+		for (int i = 0; i < 6; i++) {
+			assertThat(path.check(this.limiter, request("refused-" + i)).degraded()).isTrue();
+		}
+		this.proxy.restore();
+		awaitEnforced(path);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Path.class)
+	void scriptsFlushedByARestartAreLoadedAgain(Path path) {
+		assertEnforced(path);
+		this.redis.commands().scriptFlush();
+		RateLimitDecision decision = path.check(this.limiter, request("after-flush"));
+		assertThat(decision.degraded()).isFalse();
+		assertThat(decision.allowed()).isTrue();
+	}
+
+	@Test
+	void aReadOnlyReplicaIsAFailureAndAWritableMasterIsEnforcedAgain() {
+		assertEnforced(Path.BLOCKING);
+		try (RedisServer master = RedisServer.start()) {
+			this.redis.commands().replicaof(master.host(), master.port());
+			Await.until(Duration.ofSeconds(10),
+					() -> this.redis.commands().info("replication").contains("master_link_status:up"));
+			RateLimitDecision decision = this.limiter.check(request("read-only"));
+			assertThat(decision.degraded()).isTrue();
+			assertThat(decision.failure().orElseThrow()).hasStackTraceContaining("READONLY");
+			this.redis.commands().replicaofNoOne();
+		}
+		awaitEnforced(Path.BLOCKING);
+	}
+
+	@Test
+	void permitsTakenBeforeAnOutageAreReleasedWithoutWaitingForRedis() {
+		RateLimitDecision held = this.limiter.check(RateLimitRequest.of(PERMITS, "holder"));
+		assertThat(held.allowed()).isTrue();
+		assertThat(held.decisions().get(0).enforcement()).isEqualTo(Enforcement.ENFORCED);
+		this.redis.freeze();
+		try {
+			// bounded by the budget: a frozen Redis never holds the completing request's thread
+			held.permit().release();
+			assertThat(held.permit().holdsAny()).isFalse();
+		}
+		finally {
+			this.redis.thaw();
+		}
+		// the release was sent and lands once Redis runs again
+		String key = new RedisRateLimitBackend(this.factory).key(PERMITS, "holder");
+		Await.until(Duration.ofSeconds(10), () -> this.redis.commands().exists(key) == 0);
+	}
+
+	@Test
+	void permitsTakenFromTheLocalFallbackAreReleasedLocally() {
+		RateLimitPolicy localPermits = PERMITS.toBuilder().failureMode(FailureMode.LOCAL).build();
+		this.redis.kill();
+		RateLimitDecision first = this.limiter.check(RateLimitRequest.of(localPermits, "local"));
+		RateLimitDecision second = this.limiter.check(RateLimitRequest.of(localPermits, "local"));
+		assertThat(this.limiter.check(RateLimitRequest.of(localPermits, "local")).allowed()).isFalse();
+		first.permit().release();
+		RateLimitDecision third = this.limiter.check(RateLimitRequest.of(localPermits, "local"));
+		assertThat(third.allowed()).isTrue();
+		assertThat(third.decisions().get(0).enforcement()).isEqualTo(Enforcement.LOCAL_FALLBACK);
+		second.permit().release();
+		third.permit().release();
+	}
+
+	@Test
+	void aClosedPolicyRefusingGivesBackWhatTheLocalPoliciesTook() {
+		this.redis.kill();
+		for (int i = 0; i < 10; i++) {
+			RateLimitDecision decision = this.limiter
+				.check(RateLimitRequest.builder().add(LOCAL, "bob").add(CLOSED, "bob").build());
+			assertThat(decision.failedClosed()).isTrue();
+		}
+		// nothing was taken locally: the local policy alone still admits its whole limit
+		for (int i = 0; i < 3; i++) {
+			assertThat(this.limiter.check(RateLimitRequest.of(LOCAL, "bob")).allowed()).isTrue();
+		}
+		assertThat(this.limiter.check(RateLimitRequest.of(LOCAL, "bob")).allowed()).isFalse();
+	}
+
+	/**
+	 * Redis decides. The first call of a new client also opens its connection, which a cold JVM may not do within
+	 * the budget: the starter opens it at startup; here the check waits until Redis decides.
+	 */
+	private void assertEnforced(Path path) {
+		awaitEnforced(path);
+	}
+
+	/**
+	 * Polls until Redis decides again and keeps deciding: five decisions in a row made by Redis. (The breaker may
+	 * still open once after Redis is back, from failures in its window; it lets probes through after its wait.)
+	 */
+	private void awaitEnforced(Path path) {
+		int[] inARow = { 0 };
+		Await.until(Duration.ofSeconds(15), () -> {
+			RateLimitDecision decision = path.check(this.limiter, request("probe-" + System.nanoTime()));
+			inARow[0] = decision.degraded() ? 0 : inARow[0] + 1;
+			if (!decision.degraded()) {
+				assertThat(decision.allowed()).isTrue();
+			}
+			return inARow[0] >= 5;
+		});
+	}
+
+	private static RateLimitRequest request(String identity) {
+		return RateLimitRequest.builder().add(OPEN, identity).add(CLOSED, identity).add(LOCAL, identity).build();
+	}
+
+	private static PolicyDecision byPolicy(RateLimitDecision decision, String name) {
+		return decision.decisions().stream().filter((d) -> d.policy().name().equals(name)).findFirst().orElseThrow();
+	}
+
+	private static RateLimitPolicy policy(String name, Algorithm algorithm, FailureMode mode, long limit) {
+		return RateLimitPolicy.builder(name)
+			.algorithm(algorithm)
+			.limit(limit)
+			.window(Duration.ofMinutes(1))
+			.failureMode(mode)
+			.build();
+	}
+
+	/** Polls a condition. */
+	static final class Await {
+
+		static void until(Duration timeout, java.util.function.BooleanSupplier condition) {
+			long deadline = System.nanoTime() + timeout.toNanos();
+			while (true) {
+				try {
+					if (condition.getAsBoolean()) {
+						return;
+					}
+				}
+				catch (RuntimeException ex) {
+					// not yet
+				}
+				if (System.nanoTime() > deadline) {
+					throw new AssertionError("Condition not met within " + timeout);
+				}
+				try {
+					Thread.sleep(50);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new AssertionError(ex);
+				}
+			}
+		}
+
+	}
+
+}
