@@ -29,6 +29,12 @@ class RedisBackendConfiguration {
 		return new RedisRateLimitBackend(connectionFactory, properties.getKeyPrefix());
 	}
 
+	@Bean
+	@ConditionalOnMissingBean
+	RedisBackendWarmUp rateLimitRedisWarmUp(RateLimitBackend backend) {
+		return new RedisBackendWarmUp(backend);
+	}
+
 	/**
 	 * Caps the Lettuce client's reconnect delay, so that enforcement resumes within about a second of Redis coming
 	 * back instead of up to Lettuce's default 30 s.

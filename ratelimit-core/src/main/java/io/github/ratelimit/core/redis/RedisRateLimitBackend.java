@@ -25,9 +25,11 @@ import reactor.core.scheduler.Schedulers;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisConnectionCommands;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -97,6 +99,22 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		}
 		catch (RuntimeException ex) {
 			return false;
+		}
+	}
+
+	/**
+	 * Opens the connection that calls use, blocking the calling thread: for application startup, so that the first
+	 * decisions do not pay for the connect (which a time budget of tens of milliseconds may not cover). Calls open
+	 * it on first use otherwise, off the caller's thread.
+	 * @throws RuntimeException when Redis cannot be reached
+	 */
+	public void connect() {
+		if (this.reactiveFactory != null) {
+			reactiveConnection().ping().block();
+			this.reactiveConnected = true;
+		}
+		else {
+			this.template.execute((RedisCallback<String>) RedisConnectionCommands::ping);
 		}
 	}
 

@@ -16,8 +16,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
-import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 
 /**
  * Rate limiting for reactive (WebFlux) web applications: the {@link RateLimitWebFilter} for the filter rules
@@ -49,23 +47,6 @@ public final class RateLimitReactiveAutoConfiguration {
 	static ReactiveRateLimitedMethodPostProcessor rateLimitedMethodPostProcessor(
 			ObjectProvider<RateLimitEnforcer> enforcer) {
 		return new ReactiveRateLimitedMethodPostProcessor(enforcer::getObject);
-	}
-
-	/**
-	 * With Redis: its shared reactive connection is opened at startup, not by the first request on an event loop.
-	 */
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(ReactiveRedisConnectionFactory.class)
-	@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
-	static class RedisConnectionConfiguration {
-
-		@Bean
-		@ConditionalOnMissingBean
-		ReactiveRedisConnectionWarmUp rateLimitReactiveRedisConnectionWarmUp(
-				ReactiveRedisConnectionFactory connectionFactory) {
-			return new ReactiveRedisConnectionWarmUp(connectionFactory);
-		}
-
 	}
 
 }

@@ -167,11 +167,11 @@ class RateLimitReactiveAutoConfigurationTests {
 					RateLimitReactiveAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port())
 			.run((context) -> {
-				assertThat(context).hasSingleBean(ReactiveRedisConnectionWarmUp.class);
+				assertThat(context).hasBean("rateLimitRedisWarmUp");
 				assertThat(context.getBean(RateLimitBackend.class)).isInstanceOf(RedisRateLimitBackend.class);
 				assertThat(clients(redis)).as("connections to Redis once started").isGreaterThan(before);
 			});
-		this.runner.run((context) -> assertThat(context).doesNotHaveBean(ReactiveRedisConnectionWarmUp.class));
+		this.runner.run((context) -> assertThat(context).doesNotHaveBean("rateLimitRedisWarmUp"));
 	}
 
 	@Test
