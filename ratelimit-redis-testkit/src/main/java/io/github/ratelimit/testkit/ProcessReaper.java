@@ -5,7 +5,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Kills every still-running node when the JVM exits, so that no {@code redis-server} outlives the
- * test JVM. A single shutdown hook serves all nodes.
+ * test JVM. A single shutdown hook serves all nodes; frozen ({@code SIGSTOP}) nodes are resumed
+ * before they are killed. A node stays registered across kills and restarts until it is stopped.
  */
 final class ProcessReaper {
 
@@ -27,7 +28,7 @@ final class ProcessReaper {
 	}
 
 	private static void reapAll() {
-		LIVE.forEach(RedisNode::kill);
+		LIVE.forEach(RedisNode::reap);
 		LIVE.clear();
 	}
 

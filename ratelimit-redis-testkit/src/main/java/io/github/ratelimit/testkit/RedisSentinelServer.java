@@ -26,6 +26,16 @@ import org.jspecify.annotations.Nullable;
  * sentinel reports the master's address and knows the replica (and the other sentinels).
  *
  * <p>For a setup shared by all test classes of the JVM use {@link RedisServers#sentinel()}.
+ *
+ * <p>Failover tests (on a setup of their own):
+ * <pre>{@code
+ * RedisSentinelServer sentinel = RedisSentinelServer.start();
+ * HostAndPort old = sentinel.killMaster();                              // SIGKILL
+ * HostAndPort promoted = sentinel.awaitFailover(Duration.ofSeconds(30)); // the replica took over
+ * sentinel.restartKilled();                                             // old master, now a replica
+ * }</pre>
+ * The sentinels consider a master down after 2 s without an answer
+ * ({@code down-after-milliseconds 2000}), so a failover completes within a few seconds.
  */
 public final class RedisSentinelServer implements AutoCloseable {
 
@@ -34,13 +44,23 @@ public final class RedisSentinelServer implements AutoCloseable {
 
 	private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
 
-	private final RedisNode master;
+	/** Short, so that failovers take seconds; still long enough not to mistake a busy master for a dead one. */
+	private static final int DOWN_AFTER_MILLIS = 2000;
 
-	private final RedisNode replica;
+	private static final int FAILOVER_TIMEOUT_MILLIS = 5000;
+
+	/** The two data nodes, as started: master, then replica. */
+	private final List<RedisNode> dataNodes;
+
+	/** The current master; swapped with {@link #replica} by {@link #awaitFailover(Duration)}. */
+	private volatile RedisNode master;
+
+	private volatile RedisNode replica;
 
 	private final List<RedisNode> sentinels;
 
 	private RedisSentinelServer(RedisNode master, RedisNode replica, List<RedisNode> sentinels) {
+		this.dataNodes = List.of(master, replica);
 		this.master = master;
 		this.replica = replica;
 		this.sentinels = List.copyOf(sentinels);
@@ -99,8 +119,9 @@ public final class RedisSentinelServer implements AutoCloseable {
 			Files.writeString(configuration, String.join("\n", "port " + port, "bind " + Ports.LOOPBACK_HOST,
 					"protected-mode no", "daemonize no", "dir \"" + directory + "\"",
 					"sentinel monitor " + MASTER_NAME + " " + master.host() + " " + master.port() + " 1",
-					"sentinel down-after-milliseconds " + MASTER_NAME + " 5000",
-					"sentinel failover-timeout " + MASTER_NAME + " 10000", ""), StandardCharsets.UTF_8);
+					"sentinel down-after-milliseconds " + MASTER_NAME + " " + DOWN_AFTER_MILLIS,
+					"sentinel failover-timeout " + MASTER_NAME + " " + FAILOVER_TIMEOUT_MILLIS, ""),
+					StandardCharsets.UTF_8);
 			return List.of(configuration.toString(), "--sentinel");
 		};
 	}
@@ -159,7 +180,8 @@ public final class RedisSentinelServer implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the master's address as started (sentinels may fail over to the replica later).
+	 * Returns the master's address: as started, and after a failover the master found by
+	 * {@link #awaitFailover(Duration)}.
 	 * @return the master's address
 	 */
 	public HostAndPort master() {
@@ -167,7 +189,7 @@ public final class RedisSentinelServer implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the master's port.
+	 * Returns the master's port, see {@link #master()}.
 	 * @return the port
 	 */
 	public int masterPort() {
@@ -175,7 +197,7 @@ public final class RedisSentinelServer implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the replica's address.
+	 * Returns the replica's address: after a failover, the old master's (also while it is killed).
 	 * @return the replica's address
 	 */
 	public HostAndPort replica() {
@@ -208,9 +230,10 @@ public final class RedisSentinelServer implements AutoCloseable {
 	}
 
 	/**
-	 * Returns synchronous commands on a harness-owned connection to the master, closed by
-	 * {@link #close()}.
+	 * Returns synchronous commands on a harness-owned connection to the master (see
+	 * {@link #master()}), closed by {@link #close()}. Fetch them again after a failover.
 	 * @return the master's commands
+	 * @throws IllegalStateException if the master is killed
 	 */
 	public RedisCommands<String, String> masterCommands() {
 		return this.master.commands();
@@ -223,10 +246,100 @@ public final class RedisSentinelServer implements AutoCloseable {
 
 	/**
 	 * Returns whether the master, the replica and every sentinel are still running.
-	 * @return {@code true} until stopped (or a process crashed)
+	 * @return {@code true} until stopped, or a process was killed (or crashed) and not restarted
 	 */
 	public boolean isRunning() {
 		return allNodes().stream().allMatch(RedisNode::isRunning);
+	}
+
+	/**
+	 * Kills the current master with {@code SIGKILL} and waits until its process has exited. Follow
+	 * with {@link #awaitFailover(Duration)}. The failover itself needs a majority of the sentinels
+	 * running to elect a leader (quorum 1 only governs when the master counts as down).
+	 * @return the killed master's address
+	 * @throws IllegalStateException if the setup is stopped
+	 */
+	public HostAndPort killMaster() {
+		RedisNode victim = this.master;
+		victim.kill();
+		return victim.address();
+	}
+
+	/**
+	 * Waits until every running sentinel reports (with {@code SENTINEL get-master-addr-by-name}) the
+	 * same master address, other than the current {@link #master()}, and that node answers
+	 * {@code ROLE} as a master. Then {@link #master()}, {@link #masterPort()} and
+	 * {@link #masterCommands()} refer to the new master and {@link #replica()} to the old one.
+	 * @param timeout how long to wait at most
+	 * @return the new master's address
+	 * @throws IllegalStateException if no failover completes in time
+	 */
+	public HostAndPort awaitFailover(Duration timeout) {
+		RedisNode previous = this.master;
+		Await.until("the sentinels to fail over from " + previous.address(), timeout,
+				() -> notFailedOver(previous));
+		return master();
+	}
+
+	private @Nullable String notFailedOver(RedisNode previous) {
+		Integer reportedPort = null;
+		for (RedisNode sentinel : this.sentinels) {
+			if (!sentinel.isRunning()) {
+				continue;
+			}
+			SocketAddress reported = withSentinel(sentinel.address(),
+					(commands) -> commands.getMasterAddrByName(MASTER_NAME));
+			if (!(reported instanceof InetSocketAddress address) || address.getPort() == previous.port()) {
+				return "sentinel " + sentinel.address() + " reports master " + reported;
+			}
+			if (reportedPort != null && reportedPort != address.getPort()) {
+				return "sentinels disagree: " + reportedPort + " and " + address.getPort();
+			}
+			reportedPort = address.getPort();
+		}
+		if (reportedPort == null) {
+			return "no sentinel is running";
+		}
+		int port = reportedPort;
+		RedisNode promoted = this.dataNodes.stream()
+			.filter((node) -> node.port() == port)
+			.findFirst()
+			.orElseThrow(() -> new IllegalStateException("The sentinels report a master on port " + port
+					+ ", which is not a data node of this setup: " + this));
+		List<Object> role = promoted.commands().role();
+		if (role.isEmpty() || !"master".equals(String.valueOf(role.get(0)))) {
+			return promoted.address() + " answers ROLE " + role;
+		}
+		this.replica = previous;
+		this.master = promoted;
+		return null;
+	}
+
+	/**
+	 * Restarts the killed data nodes on their ports. One that is not the current {@link #master()}
+	 * (an old master after {@link #awaitFailover(Duration)}) is made a replica of the current master
+	 * with {@code REPLICAOF}, which the sentinels would otherwise only do after several seconds. Waits
+	 * until the replica is linked and every sentinel knows it again. Does nothing if no data node is
+	 * killed.
+	 * @throws IllegalStateException if a node does not start or the setup does not converge in time
+	 */
+	public void restartKilled() {
+		boolean restarted = false;
+		for (RedisNode node : this.dataNodes) {
+			if (node.isRunning()) {
+				continue;
+			}
+			node.restart();
+			restarted = true;
+			if (node != this.master) {
+				node.commands().replicaof(this.master.address().host(), this.master.port());
+			}
+		}
+		if (restarted) {
+			RedisNode currentReplica = this.replica;
+			Await.until("the replica to link to the master", READY_TIMEOUT, () -> notLinked(currentReplica));
+			Await.until("the sentinels to monitor " + MASTER_NAME, READY_TIMEOUT, this::notReady);
+		}
 	}
 
 	/** Stops all processes, waits for them to exit and deletes their directories. Idempotent. */

@@ -16,6 +16,16 @@ import io.lettuce.core.api.sync.RedisCommands;
  * }</pre>
  * For a server shared by all test classes of the JVM use {@link RedisServers#standalone()}.
  * Processes that are not closed are killed when the JVM exits.
+ *
+ * <p>Faults for resilience tests (start a server of your own for these, not the shared one):
+ * <pre>{@code
+ * redis.kill();     // SIGKILL: connections reset, the port refuses connects
+ * redis.restart();  // a new, empty process on the same port
+ * redis.freeze();   // SIGSTOP: connects succeed, nothing is answered
+ * redis.thaw();     // SIGCONT: pending commands are answered
+ * }</pre>
+ * For network faults (latency, no answers, resets, refused connects) put a {@link TcpProxy} in
+ * front of the server.
  */
 public final class RedisServer implements AutoCloseable {
 
@@ -78,8 +88,8 @@ public final class RedisServer implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the operating system process id of the server.
-	 * @return the pid
+	 * Returns the operating system process id of the server; a {@link #restart()} changes it.
+	 * @return the pid of the current process
 	 */
 	public long pid() {
 		return this.node.pid();
@@ -87,9 +97,11 @@ public final class RedisServer implements AutoCloseable {
 
 	/**
 	 * Returns a connection owned by this harness, for assertions and fixtures. It is opened on first
-	 * use, is thread-safe, and is closed by {@link #close()}; do not close it yourself.
+	 * use, is thread-safe, and is closed by {@link #close()}; do not close it yourself. {@link #kill()}
+	 * closes it too and the first call after {@link #restart()} opens a new one, so fetch it again
+	 * rather than keeping it across a restart. While the server is frozen its commands time out.
 	 * @return the connection
-	 * @throws IllegalStateException if the server is stopped
+	 * @throws IllegalStateException if the server is stopped or killed
 	 */
 	public StatefulRedisConnection<String, String> connection() {
 		return this.node.connection();
@@ -110,11 +122,58 @@ public final class RedisServer implements AutoCloseable {
 	}
 
 	/**
-	 * Returns whether the process is still running.
-	 * @return {@code true} until stopped (or crashed)
+	 * Returns whether the process is still running. A frozen process counts as running.
+	 * @return {@code true} until stopped, killed (or crashed); again after {@link #restart()}
 	 */
 	public boolean isRunning() {
 		return this.node.isRunning();
+	}
+
+	/**
+	 * Returns whether the process is frozen by {@link #freeze()}.
+	 * @return {@code true} between {@link #freeze()} and {@link #thaw()} (or a kill, restart or stop)
+	 */
+	public boolean isFrozen() {
+		return this.node.isFrozen();
+	}
+
+	/**
+	 * Kills the process with {@code SIGKILL}, like a crash, and waits until it has exited: open
+	 * connections are reset and the port refuses connections. The directory is kept so that
+	 * {@link #restart()} can bring the server back. Does nothing if the process is not running.
+	 * @throws IllegalStateException if the server is stopped
+	 */
+	public void kill() {
+		this.node.kill();
+	}
+
+	/**
+	 * Suspends the process with {@code SIGSTOP}, like a hung host: the listening socket stays open,
+	 * so connects still succeed, but nothing is answered until {@link #thaw()}. A frozen server is
+	 * thawed before it is stopped, also when the JVM exits. Idempotent. Linux and macOS only (runs
+	 * {@code kill -STOP}).
+	 * @throws IllegalStateException if the server is stopped or not running
+	 */
+	public void freeze() {
+		this.node.freeze();
+	}
+
+	/**
+	 * Resumes a frozen process with {@code SIGCONT}; it then answers what it received meanwhile.
+	 * Does nothing if the server is not frozen.
+	 */
+	public void thaw() {
+		this.node.thaw();
+	}
+
+	/**
+	 * Starts a new process on the same port with the same arguments, killing the current one first if
+	 * it still runs, and waits until it answers commands. The data is gone: servers run without
+	 * persistence. {@link #pid()} then returns the new pid.
+	 * @throws IllegalStateException if the server is stopped or the new process does not start
+	 */
+	public void restart() {
+		this.node.restart();
 	}
 
 	/**

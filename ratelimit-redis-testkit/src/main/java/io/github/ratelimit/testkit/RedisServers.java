@@ -9,8 +9,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * JVM-wide shared Redis setups, started lazily on first use and reused by every test class in the
  * JVM, so the suite pays for starting a cluster once. They are stopped when the JVM exits; do not
- * close them in tests, and use {@code flushAll()} to isolate tests instead. A shared setup that
- * was nevertheless stopped is started again on the next call. Thread-safe.
+ * close them in tests, and use {@code flushAll()} to isolate tests instead. Do not kill, freeze
+ * or fail them over either: fault tests start a setup of their own. A shared setup that was
+ * nevertheless stopped (or has a killed process) is started again on the next call. Thread-safe.
  */
 public final class RedisServers {
 

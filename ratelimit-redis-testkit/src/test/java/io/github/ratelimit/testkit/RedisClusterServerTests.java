@@ -3,6 +3,7 @@ package io.github.ratelimit.testkit;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -11,6 +12,7 @@ import java.util.Map;
 import java.util.Optional;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -18,6 +20,7 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 class RedisClusterServerTests {
 
@@ -103,6 +106,86 @@ class RedisClusterServerTests {
 			assertPortFree(node.port() + 10000);
 		}
 		withReplicas.close(); // idempotent
+	}
+
+	@Test
+	void aKilledMasterIsFailedOverToItsReplicaAndRejoinsAsAReplica() {
+		RedisClusterServer cluster = RedisClusterServer.start(3, 1);
+		try {
+			HostAndPort victim = cluster.masters().get(0);
+			HostAndPort heir = cluster.replicas().get(0);
+			List<HostAndPort> otherMasters = cluster.masters().subList(1, 3);
+			String key = keyServedBy(cluster, victim);
+			withNode(victim, (commands) -> {
+				commands.set(key, "before-failover");
+				return commands.waitForReplication(1, 5000);
+			});
+
+			cluster.killMaster(victim);
+			assertThat(cluster.isRunning()).isFalse();
+			List<HostAndPort> masters = cluster.awaitFailover(Duration.ofSeconds(30));
+
+			assertThat(masters).isEqualTo(cluster.masters()).containsExactly(heir, otherMasters.get(0),
+					otherMasters.get(1));
+			assertThat(cluster.replicas()).startsWith(victim);
+			assertThat(cluster.masterForKey(key)).isEqualTo(heir);
+			for (HostAndPort node : cluster.nodes()) {
+				if (node.equals(victim)) {
+					continue;
+				}
+				String info = withNode(node, RedisCommands::clusterInfo);
+				assertThat(info).contains("cluster_state:ok", "cluster_slots_assigned:16384", "cluster_slots_ok:16384");
+				List<SlotOwner> owners = withNode(node, (commands) -> SlotOwner.parse(commands.clusterNodes()));
+				assertThat(SlotOwner.ownerOf(owners, 0)).isEqualTo(heir);
+				assertThat(SlotOwner.ownerOf(owners, RedisClusterServer.SLOT_COUNT - 1)).isEqualTo(otherMasters.get(1));
+			}
+			String replicated = withNode(heir, (commands) -> commands.get(key));
+			assertThat(replicated).isEqualTo("before-failover");
+			RedisClusterClient client = TestClients.cluster(List.of(heir.uri(), otherMasters.get(0).uri()));
+			try (StatefulRedisClusterConnection<String, String> connection = client.connect()) {
+				assertThat(connection.sync().set(key, "after-failover")).isEqualTo("OK");
+			}
+			finally {
+				TestClients.shutdown(client);
+			}
+
+			cluster.restart(victim);
+
+			assertThat(cluster.isRunning()).isTrue();
+			assertThat(cluster.masters()).containsExactly(heir, otherMasters.get(0), otherMasters.get(1));
+			String heirId = withNode(heir, RedisCommands::clusterMyId);
+			String victimLine = withNode(victim, RedisCommands::clusterNodes).lines()
+				.filter((line) -> line.contains("myself"))
+				.findFirst()
+				.orElseThrow();
+			assertThat(victimLine).contains("slave", heirId);
+
+			RedisClient probe = TestClients.standalone(victim);
+			try (StatefulRedisConnection<String, String> connection = probe.connect()) {
+				assertThat(connection.sync().ping()).isEqualTo("PONG");
+				cluster.freeze(victim);
+				connection.setTimeout(Duration.ofMillis(300));
+				assertThatExceptionOfType(RedisCommandTimeoutException.class).isThrownBy(connection.sync()::ping);
+				connection.setTimeout(Duration.ofSeconds(10));
+				cluster.thaw(victim);
+				assertThat(connection.sync().ping()).isEqualTo("PONG");
+			}
+			finally {
+				TestClients.shutdown(probe);
+			}
+		}
+		finally {
+			cluster.close();
+		}
+	}
+
+	private static String keyServedBy(RedisClusterServer cluster, HostAndPort master) {
+		for (int i = 0; i < 10_000; i++) {
+			if (cluster.masterForKey("key-" + i).equals(master)) {
+				return "key-" + i;
+			}
+		}
+		throw new IllegalStateException("No key for " + master);
 	}
 
 	private static void assertPortFree(int port) throws IOException {

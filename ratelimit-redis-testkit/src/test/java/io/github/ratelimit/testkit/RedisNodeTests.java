@@ -54,6 +54,36 @@ class RedisNodeTests {
 			.withMessageContaining("no-such-directive");
 	}
 
+	@Test
+	void theReaperEndsAFrozenNodeAndDeletesItsDirectory() {
+		RedisNode node = RedisNode.start("reap", Ports::freePort, NodeCommand.dataNode(List.of()));
+		try {
+			long pid = node.pid();
+			node.freeze();
+
+			node.reap();
+
+			assertThat(ProcessHandle.of(pid).filter(ProcessHandle::isAlive)).isEmpty();
+			assertThat(node.logFile()).doesNotExist();
+		}
+		finally {
+			node.stop();
+		}
+	}
+
+	@Test
+	void restartKeepsTheDirectoryAndAppendsToTheLog() {
+		RedisNode node = RedisNode.start("restart", Ports::freePort, NodeCommand.dataNode(List.of()));
+		try {
+			node.kill();
+			node.restart();
+			assertThat(node.logTail().split("Ready to accept connections", -1)).hasSize(3);
+		}
+		finally {
+			node.stop();
+		}
+	}
+
 	private static IntSupplier firstThenFree(int firstPort) {
 		AtomicInteger calls = new AtomicInteger();
 		return () -> (calls.getAndIncrement() == 0) ? firstPort : Ports.freePort();

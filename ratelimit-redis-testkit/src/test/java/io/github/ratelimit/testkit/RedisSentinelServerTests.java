@@ -1,11 +1,13 @@
 package io.github.ratelimit.testkit;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.List;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
 import org.junit.jupiter.api.Test;
 
@@ -72,6 +74,50 @@ class RedisSentinelServerTests {
 		assertThat(sentinel.isRunning()).isFalse();
 		for (int port : ports) {
 			assertThat(Ports.isFree(port)).isTrue();
+		}
+	}
+
+	@Test
+	void killMasterFailsOverToTheReplicaWhichAcceptsWritesAndTheOldMasterComesBackAsReplica() {
+		try (RedisSentinelServer sentinel = RedisSentinelServer.start()) {
+			HostAndPort oldMaster = sentinel.master();
+			HostAndPort oldReplica = sentinel.replica();
+			sentinel.masterCommands().set("before-failover", "1");
+			assertThat(sentinel.masterCommands().waitForReplication(1, 5000)).isEqualTo(1);
+
+			assertThat(sentinel.killMaster()).isEqualTo(oldMaster);
+			assertThat(sentinel.isRunning()).isFalse();
+			HostAndPort newMaster = sentinel.awaitFailover(Duration.ofSeconds(30));
+
+			assertThat(newMaster).isEqualTo(oldReplica).isEqualTo(sentinel.master());
+			assertThat(sentinel.masterPort()).isEqualTo(oldReplica.port());
+			assertThat(sentinel.replica()).isEqualTo(oldMaster);
+			assertThat(sentinel.masterCommands().role().get(0)).isEqualTo("master");
+			assertThat(sentinel.masterCommands().get("before-failover")).isEqualTo("1");
+			RedisClient client = TestClients.standalone(sentinel.sentinelUri());
+			try (StatefulRedisConnection<String, String> connection = client.connect()) {
+				RedisCommands<String, String> commands = connection.sync();
+				assertThat(commands.set("after-failover", "2")).isEqualTo("OK");
+				assertThat(commands.info("server")).contains("tcp_port:" + newMaster.port());
+			}
+			finally {
+				TestClients.shutdown(client);
+			}
+
+			sentinel.restartKilled();
+
+			assertThat(sentinel.isRunning()).isTrue();
+			assertThat(sentinel.master()).isEqualTo(newMaster);
+			RedisClient replicaClient = TestClients.standalone(oldMaster);
+			try (StatefulRedisConnection<String, String> replica = replicaClient.connect()) {
+				assertThat(replica.sync().info("replication")).contains("role:slave",
+						"master_port:" + newMaster.port(), "master_link_status:up");
+				assertThat(sentinel.masterCommands().waitForReplication(1, 5000)).isEqualTo(1);
+				assertThat(replica.sync().get("after-failover")).isEqualTo("2");
+			}
+			finally {
+				TestClients.shutdown(replicaClient);
+			}
 		}
 	}
 

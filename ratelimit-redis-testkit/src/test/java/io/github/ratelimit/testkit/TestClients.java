@@ -3,8 +3,10 @@ package io.github.ratelimit.testkit;
 import java.time.Duration;
 import java.util.List;
 
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
@@ -30,6 +32,20 @@ final class TestClients {
 
 	static RedisClient standalone(HostAndPort address) {
 		return standalone(address.uri());
+	}
+
+	/**
+	 * A client whose commands time out after the given time, for probing servers that hang.
+	 * @param address where to connect
+	 * @param timeout the command timeout, also used as connect timeout
+	 * @return the client
+	 */
+	static RedisClient withTimeout(HostAndPort address, Duration timeout) {
+		RedisClient client = standalone(RedisURI.Builder.redis(address.host(), address.port()).withTimeout(timeout).build());
+		client.setOptions(ClientOptions.builder()
+			.socketOptions(SocketOptions.builder().connectTimeout(timeout).build())
+			.build());
+		return client;
 	}
 
 	static RedisClusterClient cluster(List<String> seedUris) {
