@@ -84,6 +84,25 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	/**
+	 * Whether the backend's last call failed (an error, a timeout, or not tried because the circuit is open), so
+	 * that decisions are currently made by the failure modes. Always false for an unguarded limiter.
+	 * @return true while degraded
+	 */
+	public boolean degraded() {
+		Guard guard = this.guard;
+		return guard != null && (guard.failing || guard.circuitOpen());
+	}
+
+	/**
+	 * The failure of the backend's last failed call, while {@link #degraded()}.
+	 * @return the last failure, or null when not degraded
+	 */
+	public @Nullable Throwable lastFailure() {
+		Guard guard = this.guard;
+		return (guard != null && degraded()) ? guard.lastFailure : null;
+	}
+
+	/**
 	 * The backend the limiter decides with.
 	 * @return the backend
 	 */
@@ -312,6 +331,11 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 		private final Duration closedRetryAfter;
 
+		/** Whether the last call failed; written only when it changes. */
+		private volatile boolean failing;
+
+		private volatile @Nullable Throwable lastFailure;
+
 		Guard(@Nullable Duration timeout, @Nullable CircuitBreaker breaker, RateLimitBackend fallback,
 				Duration closedRetryAfter) {
 			this.timeout = timeout;
@@ -336,12 +360,17 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		void onSuccess(long startNanos) {
+			if (this.failing) {
+				this.failing = false;
+			}
 			if (this.breaker != null) {
 				this.breaker.onSuccess(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
 			}
 		}
 
 		void onError(long startNanos, Throwable error) {
+			this.lastFailure = error;
+			this.failing = true;
 			if (this.breaker != null) {
 				this.breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, error);
 			}

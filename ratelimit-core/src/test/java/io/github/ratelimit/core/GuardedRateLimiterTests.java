@@ -5,12 +5,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Function;
 
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.TcpProxy;
+import io.github.ratelimit.testkit.Wait;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
@@ -173,7 +173,7 @@ class GuardedRateLimiterTests {
 		}
 		// the three acquisitions Redis runs once thawed took permits that nobody holds: they are given back
 		String key = new RedisRateLimitBackend(this.factory).key(PERMITS, "frozen");
-		Await.until(Duration.ofSeconds(10), () -> this.redis.commands().zcard(key) == 0
+		Wait.until(Duration.ofSeconds(10), () -> this.redis.commands().zcard(key) == 0
 				&& this.redis.commands().exists(key) == 0);
 		awaitEnforced(path);
 		RateLimitDecision first = path.check(this.limiter, RateLimitRequest.of(PERMITS, "frozen"));
@@ -227,7 +227,7 @@ class GuardedRateLimiterTests {
 		assertEnforced(Path.BLOCKING);
 		try (RedisServer master = RedisServer.start()) {
 			this.redis.commands().replicaof(master.host(), master.port());
-			Await.until(Duration.ofSeconds(10),
+			Wait.until(Duration.ofSeconds(10),
 					() -> this.redis.commands().info("replication").contains("master_link_status:up"));
 			RateLimitDecision decision = this.limiter.check(request("read-only"));
 			assertThat(decision.degraded()).isTrue();
@@ -253,7 +253,7 @@ class GuardedRateLimiterTests {
 		}
 		// the release was sent and lands once Redis runs again
 		String key = new RedisRateLimitBackend(this.factory).key(PERMITS, "holder");
-		Await.until(Duration.ofSeconds(10), () -> this.redis.commands().exists(key) == 0);
+		Wait.until(Duration.ofSeconds(10), () -> this.redis.commands().exists(key) == 0);
 	}
 
 	@Test
@@ -300,7 +300,7 @@ class GuardedRateLimiterTests {
 	 */
 	private void awaitEnforced(Path path) {
 		int[] inARow = { 0 };
-		Await.until(Duration.ofSeconds(15), () -> {
+		Wait.until(Duration.ofSeconds(15), () -> {
 			RateLimitDecision decision = path.check(this.limiter, request("probe-" + System.nanoTime()));
 			inARow[0] = decision.degraded() ? 0 : inARow[0] + 1;
 			if (!decision.degraded()) {
@@ -325,35 +325,6 @@ class GuardedRateLimiterTests {
 			.window(Duration.ofMinutes(1))
 			.failureMode(mode)
 			.build();
-	}
-
-	/** Polls a condition. */
-	static final class Await {
-
-		static void until(Duration timeout, java.util.function.BooleanSupplier condition) {
-			long deadline = System.nanoTime() + timeout.toNanos();
-			while (true) {
-				try {
-					if (condition.getAsBoolean()) {
-						return;
-					}
-				}
-				catch (RuntimeException ex) {
-					// not yet
-				}
-				if (System.nanoTime() > deadline) {
-					throw new AssertionError("Condition not met within " + timeout);
-				}
-				try {
-					Thread.sleep(50);
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-					throw new AssertionError(ex);
-				}
-			}
-		}
-
 	}
 
 }

@@ -14,9 +14,9 @@ import org.springframework.boot.health.contributor.HealthIndicator;
  * Health of the rate limiter: which backend decides, the state of the circuit breaker around Redis, and whether
  * decisions are currently degraded (made by the policies' failure modes instead of Redis). It never calls Redis.
  * <p>
- * Degraded decisions leave the status UP by default, since the failure modes exist to keep the application serving
- * while Redis is down; with {@code ratelimit.health.down-when-degraded=true} the status is DOWN while the circuit is
- * open. Spring Boot's own {@code redis} contributor reports Redis itself.
+ * Degraded (the last call to Redis failed, or the circuit is open) leaves the status UP by default, since the failure
+ * modes exist to keep the application serving while Redis is down; with
+ * {@code ratelimit.health.down-when-degraded=true} the status is DOWN while degraded. Spring Boot's own {@code redis} contributor reports Redis itself.
  */
 public final class RateLimitHealthIndicator implements HealthIndicator {
 
@@ -43,24 +43,23 @@ public final class RateLimitHealthIndicator implements HealthIndicator {
 		if (limiter.timeout() != null) {
 			health.withDetail("timeout", limiter.timeout().toString());
 		}
-		CircuitBreaker breaker = limiter.circuitBreaker();
-		if (breaker == null) {
-			return health.withDetail("degraded", false).build();
+		boolean degraded = limiter.degraded();
+		health.withDetail("degraded", degraded);
+		Throwable failure = limiter.lastFailure();
+		if (failure != null) {
+			health.withDetail("decisions", "by each policy's failure-mode: Redis is not answering")
+				.withDetail("lastFailure", failure.getClass().getSimpleName() + ": " + failure.getMessage());
 		}
-		CircuitBreaker.State state = breaker.getState();
-		boolean degraded = state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN
-				|| state == CircuitBreaker.State.HALF_OPEN;
-		CircuitBreaker.Metrics metrics = breaker.getMetrics();
-		health.withDetail("circuitBreaker", state.name())
-			.withDetail("degraded", degraded)
-			.withDetail("failureRate", metrics.getFailureRate())
-			.withDetail("failedCalls", metrics.getNumberOfFailedCalls())
-			.withDetail("notPermittedCalls", metrics.getNumberOfNotPermittedCalls());
-		if (degraded) {
-			health.withDetail("decisions", "by each policy's failure-mode (Redis is not answering)");
-			if (this.downWhenDegraded && state != CircuitBreaker.State.HALF_OPEN) {
-				health.down();
-			}
+		CircuitBreaker breaker = limiter.circuitBreaker();
+		if (breaker != null) {
+			CircuitBreaker.Metrics metrics = breaker.getMetrics();
+			health.withDetail("circuitBreaker", breaker.getState().name())
+				.withDetail("failureRate", metrics.getFailureRate())
+				.withDetail("failedCalls", metrics.getNumberOfFailedCalls())
+				.withDetail("notPermittedCalls", metrics.getNumberOfNotPermittedCalls());
+		}
+		if (degraded && this.downWhenDegraded) {
+			health.down();
 		}
 		return health.build();
 	}

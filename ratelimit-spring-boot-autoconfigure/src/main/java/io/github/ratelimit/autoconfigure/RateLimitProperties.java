@@ -236,7 +236,8 @@ public class RateLimitProperties {
 	public static class Health {
 
 		/**
-		 * Whether the contributor reports DOWN while decisions are degraded (the circuit is open). Off by default:
+		 * Whether the contributor reports DOWN while decisions are degraded (Redis failing, or the circuit open). Off
+		 * by default:
 		 * the failure modes exist so that the application keeps serving while Redis is down.
 		 */
 		private boolean downWhenDegraded = false;

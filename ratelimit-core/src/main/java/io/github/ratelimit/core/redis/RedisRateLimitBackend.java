@@ -48,6 +48,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 
 	private static final String RELEASE = "r";
 
+	/** Policy name and identity of the start-up calls, which touch no key that exists. */
+	private static final String WARM_UP = "warm-up";
+
 	/** Figures per entry in an acquire reply. */
 	private static final int FIGURES = 6;
 
@@ -103,9 +106,11 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	}
 
 	/**
-	 * Opens the connection that calls use, blocking the calling thread: for application startup, so that the first
-	 * decisions do not pay for the connect (which a time budget of tens of milliseconds may not cover). Calls open
-	 * it on first use otherwise, off the caller's thread.
+	 * Opens the connection that calls use and loads the scripts, blocking the calling thread: for application
+	 * startup, so that the first decisions pay neither for the connect nor for loading scripts and client code
+	 * (which a time budget of tens of milliseconds may not cover on a cold JVM). Each algorithm's script runs once,
+	 * releasing nothing from a key that does not exist, on the same path decisions take. Without it, calls open the
+	 * connection on first use, off the caller's thread.
 	 * @throws RuntimeException when Redis cannot be reached
 	 */
 	public void connect() {
@@ -115,6 +120,15 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		}
 		else {
 			this.template.execute((RedisCallback<String>) RedisConnectionCommands::ping);
+		}
+		long now = System.currentTimeMillis() * 1000;
+		for (Algorithm algorithm : Algorithm.values()) {
+			RateLimitPolicy policy = RateLimitPolicy.builder(WARM_UP)
+				.algorithm(algorithm)
+				.limit(1)
+				.window(java.time.Duration.ofSeconds(1))
+				.build();
+			releaseAsync(List.of(new Entry(policy, WARM_UP, 1)), WARM_UP, now).block();
 		}
 	}
 

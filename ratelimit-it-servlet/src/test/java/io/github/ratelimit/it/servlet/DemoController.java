@@ -14,7 +14,8 @@ import org.springframework.web.bind.annotation.RestController;
 @RestController
 public class DemoController {
 
-	@GetMapping({ "/api/hello", "/quick", "/shared/hello", "/keys/shared", "/keys/skip", "/keys/deny", "/open" })
+	@GetMapping({ "/api/hello", "/quick", "/shared/hello", "/keys/shared", "/keys/skip", "/keys/deny", "/open",
+			"/outage/open", "/outage/closed", "/outage/local" })
 	public String hello() {
 		return "hello";
 	}
