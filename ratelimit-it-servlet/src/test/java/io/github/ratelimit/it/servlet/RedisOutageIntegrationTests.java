@@ -1,6 +1,5 @@
 package io.github.ratelimit.it.servlet;
 
-import java.net.URI;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,8 +19,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -39,7 +36,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RedisOutageIntegrationTests {
 
 	/** A request not answered within this is a hung request, and fails the test. */
-	private static final Duration HUNG = Duration.ofSeconds(5);
 
 	private static RedisServer redis;
 
@@ -53,22 +49,20 @@ class RedisOutageIntegrationTests {
 
 	private static Http second;
 
-	private static int clients;
-
 	@BeforeAll
 	static void startInstances() {
 		redis = RedisServer.start();
 		proxy = TcpProxy.start(redis.address());
-		direct = start(redis.port());
-		proxied = start(proxy.port());
-		first = http(direct);
-		second = http(proxied);
+		direct = Outages.start(redis.port());
+		proxied = Outages.start(proxy.port());
+		first = Outages.http(direct);
+		second = Outages.http(proxied);
 	}
 
 	@AfterAll
 	static void stopInstances() {
-		close(direct);
-		close(proxied);
+		Outages.close(direct);
+		Outages.close(proxied);
 		if (proxy != null) {
 			proxy.close();
 		}
@@ -86,8 +80,8 @@ class RedisOutageIntegrationTests {
 			redis.restart();
 		}
 		proxy.latency(Duration.ZERO);
-		awaitEnforced(first);
-		awaitEnforced(second);
+		Outages.awaitEnforced(first);
+		Outages.awaitEnforced(second);
 	}
 
 	@AfterEach
@@ -99,10 +93,10 @@ class RedisOutageIntegrationTests {
 
 	@Test
 	void redisKilledUnderLoadFailsOpenClosedOrLocallyPerPolicyAndEnforcementResumesAfterRestart() {
-		assertSharedLimit();
+		assertThat(Outages.admittedOnClosedPath(10, first, second)).isEqualTo(5);
 		List<HttpLoad.Response> responses;
 		long failedAt;
-		try (HttpLoad load = load()) {
+		try (HttpLoad load = Outages.load(Outages.port(direct), Outages.port(proxied))) {
 			await(() -> load.responses().size() > 50);
 			failedAt = System.nanoTime();
 			redis.kill();
@@ -110,18 +104,18 @@ class RedisOutageIntegrationTests {
 			assertDuringOutage();
 			responses = load.stop();
 		}
-		assertOutcomes(responses, failedAt);
+		Outages.assertOutcomes(responses, failedAt);
 		redis.restart();
-		awaitEnforced(first);
-		awaitEnforced(second);
-		assertSharedLimit();
+		Outages.awaitEnforced(first);
+		Outages.awaitEnforced(second);
+		assertThat(Outages.admittedOnClosedPath(10, first, second)).isEqualTo(5);
 	}
 
 	@Test
 	void redisFrozenUnderLoadNeitherHangsRequestsNorExhaustsTheServletThreads() {
 		List<HttpLoad.Response> responses;
 		long failedAt;
-		try (HttpLoad load = load()) {
+		try (HttpLoad load = Outages.load(Outages.port(direct), Outages.port(proxied))) {
 			await(() -> load.responses().size() > 50);
 			failedAt = System.nanoTime();
 			redis.freeze();
@@ -140,7 +134,7 @@ class RedisOutageIntegrationTests {
 				burst.add(http.getAsync(path, "X-Client", "burst-" + i));
 			}
 			for (CompletableFuture<HttpResponse<String>> response : burst) {
-				assertThat(response.orTimeout(HUNG.toSeconds() * 2, TimeUnit.SECONDS).join().statusCode())
+				assertThat(response.orTimeout(Outages.HUNG.toSeconds() * 2, TimeUnit.SECONDS).join().statusCode())
 					.isIn(200, 429, 503);
 			}
 			assertThat(first.status("/actuator/health/liveness")).isEqualTo(200);
@@ -149,16 +143,16 @@ class RedisOutageIntegrationTests {
 		finally {
 			redis.thaw();
 		}
-		assertOutcomes(responses, failedAt);
-		awaitEnforced(first);
-		awaitEnforced(second);
-		assertSharedLimit();
+		Outages.assertOutcomes(responses, failedAt);
+		Outages.awaitEnforced(first);
+		Outages.awaitEnforced(second);
+		assertThat(Outages.admittedOnClosedPath(10, first, second)).isEqualTo(5);
 	}
 
 	@Test
 	void redisSlowerThanTheBudgetIsDecidedByTheFailureModesUntilItIsFastAgain() {
 		proxy.latency(Duration.ofMillis(300));
-		String client = "slow-" + (++clients);
+		String client = "slow-" + Outages.nextClient();
 		// the proxied instance: Redis answers too late, the failure modes decide
 		await(() -> second.status("/outage/closed", "X-Client", client) == 503);
 		HttpResponse<String> open = second.get("/outage/open", "X-Client", client);
@@ -167,33 +161,25 @@ class RedisOutageIntegrationTests {
 		// the direct instance is not affected
 		assertThat(first.status("/outage/closed", "X-Client", client)).isEqualTo(200);
 		proxy.latency(Duration.ZERO);
-		awaitEnforced(second);
+		Outages.awaitEnforced(second);
 	}
 
 	@Test
 	void anInstanceStartedWhileRedisIsUnreachableServesAndEnforcesOnceRedisAnswers() {
 		try (TcpProxy unreachable = TcpProxy.start(redis.address())) {
 			unreachable.refuse();
-			ConfigurableApplicationContext late = start(unreachable.port());
+			ConfigurableApplicationContext late = Outages.start(unreachable.port());
 			try {
-				Http http = http(late);
-				String client = "late-" + (++clients);
+				Http http = Outages.http(late);
+				String client = "late-" + Outages.nextClient();
 				assertThat(http.status("/open")).isEqualTo(200);
 				assertThat(http.status("/outage/open", "X-Client", client)).isEqualTo(200);
 				assertThat(http.status("/outage/closed", "X-Client", client)).isEqualTo(503);
 				assertThat(http.get("/actuator/health/ratelimit").body()).contains("\"degraded\":true");
 				unreachable.restore();
-				awaitEnforced(http);
+				Outages.awaitEnforced(http);
 				// it now shares the limit with the instances that were up all along
-				String shared = "late-shared-" + (++clients);
-				int admitted = 0;
-				Http[] instances = { http, first, second };
-				for (int i = 0; i < 9; i++) {
-					int status = instances[i % 3].status("/outage/closed", "X-Client", shared);
-					assertThat(status).isIn(200, 429);
-					admitted += (status == 200) ? 1 : 0;
-				}
-				assertThat(admitted).isEqualTo(5);
+				assertThat(Outages.admittedOnClosedPath(9, http, first, second)).isEqualTo(5);
 			}
 			finally {
 				late.close();
@@ -203,7 +189,7 @@ class RedisOutageIntegrationTests {
 
 	/** What a client sees while Redis is gone: each policy's failure mode, and unlimited paths untouched. */
 	private void assertDuringOutage() {
-		String client = "outage-" + (++clients);
+		String client = "outage-" + Outages.nextClient();
 		HttpResponse<String> open = first.get("/outage/open", "X-Client", client);
 		assertThat(open.statusCode()).isEqualTo(200);
 		// fail-open claims no quota it could not check
@@ -237,88 +223,9 @@ class RedisOutageIntegrationTests {
 		assertThat(first.status("/actuator/health/readiness")).isEqualTo(200);
 	}
 
-	/** Over the whole load: every request answered; no 5xx but the closed policy's 503s. */
-	private static void assertOutcomes(List<HttpLoad.Response> responses, long failedAt) {
-		assertThat(responses).isNotEmpty();
-		assertThat(responses).allSatisfy((response) -> {
-			assertThat(response.error()).as("%s", response).isNull();
-			switch (response.path()) {
-				case "/outage/open" -> assertThat(response.status()).as("%s", response).isIn(200, 429);
-				case "/outage/local" -> assertThat(response.status()).as("%s", response).isIn(200, 429);
-				case "/outage/closed" -> {
-					assertThat(response.status()).as("%s", response).isIn(200, 429, 503);
-					if (response.status() == 503) {
-						assertThat(response.header("Retry-After")).isPresent();
-					}
-				}
-				default -> assertThat(response.status()).as("%s", response).isEqualTo(200);
-			}
-		});
-		assertThat(responses.stream().filter((r) -> r.sentAfter(failedAt) && r.status() == 503)).isNotEmpty();
-	}
-
-	/** Both instances enforce one limit again, through Redis: 5 admitted in all for a new client. */
-	private static void assertSharedLimit() {
-		String client = "shared-" + (++clients);
-		int admitted = 0;
-		for (int i = 0; i < 10; i++) {
-			int status = ((i % 2 == 0) ? first : second).status("/outage/closed", "X-Client", client);
-			assertThat(status).isIn(200, 429);
-			admitted += (status == 200) ? 1 : 0;
-		}
-		assertThat(admitted).isEqualTo(5);
-	}
-
-	/**
-	 * Waits until an instance's decisions are made by Redis again: five in a row for new clients on the closed
-	 * path, which answers 503 whenever Redis cannot decide.
-	 */
-	private static void awaitEnforced(Http http) {
-		int[] inARow = { 0 };
-		Wait.until(Duration.ofSeconds(20), () -> {
-			int status = http.status("/outage/closed", "X-Client", "probe-" + (++clients));
-			inARow[0] = (status == 200) ? inARow[0] + 1 : 0;
-			return inARow[0] >= 5;
-		});
-	}
-
 	private static void await(BooleanSupplier condition) {
 		Wait.until(Duration.ofSeconds(20), condition);
 	}
 
-	/** Load on both instances and all paths, from 50 rotating clients. */
-	private static HttpLoad load() {
-		String[] paths = { "/outage/open", "/outage/closed", "/outage/local", "/open" };
-		int[] ports = { port(direct), port(proxied) };
-		return HttpLoad.startRequests(8, HUNG, (n) -> java.net.http.HttpRequest
-			.newBuilder(URI.create("http://127.0.0.1:" + ports[(int) (n % 2)] + paths[(int) ((n / 2) % 4)]))
-			.header("X-Client", "load-" + (n % 50))
-			.timeout(HUNG)
-			.GET()
-			.build());
-	}
-
-	private static ConfigurableApplicationContext start(int redisPort) {
-		return new SpringApplicationBuilder(TestApplication.class)
-			.properties("server.port=0", "spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + redisPort,
-					"management.endpoints.web.exposure.include=health",
-					"management.endpoint.health.show-details=always",
-					"management.endpoint.health.probes.enabled=true")
-			.run();
-	}
-
-	private static int port(ConfigurableApplicationContext context) {
-		return ((WebServerApplicationContext) context).getWebServer().getPort();
-	}
-
-	private static Http http(ConfigurableApplicationContext context) {
-		return new Http(port(context));
-	}
-
-	private static void close(ConfigurableApplicationContext context) {
-		if (context != null) {
-			context.close();
-		}
-	}
 
 }
