@@ -85,22 +85,36 @@ class GuardedRateLimiterTests {
 			.reconnectDelay(() -> Delay.exponential(Duration.ofMillis(1), Duration.ofSeconds(1), 2,
 					TimeUnit.MILLISECONDS))
 			.build();
-		this.factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", this.proxy.port()),
-				LettuceClientConfiguration.builder()
+		this.factory = factory(this.proxy.port());
+		this.breaker = breaker();
+		this.limiter = guarded(this.factory, this.breaker);
+	}
+
+	/** A client as Spring Boot configures it by default: a command timeout of a minute. */
+	private LettuceConnectionFactory factory(int port) {
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", port), LettuceClientConfiguration.builder()
 					.commandTimeout(Duration.ofMinutes(1))
 					.clientResources(this.resources)
 					.build());
-		this.factory.afterPropertiesSet();
-		this.factory.start();
-		this.breaker = CircuitBreaker.of("test", CircuitBreakerConfig.custom()
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
+	}
+
+	private static CircuitBreaker breaker() {
+		return CircuitBreaker.of("test", CircuitBreakerConfig.custom()
 			.slidingWindow(10, 5, CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
 			.failureRateThreshold(50)
 			.waitDurationInOpenState(Duration.ofMillis(500))
 			.permittedNumberOfCallsInHalfOpenState(2)
 			.build());
-		this.limiter = DefaultRateLimiter.builder(new RedisRateLimitBackend(this.factory))
+	}
+
+	private static DefaultRateLimiter guarded(LettuceConnectionFactory factory, CircuitBreaker breaker) {
+		return DefaultRateLimiter.builder(new RedisRateLimitBackend(factory))
 			.timeout(BUDGET)
-			.circuitBreaker(this.breaker)
+			.circuitBreaker(breaker)
 			.fallback(new LocalRateLimitBackend())
 			.build();
 	}
@@ -238,7 +252,57 @@ class GuardedRateLimiterTests {
 	}
 
 	@Test
+	void aServerLoadingItsDatasetAfterARestartIsDecidedByTheFailureModesUntilItHasLoaded() {
+		// 12,000 keys of 1 KB loaded at 200 microseconds each: Redis answers LOADING for a few seconds after a
+		// restart (it serves clients only between every 2 MB it reads: the values are large and do not compress)
+		try (RedisServer loading = RedisServer.start(List.of("--key-load-delay", "200"))) {
+			loading.commands()
+				.eval("for i = 1, 12000 do local v = '' for j = 1, 25 do v = v .. redis.sha1hex(i .. ':' .. j) end "
+						+ "redis.call('SET', 'filler:' .. i, v) end return 1", io.lettuce.core.ScriptOutputType.INTEGER);
+			loading.commands().save();
+			LettuceConnectionFactory factory = factory(loading.port());
+			try {
+				DefaultRateLimiter limiter = guarded(factory, breaker());
+				this.limiter = limiter;
+				awaitEnforced(Path.BLOCKING);
+				loading.kill();
+				// the restart returns once the new process answers INFO, which may be only when it has loaded: the
+				// limiter is asked while it restarts
+				java.util.concurrent.CompletableFuture<Void> restarted = java.util.concurrent.CompletableFuture
+					.runAsync(loading::restart);
+				// while the server says it is loading (Lettuce's reconnect handshake gets LOADING, commands wait for it),
+				// the failure modes decide
+				Wait.until(Duration.ofSeconds(20),
+						() -> isLoading(loading.port()) && limiter.check(request("loading-" + System.nanoTime()))
+							.degraded());
+				restarted.join();
+				awaitEnforced(Path.BLOCKING);
+				assertThat(loading.commands().dbsize()).isGreaterThanOrEqualTo(12_000);
+			}
+			finally {
+				factory.destroy();
+			}
+		}
+	}
+
+	/** Whether the server is loading its dataset, asked over a plain socket ({@code INFO} is served while loading). */
+	private static boolean isLoading(int port) {
+		try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+			socket.setSoTimeout(2000);
+			socket.getOutputStream().write("INFO persistence\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+			byte[] buffer = new byte[4096];
+			int read = socket.getInputStream().read(buffer);
+			return read > 0 && new String(buffer, 0, read, java.nio.charset.StandardCharsets.US_ASCII)
+				.contains("loading:1");
+		}
+		catch (java.io.IOException ex) {
+			return false;
+		}
+	}
+
+	@Test
 	void permitsTakenBeforeAnOutageAreReleasedWithoutWaitingForRedis() {
+		assertEnforced(Path.BLOCKING);
 		RateLimitDecision held = this.limiter.check(RateLimitRequest.of(PERMITS, "holder"));
 		assertThat(held.allowed()).isTrue();
 		assertThat(held.decisions().get(0).enforcement()).isEqualTo(Enforcement.ENFORCED);
@@ -300,7 +364,7 @@ class GuardedRateLimiterTests {
 	 */
 	private void awaitEnforced(Path path) {
 		int[] inARow = { 0 };
-		Wait.until(Duration.ofSeconds(15), () -> {
+		Wait.until(Duration.ofSeconds(30), () -> {
 			RateLimitDecision decision = path.check(this.limiter, request("probe-" + System.nanoTime()));
 			inARow[0] = decision.degraded() ? 0 : inARow[0] + 1;
 			if (!decision.degraded()) {
