@@ -5,10 +5,12 @@ import java.time.Duration;
 import java.util.List;
 
 import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.Permit;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitRequest;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.http.HttpHeaders;
@@ -39,6 +41,34 @@ class ProblemDetailRejectionHandlerTests {
 				+ "\"instance\":\"/api/\\\"quoted\\\"\\n\","
 				+ "\"policies\":[{\"name\":\"per-key\",\"limit\":5,\"remaining\":0,\"window\":10,\"retryAfter\":2}],"
 				+ "\"retryAfter\":2}");
+	}
+
+	@Test
+	void aRefusalByAClosedPolicyIsA503WithTheTemporaryReducedCapacityTypeAndNoMadeUpFigures() {
+		RateLimitPolicy closed = RateLimitPolicy.builder("strict")
+			.algorithm(Algorithm.FIXED_WINDOW)
+			.limit(5)
+			.window(Duration.ofMinutes(1))
+			.failureMode(FailureMode.CLOSED)
+			.build();
+		RateLimitPolicy open = RateLimitPolicy.builder("lenient").algorithm(Algorithm.GCRA).limit(5)
+			.window(Duration.ofMinutes(1)).build();
+		RateLimitDecision decision = new RateLimitDecision(List.of(
+				PolicyDecision.failedClosed(new RateLimitRequest.Entry(closed, "k", 1), Duration.ofSeconds(1)),
+				PolicyDecision.failedOpen(new RateLimitRequest.Entry(open, "k", 1))), Permit.NONE);
+		HttpHeaders rateLimitHeaders = RateLimitHeaders.ALL.of(decision, 0);
+		assertThat(rateLimitHeaders.headerNames()).containsExactly("Retry-After");
+		Rejection rejection = new ProblemDetailRejectionHandler().reject(decision, TestRequest.get("/api/x"),
+				rateLimitHeaders);
+		assertThat(rejection.status()).isEqualTo(503);
+		assertThat(rejection.headers().getFirst("Retry-After")).isEqualTo("1");
+		assertThat(rejection.headers().getFirst("RateLimit")).isNull();
+		assertThat(new String(rejection.body(), StandardCharsets.UTF_8)).isEqualTo("{\"type\":"
+				+ "\"https://iana.org/assignments/http-problem-types#temporary-reduced-capacity\","
+				+ "\"title\":\"Temporarily Reduced Capacity\",\"status\":503,"
+				+ "\"detail\":\"Rate limits cannot be checked right now ('strict'). Retry after 1 second.\","
+				+ "\"instance\":\"/api/x\",\"policies\":[{\"name\":\"strict\",\"retryAfter\":1}],"
+				+ "\"retryAfter\":1}");
 	}
 
 	@Test

@@ -8,6 +8,7 @@ import java.util.Set;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.DefaultRateLimiter;
+import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.RateLimitPolicy;
@@ -50,6 +51,39 @@ class RateLimitEnforcerTests {
 		assertThat(names(enforcer.ruleTargets("POST", "/api/orders/1"))).containsExactly("per-ip", "writes");
 		assertThat(names(enforcer.ruleTargets("put", "/api/carts/9/items"))).containsExactly("per-ip", "writes");
 		assertThat(enforcer.ruleTargets("GET", "/health")).isEmpty();
+	}
+
+	@Test
+	void inlinePoliciesTakeTheirFailureModeOrTheApplicationDefault() throws NoSuchMethodException {
+		RateLimitEnforcer enforcer = new RateLimitEnforcer(new DefaultRateLimiter(new LocalRateLimitBackend()),
+				List.of(), List.of(), RateLimitHeaders.ALL, new ProblemDetailRejectionHandler(),
+				RateLimitEnforcerTests::noBeans, System::currentTimeMillis, FailureMode.LOCAL);
+		Method defaulted = FailureModes.class.getDeclaredMethod("defaulted");
+		Method closed = FailureModes.class.getDeclaredMethod("closed");
+		assertThat(enforcer.annotationTargets(defaulted, FailureModes.class).get(0).policy().policy().failureMode())
+			.isEqualTo(FailureMode.LOCAL);
+		assertThat(enforcer.annotationTargets(closed, FailureModes.class).get(0).policy().policy().failureMode())
+			.isEqualTo(FailureMode.CLOSED);
+		Method invalid = FailureModes.class.getDeclaredMethod("invalid");
+		assertThatIllegalStateException().isThrownBy(() -> enforcer.annotationTargets(invalid, FailureModes.class))
+			.withMessageContaining("FailureModes.invalid()")
+			.withMessageContaining("Unknown failure mode 'sometimes'");
+	}
+
+	static class FailureModes {
+
+		@RateLimited(name = "defaulted", algorithm = "gcra", limit = 5, window = "1m")
+		void defaulted() {
+		}
+
+		@RateLimited(name = "closed", algorithm = "gcra", limit = 5, window = "1m", failureMode = "closed")
+		void closed() {
+		}
+
+		@RateLimited(name = "invalid", algorithm = "gcra", limit = 5, window = "1m", failureMode = "sometimes")
+		void invalid() {
+		}
+
 	}
 
 	@Test

@@ -1,0 +1,167 @@
+package io.github.ratelimit.autoconfigure;
+
+import java.time.Duration;
+
+import io.github.ratelimit.core.DefaultRateLimiter;
+import io.github.ratelimit.core.Enforcement;
+import io.github.ratelimit.core.FailureMode;
+import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.core.RateLimitRequest;
+import io.github.ratelimit.core.RateLimiter;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The failure-mode properties, the time budget and the circuit breaker as configured, their validation, and the
+ * {@code ratelimit} health contributor. Redis here is a port nothing listens on: what an application sees when it
+ * starts without Redis.
+ */
+class RateLimitResilienceConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, RateLimitAutoConfiguration.class))
+		.withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + unusedPort(),
+				"ratelimit.policies.plain.algorithm=gcra", "ratelimit.policies.plain.limit=2",
+				"ratelimit.policies.plain.window=1m", "ratelimit.policies.strict.algorithm=fixed-window",
+				"ratelimit.policies.strict.limit=2", "ratelimit.policies.strict.window=1m",
+				"ratelimit.policies.strict.failure-mode=closed", "ratelimit.policies.own.algorithm=token-bucket",
+				"ratelimit.policies.own.limit=2", "ratelimit.policies.own.window=1m",
+				"ratelimit.policies.own.failure-mode=LOCAL");
+
+	@Test
+	void failureModesDefaultToOpenAndArePerPolicy() {
+		this.runner.run((context) -> {
+			RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+			assertThat(policies.get("plain").failureMode()).isEqualTo(FailureMode.OPEN);
+			assertThat(policies.get("strict").failureMode()).isEqualTo(FailureMode.CLOSED);
+			assertThat(policies.get("own").failureMode()).isEqualTo(FailureMode.LOCAL);
+		});
+		this.runner.withPropertyValues("ratelimit.failure-mode=local").run((context) -> {
+			RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+			assertThat(policies.get("plain").failureMode()).isEqualTo(FailureMode.LOCAL);
+			assertThat(policies.get("strict").failureMode()).isEqualTo(FailureMode.CLOSED);
+		});
+	}
+
+	@Test
+	void anApplicationStartsWithoutRedisAndItsPoliciesFollowTheirFailureModes() {
+		this.runner.run((context) -> {
+			assertThat(context).hasNotFailed();
+			RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+			RateLimiter limiter = context.getBean(RateLimiter.class);
+			RateLimitDecision open = limiter.check(RateLimitRequest.of(policies.get("plain"), "a"));
+			assertThat(open.allowed()).isTrue();
+			assertThat(open.decisions().get(0).enforcement()).isEqualTo(Enforcement.FAILED_OPEN);
+			RateLimitDecision closed = limiter.check(RateLimitRequest.of(policies.get("strict"), "a"));
+			assertThat(closed.failedClosed()).isTrue();
+			assertThat(closed.retryAfter()).isEqualTo(Duration.ofSeconds(1));
+			for (int i = 0; i < 2; i++) {
+				assertThat(limiter.check(RateLimitRequest.of(policies.get("own"), "a")).allowed()).isTrue();
+			}
+			RateLimitDecision local = limiter.check(RateLimitRequest.of(policies.get("own"), "a"));
+			assertThat(local.allowed()).isFalse();
+			assertThat(local.decisions().get(0).enforcement()).isEqualTo(Enforcement.LOCAL_FALLBACK);
+		});
+	}
+
+	@Test
+	void theBudgetAndTheBreakerComeFromTheProperties() {
+		this.runner
+			.withPropertyValues("ratelimit.redis.timeout=120ms",
+					"ratelimit.redis.circuit-breaker.wait-duration-in-open-state=3s",
+					"ratelimit.redis.circuit-breaker.sliding-window-size=40",
+					"ratelimit.redis.circuit-breaker.minimum-number-of-calls=10",
+					"ratelimit.redis.circuit-breaker.failure-rate-threshold=25",
+					"ratelimit.redis.circuit-breaker.permitted-number-of-calls-in-half-open-state=7")
+			.run((context) -> {
+				DefaultRateLimiter limiter = context.getBean(DefaultRateLimiter.class);
+				assertThat(limiter.timeout()).isEqualTo(Duration.ofMillis(120));
+				CircuitBreaker breaker = limiter.circuitBreaker();
+				assertThat(breaker).isNotNull();
+				assertThat(breaker.getName()).isEqualTo(RateLimitAutoConfiguration.CIRCUIT_BREAKER_NAME);
+				assertThat(breaker.getCircuitBreakerConfig().getSlidingWindowSize()).isEqualTo(40);
+				assertThat(breaker.getCircuitBreakerConfig().getMinimumNumberOfCalls()).isEqualTo(10);
+				assertThat(breaker.getCircuitBreakerConfig().getFailureRateThreshold()).isEqualTo(25f);
+				assertThat(breaker.getCircuitBreakerConfig().getPermittedNumberOfCallsInHalfOpenState()).isEqualTo(7);
+				assertThat(breaker.getCircuitBreakerConfig().getWaitIntervalFunctionInOpenState().apply(1))
+					.isEqualTo(3000L);
+				RateLimitDecision closed = limiter
+					.check(RateLimitRequest.of(context.getBean(RateLimitPolicies.class).get("strict"), "b"));
+				assertThat(closed.retryAfter()).isEqualTo(Duration.ofSeconds(3));
+			});
+		this.runner.withPropertyValues("ratelimit.redis.circuit-breaker.enabled=false")
+			.run((context) -> assertThat(context.getBean(DefaultRateLimiter.class).circuitBreaker()).isNull());
+	}
+
+	@Test
+	void invalidResilienceSettingsFailAtStartupNamingTheProperty() {
+		assertInvalid("ratelimit.redis.timeout=0ms", "ratelimit.redis.timeout");
+		assertInvalid("ratelimit.redis.circuit-breaker.failure-rate-threshold=150",
+				"ratelimit.redis.circuit-breaker.failure-rate-threshold");
+		assertInvalid("ratelimit.redis.circuit-breaker.sliding-window-size=0",
+				"ratelimit.redis.circuit-breaker.sliding-window-size");
+		assertInvalid("ratelimit.redis.circuit-breaker.wait-duration-in-open-state=-1s",
+				"ratelimit.redis.circuit-breaker.wait-duration-in-open-state");
+		assertInvalid("ratelimit.redis.max-reconnect-delay=-1s", "ratelimit.redis.max-reconnect-delay");
+		assertInvalid("ratelimit.policies.plain.failure-mode=sometimes", "ratelimit.policies.plain.failure-mode");
+		assertInvalid("ratelimit.failure-mode=never", "ratelimit.failure-mode");
+	}
+
+	@Test
+	void healthSaysDegradedButStaysUpUnlessAskedOtherwise() {
+		this.runner.run((context) -> {
+			RateLimitHealthIndicator health = context.getBean(RateLimitHealthIndicator.class);
+			assertThat(context.getBeanNamesForType(RateLimitHealthIndicator.class))
+				.containsExactly("ratelimitHealthIndicator");
+			RateLimiter limiter = context.getBean(RateLimiter.class);
+			limiter.check(RateLimitRequest.of(context.getBean(RateLimitPolicies.class).get("plain"), "c"));
+			Health degraded = health.health();
+			assertThat(degraded.getStatus()).isEqualTo(Status.UP);
+			assertThat(degraded.getDetails()).containsEntry("degraded", true)
+				.containsEntry("backend", "redis")
+				.containsKey("lastFailure")
+				.containsKey("circuitBreaker");
+		});
+		this.runner.withPropertyValues("ratelimit.health.down-when-degraded=true").run((context) -> {
+			context.getBean(RateLimiter.class)
+				.check(RateLimitRequest.of(context.getBean(RateLimitPolicies.class).get("plain"), "c"));
+			assertThat(context.getBean(RateLimitHealthIndicator.class).health().getStatus()).isEqualTo(Status.DOWN);
+		});
+		this.runner.withPropertyValues("management.health.ratelimit.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(RateLimitHealthIndicator.class));
+	}
+
+	private void assertInvalid(String property, String named) {
+		this.runner.withPropertyValues(property)
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.satisfies((failure) -> assertThat(stackOf(failure)).contains(named)));
+	}
+
+	/** A loopback port nothing listens on (it was free a moment ago): connections to it are refused. */
+	private static int unusedPort() {
+		try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+			return socket.getLocalPort();
+		}
+		catch (java.io.IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
+		}
+	}
+
+	private static String stackOf(Throwable failure) {
+		StringBuilder messages = new StringBuilder();
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			messages.append(cause.getMessage()).append('\n');
+		}
+		return messages.toString();
+	}
+
+}
