@@ -320,6 +320,10 @@ public final class DefaultRateLimiter implements RateLimiter {
 				acquisition.timeMicros(), failure);
 	}
 
+	private static String millis(@Nullable Duration duration) {
+		return (duration != null) ? duration.toMillis() + " ms" : "the backend's own timeout";
+	}
+
 	/** The time budget, the circuit breaker and the fallback of a guarded limiter. */
 	private static final class Guard {
 
@@ -384,7 +388,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		TimeoutException timeoutException() {
-			return new TimeoutException("The rate-limit backend did not answer within " + this.timeout);
+			return new TimeoutException("The rate-limit backend did not answer within " + millis(this.timeout));
 		}
 
 		/** Gives permits back within the budget, or without waiting at all while the circuit is open. */
@@ -405,7 +409,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 				}
 			}
 			catch (TimeoutException ex) {
-				logger.debug("A rate-limit permit release is still pending after " + this.timeout);
+				logger.debug("A rate-limit permit release is still pending after " + millis(this.timeout));
 			}
 			catch (ExecutionException ex) {
 				logger.debug("Could not release a rate-limit permit; it is reclaimed when its lease ends", ex);

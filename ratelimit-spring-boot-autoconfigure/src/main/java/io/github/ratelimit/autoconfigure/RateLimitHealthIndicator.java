@@ -41,7 +41,7 @@ public final class RateLimitHealthIndicator implements HealthIndicator {
 		}
 		Health.Builder health = Health.up().withDetail("backend", backendName(limiter.backend()));
 		if (limiter.timeout() != null) {
-			health.withDetail("timeout", limiter.timeout().toString());
+			health.withDetail("timeout", limiter.timeout().toMillis() + "ms");
 		}
 		boolean degraded = limiter.degraded();
 		health.withDetail("degraded", degraded);
