@@ -17,6 +17,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * The {@link RateLimiter} over one {@link RateLimitBackend}: evaluates a request's entries together and hands out the
@@ -133,8 +134,10 @@ public final class DefaultRateLimiter implements RateLimiter {
 			return decideWithout(guard, request, requestId, ex);
 		}
 		try {
+			// the budget counts from before the call was dispatched: what dispatching took is spent already
 			RateLimitBackend.Acquisition acquisition = (guard.timeout != null)
-					? call.get(guard.timeout.toNanos(), TimeUnit.NANOSECONDS) : call.get();
+					? call.get(Math.max(0, guard.timeout.toNanos() - (System.nanoTime() - start)), TimeUnit.NANOSECONDS)
+					: call.get();
 			guard.onSuccess(start);
 			return decision(request, requestId, acquisition);
 		}
@@ -145,7 +148,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 		catch (TimeoutException ex) {
 			TimeoutException timeout = guard.timeoutException();
-			guard.onError(start, timeout);
+			guard.onTimeout(start, call, timeout);
 			undoWhenLate(call, request, requestId);
 			return decideWithout(guard, request, requestId, timeout);
 		}
@@ -182,7 +185,10 @@ public final class DefaultRateLimiter implements RateLimiter {
 			// the backend call runs on whatever its own subscription needs; cancelling this one never cancels it
 			Mono<RateLimitBackend.Acquisition> answer = Mono.fromFuture(call, true);
 			if (guard.timeout != null) {
-				answer = answer.timeout(guard.timeout, Mono.error(guard::timeoutException));
+				// the budget counts from before the call was dispatched: what dispatching took is spent already
+				Duration remaining = Duration
+					.ofNanos(Math.max(0, guard.timeout.toNanos() - (System.nanoTime() - start)));
+				answer = answer.timeout(remaining, Mono.error(guard::timeoutException));
 			}
 			return answer.map((acquisition) -> {
 				if (settled.compareAndSet(false, true)) {
@@ -191,7 +197,12 @@ public final class DefaultRateLimiter implements RateLimiter {
 				return decision(request, requestId, acquisition);
 			}).onErrorResume((ex) -> {
 				if (settled.compareAndSet(false, true)) {
-					guard.onError(start, ex);
+					if (ex instanceof TimeoutException timeout) {
+						guard.onTimeout(start, call, timeout);
+					}
+					else {
+						guard.onError(start, ex);
+					}
 				}
 				if (ex instanceof TimeoutException) {
 					undoWhenLate(call, request, requestId);
@@ -381,6 +392,38 @@ public final class DefaultRateLimiter implements RateLimiter {
 			if (logger.isDebugEnabled()) {
 				logger.debug("Rate-limit backend failed; deciding by the policies' failure modes", error);
 			}
+		}
+
+		/**
+		 * A call that did not answer within the budget: the request is decided by the failure modes now, but the
+		 * breaker hears of it only once it is clear whether Redis or this client was late. When the client stalls
+		 * (a garbage collection, a busy CPU) every call in flight times out at once although Redis answered in time,
+		 * and the answers are there as soon as the client runs again; counting those as failures would open the
+		 * breaker on a healthy Redis. So a call that answers within one more budget after its timeout is recorded as
+		 * a success, with its real duration; one that fails or stays silent is recorded as a failure.
+		 */
+		void onTimeout(long startNanos, CompletableFuture<?> call, TimeoutException timeout) {
+			this.lastFailure = timeout;
+			this.failing = true;
+			if (this.breaker == null || this.timeout == null) {
+				return;
+			}
+			AtomicBoolean recorded = new AtomicBoolean();
+			call.whenComplete((answer, failure) -> {
+				if (recorded.compareAndSet(false, true)) {
+					if (failure == null) {
+						this.breaker.onSuccess(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+					}
+					else {
+						this.breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, failure);
+					}
+				}
+			});
+			Schedulers.parallel().schedule(() -> {
+				if (recorded.compareAndSet(false, true)) {
+					this.breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, timeout);
+				}
+			}, this.timeout.toNanos(), TimeUnit.NANOSECONDS);
 		}
 
 		CallNotPermittedException callNotPermitted() {

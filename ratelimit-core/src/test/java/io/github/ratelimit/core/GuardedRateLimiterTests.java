@@ -212,6 +212,23 @@ class GuardedRateLimiterTests {
 
 	@ParameterizedTest
 	@EnumSource(Path.class)
+	void answersJustPastTheBudgetAreDecidedByTheFailureModesWithoutOpeningTheBreaker(Path path) {
+		assertEnforced(path);
+		// 65 ms each way: answers come about 130 ms after the call, past the 100 ms budget but within one more
+		// budget, as when this client (not Redis) was late; the breaker judges Redis, so it stays closed
+		this.proxy.latency(Duration.ofMillis(65));
+		int degraded = 0;
+		for (int i = 0; i < 12; i++) {
+			degraded += path.check(this.limiter, request("late-" + i)).degraded() ? 1 : 0;
+		}
+		assertThat(degraded).isGreaterThan(6);
+		assertThat(this.breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+		this.proxy.latency(Duration.ZERO);
+		awaitEnforced(path);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Path.class)
 	void blackholedAndResetConnectionsAreFailuresUntilTheProxyForwardsAgain(Path path) {
 		assertEnforced(path);
 		this.proxy.blackhole();
