@@ -17,7 +17,7 @@ import io.github.ratelimit.testkit.RedisServer;
 /**
  * Runs the benchmarks and writes their tables and chart under an output directory.
  * <p>
- * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|script|memory|accuracy|http]... [--quick] [--out DIR]}
+ * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|script|memory|accuracy|http|failure]... [--quick] [--out DIR]}
  */
 public final class BenchmarkMain {
 
@@ -36,15 +36,22 @@ public final class BenchmarkMain {
 				default -> sections.add(args[i]);
 			}
 		}
-		if (sections.isEmpty() || sections.contains("all")) {
-			sections = Set.of("engine", "script", "memory", "accuracy", "http");
+		boolean all = sections.isEmpty() || sections.contains("all");
+		if (all) {
+			sections = Set.of("engine", "script", "memory", "accuracy", "http", "failure");
 		}
 		Files.createDirectories(out);
 		Duration warmup = Duration.ofSeconds(quick ? 1 : 2);
 		Duration measure = Duration.ofSeconds(quick ? 2 : 5);
 		Instant started = Instant.now();
 		try (RedisServer redis = RedisServer.start()) {
-			write(out.resolve("environment.md"), environment(redis));
+			if (all) {
+				// the environment of a whole run; a single section's run leaves it to the run it describes
+				write(out.resolve("environment.md"), environment());
+			}
+			else {
+				System.out.print(environment());
+			}
 			if (sections.contains("engine")) {
 				Map<Scenario, List<LoadDriver.Result>> results = new EngineBenchmark(warmup, measure).run(redis);
 				write(out.resolve("engine.md"), EngineBenchmark.report(results));
@@ -63,6 +70,10 @@ public final class BenchmarkMain {
 			}
 			if (sections.contains("http")) {
 				write(out.resolve("http.md"), HttpBenchmark.report(new HttpBenchmark(warmup, measure).run(redis)));
+			}
+			if (sections.contains("failure")) {
+				// on a redis-server of its own: it kills and freezes it
+				write(out.resolve("failure.md"), FailureReport.report(new FailureBenchmark(sections.size() == 1).run()));
 			}
 		}
 		System.out.printf("done in %s, results in %s%n", Duration.between(started, Instant.now()), out);
@@ -84,7 +95,8 @@ public final class BenchmarkMain {
 				"ops/s");
 	}
 
-	private static String environment(RedisServer redis) {
+	/** The machine, the JVM and the redis-server, as a markdown table. */
+	static String environment() {
 		Runtime runtime = Runtime.getRuntime();
 		return "| what | value |\n|---|---|\n" + "| date | " + Instant.now() + " |\n" + "| cores | "
 				+ runtime.availableProcessors() + " |\n" + "| JVM | " + System.getProperty("java.vm.name") + " "
