@@ -180,8 +180,14 @@ public final class DefaultRateLimiter implements RateLimiter {
 			}
 			long start = System.nanoTime();
 			AtomicBoolean settled = new AtomicBoolean();
-			CompletableFuture<RateLimitBackend.Acquisition> call = this.backend.acquireAsync(request, requestId)
-				.toFuture();
+			CompletableFuture<RateLimitBackend.Acquisition> call;
+			try {
+				call = this.backend.acquireAsync(request, requestId).toFuture();
+			}
+			catch (RuntimeException ex) {
+				guard.onError(start, ex);
+				return Mono.just(decideWithout(guard, request, requestId, ex));
+			}
 			// the backend call runs on whatever its own subscription needs; cancelling this one never cancels it
 			Mono<RateLimitBackend.Acquisition> answer = Mono.fromFuture(call, true);
 			if (guard.timeout != null) {
@@ -206,6 +212,10 @@ public final class DefaultRateLimiter implements RateLimiter {
 				}
 				if (ex instanceof TimeoutException) {
 					undoWhenLate(call, request, requestId);
+					// the timeout fired on a timer thread: the rest of the exchange goes on where waiting is allowed,
+					// not on a timer shared by everything else
+					return Mono.fromSupplier(() -> decideWithout(guard, request, requestId, ex))
+						.subscribeOn(Schedulers.boundedElastic());
 				}
 				return Mono.just(decideWithout(guard, request, requestId, ex));
 			}).doOnCancel(() -> {
@@ -359,13 +369,37 @@ public final class DefaultRateLimiter implements RateLimiter {
 			this.closedRetryAfter = closedRetryAfter;
 		}
 
+		/**
+		 * Whether the breaker lets a call through. A breaker that fails (it never should) lets it through: the
+		 * budget still bounds the call.
+		 */
 		boolean tryAcquirePermission() {
-			return this.breaker == null || this.breaker.tryAcquirePermission();
+			if (this.breaker == null) {
+				return true;
+			}
+			try {
+				return this.breaker.tryAcquirePermission();
+			}
+			catch (RuntimeException | Error ex) {
+				logger.debug("Circuit breaker failed to grant a permission", ex);
+				return true;
+			}
 		}
 
 		void releasePermission() {
-			if (this.breaker != null) {
-				this.breaker.releasePermission();
+			record(() -> this.breaker.releasePermission());
+		}
+
+		/** Tells the breaker something; whatever it throws never changes the decision it is told about. */
+		private void record(Runnable outcome) {
+			if (this.breaker == null) {
+				return;
+			}
+			try {
+				outcome.run();
+			}
+			catch (RuntimeException | Error ex) {
+				logger.debug("Circuit breaker failed to record an outcome", ex);
 			}
 		}
 
@@ -378,17 +412,13 @@ public final class DefaultRateLimiter implements RateLimiter {
 			if (this.failing) {
 				this.failing = false;
 			}
-			if (this.breaker != null) {
-				this.breaker.onSuccess(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
-			}
+			record(() -> this.breaker.onSuccess(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS));
 		}
 
 		void onError(long startNanos, Throwable error) {
 			this.lastFailure = error;
 			this.failing = true;
-			if (this.breaker != null) {
-				this.breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, error);
-			}
+			record(() -> this.breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, error));
 			if (logger.isDebugEnabled()) {
 				logger.debug("Rate-limit backend failed; deciding by the policies' failure modes", error);
 			}
@@ -411,17 +441,20 @@ public final class DefaultRateLimiter implements RateLimiter {
 			AtomicBoolean recorded = new AtomicBoolean();
 			call.whenComplete((answer, failure) -> {
 				if (recorded.compareAndSet(false, true)) {
-					if (failure == null) {
-						this.breaker.onSuccess(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
-					}
-					else {
-						this.breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, failure);
-					}
+					long duration = System.nanoTime() - startNanos;
+					record(() -> {
+						if (failure == null) {
+							this.breaker.onSuccess(duration, TimeUnit.NANOSECONDS);
+						}
+						else {
+							this.breaker.onError(duration, TimeUnit.NANOSECONDS, failure);
+						}
+					});
 				}
 			});
 			Schedulers.parallel().schedule(() -> {
 				if (recorded.compareAndSet(false, true)) {
-					this.breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, timeout);
+					record(() -> this.breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, timeout));
 				}
 			}, this.timeout.toNanos(), TimeUnit.NANOSECONDS);
 		}
@@ -625,6 +658,19 @@ public final class DefaultRateLimiter implements RateLimiter {
 		public DefaultRateLimiter build() {
 			RateLimitBackend fallback = (this.fallback != null) ? this.fallback : new LocalRateLimitBackend();
 			Duration retryAfter = (this.closedRetryAfter != null) ? this.closedRetryAfter : defaultClosedRetryAfter();
+			if (this.circuitBreaker != null) {
+				this.circuitBreaker.getEventPublisher().onStateTransition((event) -> {
+					CircuitBreaker.State to = event.getStateTransition().getToState();
+					if (to == CircuitBreaker.State.OPEN) {
+						logger.warn("Rate-limit backend failing: circuit breaker '" + event.getCircuitBreakerName()
+								+ "' open, decisions follow each policy's failure-mode until it answers again");
+					}
+					else if (to == CircuitBreaker.State.CLOSED) {
+						logger.info("Rate-limit backend answering again: circuit breaker '"
+								+ event.getCircuitBreakerName() + "' closed, limits enforced");
+					}
+				});
+			}
 			return new DefaultRateLimiter(this.backend,
 					new Guard(this.timeout, this.circuitBreaker, fallback, retryAfter));
 		}

@@ -253,6 +253,16 @@ class GuardedRateLimiterTests {
 		assertThat(decision.allowed()).isTrue();
 	}
 
+	@ParameterizedTest
+	@EnumSource(Path.class)
+	void aConnectionFactoryStoppedAndStartedAgainIsUsedAgain(Path path) {
+		assertEnforced(path);
+		// what Spring does to the factory when it stops and restarts (or pauses and resumes) the context
+		this.factory.stop();
+		this.factory.start();
+		awaitEnforced(path);
+	}
+
 	@Test
 	void aReadOnlyReplicaIsAFailureAndAWritableMasterIsEnforcedAgain() {
 		assertEnforced(Path.BLOCKING);

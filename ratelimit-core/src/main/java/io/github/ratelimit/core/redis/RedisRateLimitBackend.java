@@ -275,18 +275,47 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		RedisScript<?> script = script(call);
 		ByteBuffer[] keysAndArgs = call.encoded(mode, timeMicros);
 		int keys = call.keys.size();
-		Mono<List<Long>> result = Mono.defer(() -> reactiveConnection().scriptingCommands()
-			.evalSha(script.getSha1(), ReturnType.MULTI, keys, duplicates(keysAndArgs))
-			.onErrorResume(RedisRateLimitBackend::isNoScript,
-					(ex) -> reactiveConnection().scriptingCommands()
-						.eval(ByteBuffer.wrap(script.getScriptAsString().getBytes(StandardCharsets.UTF_8)),
-								ReturnType.MULTI, keys, duplicates(keysAndArgs)))
-			.collectList()
-			.map(RedisRateLimitBackend::flatten));
+		Mono<List<Long>> result = Mono.defer(() -> {
+			ReactiveRedisConnection connection = reactiveConnection();
+			return evaluate(connection, script, keys, keysAndArgs).onErrorResume(
+					(ex) -> forgetIfClosed(connection, ex),
+					// once more on a new connection, opened off the caller's thread
+					(ex) -> Mono.defer(() -> evaluate(reactiveConnection(), script, keys, keysAndArgs))
+						.subscribeOn(Schedulers.boundedElastic()));
+		});
 		if (this.reactiveConnected) {
 			return result;
 		}
 		return result.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((ok) -> this.reactiveConnected = true);
+	}
+
+	private static Mono<List<Long>> evaluate(ReactiveRedisConnection connection, RedisScript<?> script, int keys,
+			ByteBuffer[] keysAndArgs) {
+		return connection.scriptingCommands()
+			.evalSha(script.getSha1(), ReturnType.MULTI, keys, duplicates(keysAndArgs))
+			.onErrorResume(RedisRateLimitBackend::isNoScript,
+					(ex) -> connection.scriptingCommands()
+						.eval(ByteBuffer.wrap(script.getScriptAsString().getBytes(StandardCharsets.UTF_8)),
+								ReturnType.MULTI, keys, duplicates(keysAndArgs)))
+			.collectList()
+			.map(RedisRateLimitBackend::flatten);
+	}
+
+	/**
+	 * Forgets a connection that was closed under the backend (the connection factory was stopped and started again,
+	 * as Spring does when it pauses a context or refreshes it), so that the call is made again on a new one. Reconnects after a Redis outage need nothing of this: the client reconnects the same connection.
+	 */
+	private boolean forgetIfClosed(ReactiveRedisConnection connection, Throwable error) {
+		if (!hasMessage(error, "Connection is closed")) {
+			return false;
+		}
+		synchronized (this) {
+			if (this.reactiveConnection == connection) {
+				this.reactiveConnection = null;
+				this.reactiveConnected = false;
+			}
+		}
+		return true;
 	}
 
 	private ReactiveRedisConnection reactiveConnection() {
@@ -312,8 +341,12 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	}
 
 	private static boolean isNoScript(Throwable error) {
+		return hasMessage(error, "NOSCRIPT");
+	}
+
+	private static boolean hasMessage(Throwable error, String text) {
 		for (Throwable cause = error; cause != null; cause = cause.getCause()) {
-			if (cause.getMessage() != null && cause.getMessage().contains("NOSCRIPT")) {
+			if (cause.getMessage() != null && cause.getMessage().contains(text)) {
 				return true;
 			}
 		}

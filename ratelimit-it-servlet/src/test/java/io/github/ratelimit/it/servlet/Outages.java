@@ -133,7 +133,8 @@ final class Outages {
 					"management.endpoints.web.exposure.include=health",
 					"management.endpoint.health.show-details=always",
 					"management.endpoint.health.probes.enabled=true")
-			.run();
+			// the starter's default budget, over the test application's generous one
+			.run("--ratelimit.redis.timeout=50ms");
 	}
 
 	static int port(ConfigurableApplicationContext context) {

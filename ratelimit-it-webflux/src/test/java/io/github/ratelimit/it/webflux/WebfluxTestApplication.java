@@ -21,11 +21,12 @@ import org.springframework.web.bind.annotation.RestController;
 @SpringBootApplication
 public class WebfluxTestApplication {
 
-	/** Paths under filter rules only. */
+	/** Paths under filter rules only ({@code /open} under none). */
 	@RestController
 	static class RuleController {
 
-		@GetMapping({ "/api/hello", "/ip/hello", "/short/hello", "/shared/hello", "/combined/plain" })
+		@GetMapping({ "/api/hello", "/ip/hello", "/short/hello", "/shared/hello", "/combined/plain", "/open",
+				"/outage/open", "/outage/closed", "/outage/local" })
 		Mono<String> hello() {
 			return Mono.just("hello");
 		}
