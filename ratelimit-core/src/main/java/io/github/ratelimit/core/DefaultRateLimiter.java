@@ -136,8 +136,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		try {
 			// the budget counts from before the call was dispatched: what dispatching took is spent already
 			RateLimitBackend.Acquisition acquisition = (guard.timeout != null)
-					? call.get(Math.max(0, guard.timeout.toNanos() - (System.nanoTime() - start)), TimeUnit.NANOSECONDS)
-					: call.get();
+					? call.get(guard.remainingNanos(start), TimeUnit.NANOSECONDS) : call.get();
 			guard.onSuccess(start);
 			return decision(request, requestId, acquisition);
 		}
@@ -192,9 +191,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 			Mono<RateLimitBackend.Acquisition> answer = Mono.fromFuture(call, true);
 			if (guard.timeout != null) {
 				// the budget counts from before the call was dispatched: what dispatching took is spent already
-				Duration remaining = Duration
-					.ofNanos(Math.max(0, guard.timeout.toNanos() - (System.nanoTime() - start)));
-				answer = answer.timeout(remaining, Mono.error(guard::timeoutException));
+				answer = answer.timeout(Duration.ofNanos(guard.remainingNanos(start)),
+						Mono.error(guard::timeoutException));
 			}
 			return answer.map((acquisition) -> {
 				if (settled.compareAndSet(false, true)) {
@@ -329,15 +327,13 @@ public final class DefaultRateLimiter implements RateLimiter {
 		for (int j = 0; j < localIndexes.size(); j++) {
 			decisions[localIndexes.get(j)] = acquisition.decisions().get(j).asLocalFallback();
 		}
+		List<PolicyDecision> all = List.of(decisions);
 		if (localAdmits && refused) {
 			// a closed policy refuses the request: what the local policies took goes back
 			guard.fallback.release(localRequest.entries(), requestId, acquisition.timeMicros());
-			List<PolicyDecision> givenBack = reversed(entries, List.of(decisions));
-			for (int i = 0; i < decisions.length; i++) {
-				decisions[i] = givenBack.get(i);
-			}
+			all = reversed(entries, all);
 		}
-		return decision(entries, List.of(decisions), guard.fallback, null, localRequest.entries(), requestId,
+		return decision(entries, all, guard.fallback, null, localRequest.entries(), requestId,
 				acquisition.timeMicros(), failure);
 	}
 
@@ -415,9 +411,18 @@ public final class DefaultRateLimiter implements RateLimiter {
 			record(() -> this.breaker.onSuccess(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS));
 		}
 
-		void onError(long startNanos, Throwable error) {
-			this.lastFailure = error;
+		/** Nanoseconds left of the budget of a call started then; zero when it is spent. */
+		long remainingNanos(long startNanos) {
+			return Math.max(0, Objects.requireNonNull(this.timeout).toNanos() - (System.nanoTime() - startNanos));
+		}
+
+		private void markFailing(Throwable failure) {
+			this.lastFailure = failure;
 			this.failing = true;
+		}
+
+		void onError(long startNanos, Throwable error) {
+			markFailing(error);
 			record(() -> this.breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, error));
 			if (logger.isDebugEnabled()) {
 				logger.debug("Rate-limit backend failed; deciding by the policies' failure modes", error);
@@ -433,8 +438,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		 * a success, with its real duration; one that fails or stays silent is recorded as a failure.
 		 */
 		void onTimeout(long startNanos, CompletableFuture<?> call, TimeoutException timeout) {
-			this.lastFailure = timeout;
-			this.failing = true;
+			markFailing(timeout);
 			if (this.breaker == null || this.timeout == null) {
 				return;
 			}
