@@ -5,12 +5,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.autoconfigure.RateLimitProperties;
 import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.lettuce.core.event.connection.ConnectionActivatedEvent;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
@@ -75,7 +75,8 @@ final class StarterLimiter implements AutoCloseable {
 		this.factory.start();
 		RedisRateLimitBackend backend = new RedisRateLimitBackend(this.factory);
 		backend.connect();
-		this.breaker = CircuitBreaker.of("ratelimit-redis", breakerConfig(redis.getCircuitBreaker()));
+		this.breaker = CircuitBreaker.of(RateLimitAutoConfiguration.CIRCUIT_BREAKER_NAME,
+				RateLimitAutoConfiguration.circuitBreakerConfig(redis.getCircuitBreaker()));
 		this.breaker.getEventPublisher().onStateTransition((event) -> {
 			synchronized (this.transitions) {
 				this.transitions.add(new long[] { System.nanoTime(), event.getStateTransition().getToState().ordinal() });
@@ -86,18 +87,6 @@ final class StarterLimiter implements AutoCloseable {
 			.circuitBreaker(this.breaker)
 			.closedRetryAfter(redis.getCircuitBreaker().getWaitDurationInOpenState())
 			.fallback(new LocalRateLimitBackend(DEFAULTS.getLocal().getMaximumKeys(), LocalRateLimitBackend.systemClock()))
-			.build();
-	}
-
-	/** The breaker as the starter's auto-configuration builds it from its properties. */
-	static CircuitBreakerConfig breakerConfig(RateLimitProperties.CircuitBreaker breaker) {
-		return CircuitBreakerConfig.custom()
-			.failureRateThreshold(breaker.getFailureRateThreshold())
-			.slidingWindow(breaker.getSlidingWindowSize(),
-					Math.min(breaker.getMinimumNumberOfCalls(), breaker.getSlidingWindowSize()),
-					CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
-			.waitDurationInOpenState(breaker.getWaitDurationInOpenState())
-			.permittedNumberOfCallsInHalfOpenState(breaker.getPermittedNumberOfCallsInHalfOpenState())
 			.build();
 	}
 

@@ -59,7 +59,13 @@ public final class RateLimitAutoConfiguration {
 		return builder.build();
 	}
 
-	static CircuitBreakerConfig circuitBreakerConfig(RateLimitProperties.CircuitBreaker breaker) {
+	/**
+	 * The configuration of the circuit breaker around Redis, as the starter builds it from its properties.
+	 * @param breaker the {@code ratelimit.redis.circuit-breaker.*} properties
+	 * @return the Resilience4j configuration
+	 * @throws IllegalArgumentException naming the property when a value is invalid
+	 */
+	public static CircuitBreakerConfig circuitBreakerConfig(RateLimitProperties.CircuitBreaker breaker) {
 		String prefix = "ratelimit.redis.circuit-breaker.";
 		if (!(breaker.getFailureRateThreshold() > 0 && breaker.getFailureRateThreshold() <= 100)) {
 			throw invalid(prefix + "failure-rate-threshold", "must be above 0 and at most 100",
