@@ -1,6 +1,7 @@
 package io.github.ratelimit.testkit;
 
 import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -67,7 +68,13 @@ final class InfoProbe {
 		}
 	}
 
-	private static String readLine(InputStream in) throws IOException {
+	/**
+	 * Reads one RESP line, without its {@code CRLF}.
+	 * @param in the stream
+	 * @return the line
+	 * @throws IOException when reading fails ({@link EOFException} when the connection closes first)
+	 */
+	static String readLine(InputStream in) throws IOException {
 		ByteArrayOutputStream line = new ByteArrayOutputStream();
 		int previous = -1;
 		int current;
@@ -79,7 +86,7 @@ final class InfoProbe {
 			line.write(current);
 			previous = current;
 		}
-		throw new IOException("Connection closed before a complete reply line was read");
+		throw new EOFException("Connection closed before a complete reply line was read");
 	}
 
 }

@@ -1,6 +1,5 @@
 package io.github.ratelimit.testkit;
 
-import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -74,7 +73,7 @@ final class Resp implements AutoCloseable {
 	 */
 	String readReply() throws IOException {
 		InputStream in = this.socket.getInputStream();
-		String line = readLine(in);
+		String line = InfoProbe.readLine(in);
 		if (line.startsWith("$")) {
 			int length = Integer.parseInt(line.substring(1));
 			if (length < 0) {
@@ -87,21 +86,6 @@ final class Resp implements AutoCloseable {
 			return new String(content, 0, length, StandardCharsets.UTF_8);
 		}
 		return line;
-	}
-
-	private static String readLine(InputStream in) throws IOException {
-		ByteArrayOutputStream line = new ByteArrayOutputStream();
-		int previous = -1;
-		int current;
-		while ((current = in.read()) != -1) {
-			if (previous == '\r' && current == '\n') {
-				byte[] bytes = line.toByteArray();
-				return new String(bytes, 0, bytes.length - 1, StandardCharsets.UTF_8);
-			}
-			line.write(current);
-			previous = current;
-		}
-		throw new EOFException("Connection closed before a complete reply line was read");
 	}
 
 	@Override
