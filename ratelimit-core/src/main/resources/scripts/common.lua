@@ -35,3 +35,28 @@ local function pexpire(key, us)
   redis.call('PEXPIRE', key, string.format('%d', ms))
 end
 
+
+-- Refunds of counted algorithms are made once per request: the key keeps the last few refunded request ids in its
+-- field u (only refunds write it). A refund retried after a client timeout whose first attempt did run finds its id.
+local REFUNDS_KEPT = 8
+
+local function refunded_before(key, rid)
+  if rid == '' then
+    return false
+  end
+  local seen = redis.call('HGET', key, 'u')
+  if seen and string.find(seen, ' ' .. rid .. ' ', 1, true) then
+    return true
+  end
+  local kept = ' ' .. rid .. ' '
+  local n = 1
+  if seen then
+    for id in string.gmatch(seen, '%S+') do
+      if n >= REFUNDS_KEPT then break end
+      kept = kept .. id .. ' '
+      n = n + 1
+    end
+  end
+  redis.call('HSET', key, 'u', kept)
+  return false
+end

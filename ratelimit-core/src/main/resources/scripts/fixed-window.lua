@@ -1,19 +1,33 @@
--- Fixed window. State: hash {w = window number, c = count}. Windows are aligned on multiples of window since
--- the epoch; the count starts again at every boundary, so up to 2 * limit pass across one boundary.
+-- Fixed window. State: hash {w = window number, l = window length, c = count, u = refunds made}. Windows are
+-- aligned on multiples of the window since the epoch; the count starts again at every boundary, so up to
+-- 2 * limit pass across one boundary.
+-- A changed window: the stored count still counts in the current window when its own window overlaps it (it may
+-- hold requests made within it), and is rewritten as the current window's so that it counts there only. A clock
+-- that went back (a failover to a server whose clock is behind) finds a later window: it keeps counting it until
+-- that window ends, and waits and TTLs last until then.
 ALG.fw = {
   check = function(c)
-    local current = math.floor(c.now / c.window)
-    local st = redis.call('HMGET', c.key, 'w', 'c')
-    local count = 0
-    -- a stored window after the current one means the clock went back (failover): keep counting it
-    if st[1] and tonumber(st[1]) >= current then
-      count = tonumber(st[2])
-      current = tonumber(st[1])
+    local k = math.floor(c.now / c.window)
+    local st = redis.call('HMGET', c.key, 'w', 'c', 'l')
+    local current, length, count = k, c.window, 0
+    if st[1] then
+      local w, n, l = tonumber(st[1]), tonumber(st[2]), tonumber(st[3]) or c.window
+      local from, to = w * l, (w + 1) * l
+      if from >= (k + 1) * c.window then
+        current, length, count = w, l, n
+      elseif to > k * c.window then
+        count = n
+        if l ~= c.window then
+          redis.call('HSET', c.key, 'w', num(k), 'l', num(c.window))
+          pexpire(c.key, (k + 1) * c.window - c.now)
+        end
+      end
     end
-    local window_end = c.window - (c.now - math.floor(c.now / c.window) * c.window)
+    local window_end = (current + 1) * length - c.now
     c.current = current
+    c.length = length
     c.count = count
-    c.rb = c.limit - count
+    c.rb = math.max(0, c.limit - count)
     c.zb = 0
     if count > 0 then c.zb = window_end end
     c.za = window_end
@@ -26,13 +40,14 @@ ALG.fw = {
     end
   end,
   commit = function(c)
-    redis.call('HSET', c.key, 'w', num(c.current), 'c', num(c.count + c.cost))
+    redis.call('HSET', c.key, 'w', num(c.current), 'l', num(c.length), 'c', num(c.count + c.cost))
     pexpire(c.key, c.za)
   end,
+  -- Only the window the request was counted in gets the cost back, once.
   refund = function(c)
-    -- only the window the request was counted in gets the cost back
-    local st = redis.call('HMGET', c.key, 'w', 'c')
-    if st[1] and tonumber(st[1]) == math.floor(c.now / c.window) then
+    local st = redis.call('HMGET', c.key, 'w', 'c', 'l')
+    if st[1] and tonumber(st[1]) == math.floor(c.now / c.window)
+        and (tonumber(st[3]) or c.window) == c.window and not refunded_before(c.key, c.rid) then
       redis.call('HSET', c.key, 'c', num(math.max(0, tonumber(st[2]) - c.cost)))
     end
   end

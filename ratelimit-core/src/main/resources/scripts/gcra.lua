@@ -1,27 +1,54 @@
 -- GCRA (generic cell rate algorithm, the leaky bucket as a meter). Emission interval T = window / limit; a
 -- request of cost n is admitted when, after adding n * T, the theoretical arrival time (TAT) is at most burst * T
--- ahead of now. The same limits as the token bucket. State: one string "s:d", the time it was written and the
--- backlog d = TAT - s; storing the TAT itself (about 1.7e15 us) would round every fractional interval.
+-- ahead of now. The same limits as the token bucket. State: one string "s:d:i:q": the time it was written, the
+-- backlog d = TAT - s (storing the TAT itself, about 1.7e15 us, would round every fractional interval), the
+-- interval i it was measured in, and the request that added to it last.
+-- A changed policy reads the same state: the backlog keeps its number of cells (converted to the new interval), at
+-- most a full tolerance of the new burst. A clock that went back finds s in the future, which only lengthens the
+-- backlog: every wait already counts from the TAT.
 local function gc_read(c)
   local value = redis.call('GET', c.key)
   if not value then
-    return nil, nil
+    return nil
   end
-  local sep = string.find(value, ':', 1, true)
-  return tonumber(string.sub(value, 1, sep - 1)), tonumber(string.sub(value, sep + 1))
+  local a = string.find(value, ':', 1, true)
+  local b = string.find(value, ':', a + 1, true)
+  if not b then
+    -- written before the interval and the request were kept
+    return tonumber(string.sub(value, 1, a - 1)), tonumber(string.sub(value, a + 1)), nil, ''
+  end
+  local d = string.find(value, ':', b + 1, true)
+  return tonumber(string.sub(value, 1, a - 1)), tonumber(string.sub(value, a + 1, b - 1)),
+    tonumber(string.sub(value, b + 1, d - 1)), string.sub(value, d + 1)
+end
+
+local function gc_write(key, s, d, i, q, keepttl)
+  local value = num(s) .. ':' .. num(d) .. ':' .. num(i) .. ':' .. q
+  if keepttl then
+    redis.call('SET', key, value, 'KEEPTTL')
+  else
+    redis.call('SET', key, value)
+  end
 end
 
 ALG.gc = {
   check = function(c)
     local interval = c.window / c.limit
     local tolerance = interval * c.burst
-    local s, d = gc_read(c)
+    local t = tol(c.burst)
+    local s, d, i = gc_read(c)
     local backlog = 0
     if s ~= nil then
+      if i ~= nil and i ~= interval then
+        d = d / i * interval
+      end
+      -- beyond a full tolerance only after a smaller burst (an admission overshoots it by the rounding t at most)
+      if d > tolerance + interval * t then
+        d = tolerance
+      end
       backlog = math.max(0, d - (c.now - s))
     end
-    local t = tol(c.burst)
-    c.rb = math.floor((tolerance - backlog) / interval + t)
+    c.rb = math.max(0, math.floor((tolerance - backlog) / interval + t))
     c.zb = math.ceil(backlog)
     local new_backlog = backlog + interval * c.cost
     local left = (tolerance - new_backlog) / interval
@@ -36,13 +63,14 @@ ALG.gc = {
     end
   end,
   commit = function(c)
-    redis.call('SET', c.key, num(c.now) .. ':' .. num(c.backlog))
+    gc_write(c.key, c.now, c.backlog, c.window / c.limit, c.rid, false)
     pexpire(c.key, c.za)
   end,
+  -- Exact while this request is the latest to add to the backlog (see the token bucket); otherwise nothing.
   refund = function(c)
-    local s, d = gc_read(c)
-    if s ~= nil then
-      redis.call('SET', c.key, num(s) .. ':' .. num(d - (c.window / c.limit) * c.cost), 'KEEPTTL')
+    local s, d, i, q = gc_read(c)
+    if s ~= nil and c.rid ~= '' and q == c.rid then
+      gc_write(c.key, s, d - i * c.cost, i, '', true)
     end
   end
 }

@@ -1,8 +1,13 @@
--- Sliding window counter. State: hash {w = current window number, c = its count, p = previous window's count}.
--- The estimate is p * (share of the previous window still inside the sliding window) + c. Exact for evenly
--- spread traffic; at most limit per aligned window, so never more than 2 * limit in any sliding window.
+-- Sliding window counter. State: hash {w = current window number, l = window length, c = its count, p = previous
+-- window's count, u = refunds made}. The estimate is p * (share of the previous window still inside the sliding
+-- window) + c. Exact for evenly spread traffic; at most limit per aligned window, so never more than 2 * limit in
+-- any sliding window.
 -- Durations are computed from elapsed = now - window start, an exact small integer, and waits as
 -- window * (a - b) / a, exact whenever the true wait is a whole number of microseconds.
+-- A changed window: whatever the stored counts may hold of the last window (their windows end after now - window)
+-- counts in the current window, rewritten as the current window's so that it counts there only, and weighs as the
+-- previous window's after it. A clock that went back finds a later window: the state is read as at that window's
+-- start (the previous window weighs in full) and every wait and TTL counts from there.
 local function sc_reset(c, current_count, previous_count)
   if current_count > 0 then
     return 2 * c.window - c.elapsed
@@ -16,15 +21,27 @@ ALG.sc = {
   check = function(c)
     local current = math.floor(c.now / c.window)
     c.elapsed = c.now - current * c.window
-    local st = redis.call('HMGET', c.key, 'w', 'c', 'p')
+    local ahead = 0
+    local st = redis.call('HMGET', c.key, 'w', 'c', 'p', 'l')
     local count, previous = 0, 0
     if st[1] then
-      local w = tonumber(st[1])
-      if w >= current then
-        -- the current window (or, if the clock went back, a later one: keep counting it)
+      local w, l = tonumber(st[1]), tonumber(st[4]) or c.window
+      if l ~= c.window then
+        if (w + 1) * l > c.now - c.window then count = count + tonumber(st[2]) end
+        if w * l > c.now - c.window then count = count + tonumber(st[3]) end
+        if count > 0 then
+          redis.call('HSET', c.key, 'w', num(current), 'l', num(c.window), 'c', num(count), 'p', '0')
+          pexpire(c.key, 2 * c.window - c.elapsed)
+        end
+      elseif w > current then
         count = tonumber(st[2])
         previous = tonumber(st[3])
+        ahead = w * c.window - c.now
         current = w
+        c.elapsed = 0
+      elseif w == current then
+        count = tonumber(st[2])
+        previous = tonumber(st[3])
       elseif w == current - 1 then
         previous = tonumber(st[2])
       end
@@ -32,14 +49,16 @@ ALG.sc = {
     c.current = current
     c.count = count
     c.previous = previous
+    c.ahead = ahead
     local estimate = previous * ((c.window - c.elapsed) / c.window) + count
     local t = tol(c.limit)
     c.rb = math.max(0, math.floor(c.limit - estimate + t))
     c.zb = sc_reset(c, count, previous)
+    if c.zb > 0 then c.zb = c.zb + ahead end
     if estimate + c.cost <= c.limit + t then
       c.ok = true
       c.ra = math.max(0, math.floor(c.limit - estimate - c.cost + t))
-      c.za = sc_reset(c, count + c.cost, previous)
+      c.za = sc_reset(c, count + c.cost, previous) + ahead
     else
       c.ok = false
       local room = c.limit - count - c.cost
@@ -54,23 +73,29 @@ ALG.sc = {
           c.retry = c.retry + math.ceil(c.window * (count - next_room) / count)
         end
       end
+      c.retry = c.retry + ahead
     end
   end,
   commit = function(c)
-    redis.call('HSET', c.key, 'w', num(c.current), 'c', num(c.count + c.cost), 'p', num(c.previous))
-    pexpire(c.key, 2 * c.window - c.elapsed)
+    redis.call('HSET', c.key, 'w', num(c.current), 'l', num(c.window), 'c', num(c.count + c.cost),
+      'p', num(c.previous))
+    pexpire(c.key, 2 * c.window - c.elapsed + c.ahead)
   end,
+  -- The cost goes back once to the window it was counted in: the current count, or the previous count once the
+  -- window has moved on.
   refund = function(c)
-    -- the cost goes back to the window it was counted in: the current count, or the previous count once the
-    -- window has moved on
-    local st = redis.call('HMGET', c.key, 'w', 'c', 'p')
-    if st[1] then
+    local st = redis.call('HMGET', c.key, 'w', 'c', 'p', 'l')
+    if st[1] and (tonumber(st[4]) or c.window) == c.window then
       local counted_in = math.floor(c.now / c.window)
       local w = tonumber(st[1])
       if w == counted_in then
-        redis.call('HSET', c.key, 'c', num(math.max(0, tonumber(st[2]) - c.cost)))
+        if not refunded_before(c.key, c.rid) then
+          redis.call('HSET', c.key, 'c', num(math.max(0, tonumber(st[2]) - c.cost)))
+        end
       elseif w == counted_in + 1 then
-        redis.call('HSET', c.key, 'p', num(math.max(0, tonumber(st[3]) - c.cost)))
+        if not refunded_before(c.key, c.rid) then
+          redis.call('HSET', c.key, 'p', num(math.max(0, tonumber(st[3]) - c.cost)))
+        end
       end
     end
   end

@@ -1,6 +1,9 @@
 -- Shared by the sliding window log and the concurrency set (included only when one of them is used): a sorted
 -- set of the entries that hold quota, each scored with the time it was taken; an entry stops counting once it is
--- c.window old.
+-- c.window old. A changed policy reads the same entries: a shorter window drops more of them, a longer one counts
+-- those still kept (what the old window had already dropped is gone), a smaller limit waits for enough of them to
+-- go. Entries scored in the future (the clock went back) count until they are window old, and the key lives as
+-- long. Refunds remove the request's own members, so they are exact and made once.
 local function zset_score_at(c, index)
   return tonumber(redis.call('ZRANGE', c.key, index, index, 'WITHSCORES')[2])
 end
@@ -8,7 +11,8 @@ end
 local function zset_check(c)
   redis.call('ZREMRANGEBYSCORE', c.key, '-inf', num(c.now - c.window))
   local count = redis.call('ZCARD', c.key)
-  c.rb = c.limit - count
+  -- more than limit only after a smaller limit
+  c.rb = math.max(0, c.limit - count)
   c.ra = c.limit - count - c.cost
   c.za = c.window
   c.zb = 0
@@ -16,6 +20,8 @@ local function zset_check(c)
   if count > 0 then
     newest = zset_score_at(c, -1)
     c.zb = newest + c.window - c.now
+    -- a newest entry in the future (the clock went back) counts until it is window old
+    c.za = math.max(c.za, c.zb)
   end
   local over = count + c.cost - c.limit
   if c.min > 0 and newest ~= nil and c.now - newest < c.min then
@@ -49,7 +55,7 @@ local function zset_commit(c)
       args = {}
     end
   end
-  pexpire(c.key, c.window)
+  pexpire(c.key, c.za)
 end
 
 local function zset_refund(c)

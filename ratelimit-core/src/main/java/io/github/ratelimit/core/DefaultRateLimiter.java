@@ -175,7 +175,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		return Mono.defer(() -> {
 			String requestId = RequestIds.next();
 			if (!guard.tryAcquirePermission()) {
-				return Mono.just(decideWithout(guard, request, requestId, guard.callNotPermitted()));
+				return decideWithoutAsync(guard, request, requestId, guard.callNotPermitted());
 			}
 			long start = System.nanoTime();
 			AtomicBoolean settled = new AtomicBoolean();
@@ -185,7 +185,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 			}
 			catch (RuntimeException ex) {
 				guard.onError(start, ex);
-				return Mono.just(decideWithout(guard, request, requestId, ex));
+				return decideWithoutAsync(guard, request, requestId, ex);
 			}
 			// the backend call runs on whatever its own subscription needs; cancelling this one never cancels it
 			Mono<RateLimitBackend.Acquisition> answer = Mono.fromFuture(call, true);
@@ -212,10 +212,10 @@ public final class DefaultRateLimiter implements RateLimiter {
 					undoWhenLate(call, request, requestId);
 					// the timeout fired on a timer thread: the rest of the exchange goes on where waiting is allowed,
 					// not on a timer shared by everything else
-					return Mono.fromSupplier(() -> decideWithout(guard, request, requestId, ex))
+					return Mono.defer(() -> decideWithoutAsync(guard, request, requestId, ex))
 						.subscribeOn(Schedulers.boundedElastic());
 				}
-				return Mono.just(decideWithout(guard, request, requestId, ex));
+				return decideWithoutAsync(guard, request, requestId, ex);
 			}).doOnCancel(() -> {
 				if (settled.compareAndSet(false, true)) {
 					guard.releasePermission();
@@ -234,7 +234,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 			String requestId) {
 		call.whenComplete((acquisition, failure) -> {
 			if (acquisition != null && acquisition.decisions().stream().allMatch(PolicyDecision::allowed)) {
-				this.backend.releaseAsync(request.entries(), requestId, acquisition.timeMicros())
+				this.backend.releaseAsync(request.entries(), requestId, acquisition.entryTimesMicros())
 					.subscribe(null, (ex) -> logger.debug("Could not give back a late rate-limit acquisition", ex));
 			}
 		});
@@ -243,7 +243,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 	private RateLimitDecision decision(RateLimitRequest request, String requestId,
 			RateLimitBackend.Acquisition acquisition) {
 		return decision(request.entries(), acquisition.decisions(), this.backend, this.guard, request.entries(),
-				requestId, acquisition.timeMicros(), null);
+				requestId, acquisition.entryTimesMicros(), null);
 	}
 
 	/**
@@ -254,20 +254,25 @@ public final class DefaultRateLimiter implements RateLimiter {
 	 * @param guard the guard of releases to that backend, or null to release unguarded
 	 * @param taken the entries that backend took
 	 * @param requestId the request id
-	 * @param acquiredAtMicros when the backend took them
+	 * @param acquiredAtMicros when the backend took each of them
 	 * @param failure why the failure modes decided, or null
 	 */
 	private static RateLimitDecision decision(List<RateLimitRequest.Entry> entries, List<PolicyDecision> decisions,
 			RateLimitBackend source, @Nullable Guard guard, List<RateLimitRequest.Entry> taken, String requestId,
-			long acquiredAtMicros, @Nullable Throwable failure) {
+			List<Long> acquiredAtMicros, @Nullable Throwable failure) {
 		if (!decisions.stream().allMatch(PolicyDecision::allowed)) {
 			return new RateLimitDecision(decisions, Permit.NONE, Permit.NONE, () -> decisions, failure);
 		}
-		List<RateLimitRequest.Entry> held = taken.stream()
-			.filter((entry) -> entry.policy().algorithm() == Algorithm.CONCURRENCY)
-			.toList();
+		List<RateLimitRequest.Entry> held = new ArrayList<>();
+		List<Long> heldSince = new ArrayList<>();
+		for (int i = 0; i < taken.size(); i++) {
+			if (taken.get(i).policy().algorithm() == Algorithm.CONCURRENCY) {
+				held.add(taken.get(i));
+				heldSince.add(acquiredAtMicros.get(i));
+			}
+		}
 		Permit permit = held.isEmpty() ? Permit.NONE
-				: new BackendPermit(source, guard, held, requestId, acquiredAtMicros);
+				: new BackendPermit(source, guard, held, requestId, heldSince);
 		Permit reversal = new BackendPermit(source, guard, taken, requestId, acquiredAtMicros);
 		return new RateLimitDecision(decisions, permit, reversal, () -> reversed(entries, decisions), failure);
 	}
@@ -295,46 +300,102 @@ public final class DefaultRateLimiter implements RateLimiter {
 	 */
 	private RateLimitDecision decideWithout(Guard guard, RateLimitRequest request, String requestId,
 			Throwable failure) {
-		List<RateLimitRequest.Entry> entries = request.entries();
-		PolicyDecision[] decisions = new PolicyDecision[entries.size()];
-		List<Integer> localIndexes = new ArrayList<>();
-		RateLimitRequest.Builder local = RateLimitRequest.builder();
-		if (request.hasExplicitTime()) {
-			local.at(request.explicitTimeMicros());
+		WithoutBackend without = new WithoutBackend(guard, request, requestId, failure);
+		if (without.local == null) {
+			return without.decision(null);
 		}
-		boolean refused = false;
-		for (int i = 0; i < entries.size(); i++) {
-			RateLimitRequest.Entry entry = entries.get(i);
-			switch (entry.policy().failureMode()) {
-				case OPEN -> decisions[i] = PolicyDecision.failedOpen(entry);
-				case CLOSED -> {
-					decisions[i] = PolicyDecision.failedClosed(entry, guard.closedRetryAfter);
-					refused = true;
-				}
-				case LOCAL -> {
-					localIndexes.add(i);
-					local.add(entry.policy(), entry.identity(), entry.cost());
+		RateLimitBackend.Acquisition acquisition = guard.fallback.acquire(without.local, requestId);
+		if (without.givesBack(acquisition)) {
+			guard.fallback.release(without.local.entries(), requestId, acquisition.entryTimesMicros());
+		}
+		return without.decision(acquisition);
+	}
+
+	/** {@link #decideWithout} on the fallback's non-blocking path, for callers on an event loop. */
+	private Mono<RateLimitDecision> decideWithoutAsync(Guard guard, RateLimitRequest request, String requestId,
+			Throwable failure) {
+		WithoutBackend without = new WithoutBackend(guard, request, requestId, failure);
+		RateLimitRequest local = without.local;
+		if (local == null) {
+			return Mono.just(without.decision(null));
+		}
+		return guard.fallback.acquireAsync(local, requestId).flatMap((acquisition) -> {
+			Mono<Void> giveBack = without.givesBack(acquisition)
+					? guard.fallback.releaseAsync(local.entries(), requestId, acquisition.entryTimesMicros())
+					: Mono.empty();
+			return giveBack.then(Mono.fromSupplier(() -> without.decision(acquisition)));
+		});
+	}
+
+	/** A request decided by the failure modes: what open and closed entries decide, and the local entries' request. */
+	private static final class WithoutBackend {
+
+		private final RateLimitRequest request;
+
+		private final String requestId;
+
+		private final Throwable failure;
+
+		private final RateLimitBackend fallback;
+
+		private final PolicyDecision[] decisions;
+
+		private final List<Integer> localIndexes = new ArrayList<>();
+
+		private final @Nullable RateLimitRequest local;
+
+		private boolean refused;
+
+		WithoutBackend(Guard guard, RateLimitRequest request, String requestId, Throwable failure) {
+			this.request = request;
+			this.requestId = requestId;
+			this.failure = failure;
+			this.fallback = guard.fallback;
+			List<RateLimitRequest.Entry> entries = request.entries();
+			this.decisions = new PolicyDecision[entries.size()];
+			RateLimitRequest.Builder local = RateLimitRequest.builder();
+			if (request.hasExplicitTime()) {
+				local.at(request.explicitTimeMicros());
+			}
+			for (int i = 0; i < entries.size(); i++) {
+				RateLimitRequest.Entry entry = entries.get(i);
+				switch (entry.policy().failureMode()) {
+					case OPEN -> this.decisions[i] = PolicyDecision.failedOpen(entry);
+					case CLOSED -> {
+						this.decisions[i] = PolicyDecision.failedClosed(entry, guard.closedRetryAfter);
+						this.refused = true;
+					}
+					case LOCAL -> {
+						this.localIndexes.add(i);
+						local.add(entry.policy(), entry.identity(), entry.cost());
+					}
 				}
 			}
+			this.local = this.localIndexes.isEmpty() ? null : local.build();
 		}
-		if (localIndexes.isEmpty()) {
-			return new RateLimitDecision(List.of(decisions), Permit.NONE, Permit.NONE,
-					() -> List.of(decisions), failure);
+
+		/** Whether what the local entries took must go back: a closed policy refuses the request. */
+		boolean givesBack(RateLimitBackend.Acquisition acquisition) {
+			return this.refused && acquisition.decisions().stream().allMatch(PolicyDecision::allowed);
 		}
-		RateLimitRequest localRequest = local.build();
-		RateLimitBackend.Acquisition acquisition = guard.fallback.acquire(localRequest, requestId);
-		boolean localAdmits = acquisition.decisions().stream().allMatch(PolicyDecision::allowed);
-		for (int j = 0; j < localIndexes.size(); j++) {
-			decisions[localIndexes.get(j)] = acquisition.decisions().get(j).asLocalFallback();
+
+		RateLimitDecision decision(RateLimitBackend.@Nullable Acquisition acquisition) {
+			List<RateLimitRequest.Entry> entries = this.request.entries();
+			if (acquisition == null || this.local == null) {
+				List<PolicyDecision> all = List.of(this.decisions);
+				return new RateLimitDecision(all, Permit.NONE, Permit.NONE, () -> all, this.failure);
+			}
+			for (int j = 0; j < this.localIndexes.size(); j++) {
+				this.decisions[this.localIndexes.get(j)] = acquisition.decisions().get(j).asLocalFallback();
+			}
+			List<PolicyDecision> all = List.of(this.decisions);
+			if (givesBack(acquisition)) {
+				all = reversed(entries, all);
+			}
+			return DefaultRateLimiter.decision(entries, all, this.fallback, null, this.local.entries(),
+					this.requestId, acquisition.entryTimesMicros(), this.failure);
 		}
-		List<PolicyDecision> all = List.of(decisions);
-		if (localAdmits && refused) {
-			// a closed policy refuses the request: what the local policies took goes back
-			guard.fallback.release(localRequest.entries(), requestId, acquisition.timeMicros());
-			all = reversed(entries, all);
-		}
-		return decision(entries, all, guard.fallback, null, localRequest.entries(), requestId,
-				acquisition.timeMicros(), failure);
+
 	}
 
 	private static String millis(@Nullable Duration duration) {
@@ -473,7 +534,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 		/** Gives permits back within the budget, or without waiting at all while the circuit is open. */
 		void release(RateLimitBackend backend, List<RateLimitRequest.Entry> entries, String requestId,
-				long acquiredAtMicros) {
+				List<Long> acquiredAtMicros) {
 			Mono<Void> release = backend.releaseAsync(entries, requestId, acquiredAtMicros);
 			if (circuitOpen()) {
 				release.subscribe(null, (ex) -> logger.debug("Could not release a rate-limit permit", ex));
@@ -500,7 +561,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		Mono<Void> releaseAsync(RateLimitBackend backend, List<RateLimitRequest.Entry> entries, String requestId,
-				long acquiredAtMicros) {
+				List<Long> acquiredAtMicros) {
 			return Mono.defer(() -> {
 				CompletableFuture<Void> call = backend.releaseAsync(entries, requestId, acquiredAtMicros).toFuture();
 				if (circuitOpen()) {
@@ -529,12 +590,12 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 		private final String requestId;
 
-		private final long acquiredAtMicros;
+		private final List<Long> acquiredAtMicros;
 
 		private final AtomicBoolean released = new AtomicBoolean();
 
 		BackendPermit(RateLimitBackend backend, @Nullable Guard guard, List<RateLimitRequest.Entry> entries,
-				String requestId, long acquiredAtMicros) {
+				String requestId, List<Long> acquiredAtMicros) {
 			this.backend = backend;
 			this.guard = guard;
 			this.entries = entries;

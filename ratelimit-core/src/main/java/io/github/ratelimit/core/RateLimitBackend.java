@@ -1,5 +1,6 @@
 package io.github.ratelimit.core;
 
+import java.util.Collections;
 import java.util.List;
 
 import reactor.core.publisher.Mono;
@@ -28,33 +29,52 @@ public interface RateLimitBackend {
 
 	/**
 	 * Gives back what {@link #acquire} took for these entries under this request id: concurrency permits when a
-	 * request completes, and everything when an admitted request must be undone. Counts go back to the window the
-	 * request was counted in, never to a later one.
+	 * request completes, and everything when an admitted request must be undone. Each entry's cost goes back to
+	 * the window it was counted in, never to a later one, and at most once: a release made again (a retry after a
+	 * timeout whose first attempt did run) gives nothing more. A token bucket or GCRA entry gets its cost back only
+	 * while the request is the last to have taken from that bucket (see {@code docs/architecture.md}).
 	 * @param entries the entries to give back
 	 * @param requestId the id used when acquiring
-	 * @param acquiredAtMicros the time the acquisition returned
+	 * @param acquiredAtMicros for each entry, the time its acquisition used ({@link Acquisition#entryTimesMicros()})
 	 */
-	void release(List<RateLimitRequest.Entry> entries, String requestId, long acquiredAtMicros);
+	void release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros);
 
 	/**
 	 * The non-blocking form of {@link #release}.
 	 * @param entries the entries to give back
 	 * @param requestId the id used when acquiring
-	 * @param acquiredAtMicros the time the acquisition returned
+	 * @param acquiredAtMicros for each entry, the time its acquisition used
 	 * @return completes once released
 	 */
-	Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId, long acquiredAtMicros);
+	Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros);
 
 	/**
-	 * What an acquisition decided, and when (the backend's time, or the request's explicit time).
+	 * What an acquisition decided, and when. On Redis Cluster the entries of different hash slots are evaluated by
+	 * different servers, each on its own clock, so each entry has its own time.
 	 *
 	 * @param decisions one decision per entry, in the request's order
-	 * @param timeMicros the time of the evaluation in microseconds since the epoch
+	 * @param timeMicros the time of the evaluation in microseconds since the epoch (the first entry's)
+	 * @param entryTimesMicros for each entry, the time its evaluation used (the backend's clock, or the request's
+	 * explicit time)
 	 */
-	record Acquisition(List<PolicyDecision> decisions, long timeMicros) {
+	record Acquisition(List<PolicyDecision> decisions, long timeMicros, List<Long> entryTimesMicros) {
 
 		public Acquisition {
 			decisions = List.copyOf(decisions);
+			entryTimesMicros = List.copyOf(entryTimesMicros);
+			if (entryTimesMicros.size() != decisions.size()) {
+				throw new IllegalArgumentException("One time per decision expected but got " + entryTimesMicros.size()
+						+ " for " + decisions.size());
+			}
+		}
+
+		/**
+		 * An acquisition whose entries were all evaluated at one time.
+		 * @param decisions one decision per entry
+		 * @param timeMicros the time of the evaluation
+		 */
+		public Acquisition(List<PolicyDecision> decisions, long timeMicros) {
+			this(decisions, timeMicros, Collections.nCopies(decisions.size(), timeMicros));
 		}
 
 	}

@@ -11,8 +11,6 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * <li>Resilience4j's circuit breaker guards its sliding window of outcomes and its state transitions with a
  * {@code ReentrantLock} held for a few arithmetic operations; a decision asks it for permission and records its
  * outcome on whatever thread the decision completes on (an event loop).</li>
- * <li>The in-memory backend (the local backend and the {@code failure-mode: local} fallback) locks the stripes of
- * the keys of one request while it evaluates them in memory.</li>
  * </ul>
  */
 public final class RateLimitBlockHoundIntegration implements BlockHoundIntegration {
@@ -26,7 +24,6 @@ public final class RateLimitBlockHoundIntegration implements BlockHoundIntegrati
 				"transitionToClosedState" }) {
 			builder.allowBlockingCallsInside(CIRCUIT_BREAKER, method);
 		}
-		builder.allowBlockingCallsInside("io.github.ratelimit.core.local.LocalRateLimitBackend", "lock");
 	}
 
 }

@@ -9,6 +9,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 
+import static io.github.ratelimit.core.Requests.at;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -19,11 +20,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class PrecisionAndEdgeCaseTests {
 
 	private static final long T0 = Backends.Clock.T0;
-
-	private static RateLimitDecision at(RateLimiter limiter, long time, RateLimitPolicy policy, String identity,
-			long cost) {
-		return limiter.check(RateLimitRequest.builder().add(policy, identity, cost).at(time).build());
-	}
 
 	@ParameterizedTest
 	@EnumSource(Backends.class)

@@ -51,6 +51,17 @@ final class Eval {
 
 	double elapsed;
 
+	/** The time the state is read at when the clock went back (a state written later than now). */
+	double at;
+
+	/** How far the state's time is ahead of now (0 unless the clock went back). */
+	double ahead;
+
+	double length;
+
+	/** Whether check rewrote the state in the current policy's terms (a changed window): it must be stored again. */
+	boolean rewritten;
+
 	Eval(Entry entry, double now, String rid, boolean explicitTime) {
 		RateLimitPolicy policy = entry.policy();
 		this.limit = policy.limit();

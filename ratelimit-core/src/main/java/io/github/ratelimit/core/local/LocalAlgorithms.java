@@ -32,7 +32,7 @@ final class LocalAlgorithms {
 		return ALGORITHMS.get(algorithm);
 	}
 
-	/** token-bucket.lua: a = tokens, b = their time. */
+	/** token-bucket.lua: a = tokens, b = their time, last = the request that took last. */
 	static final class TokenBucket implements LocalAlgorithm {
 
 		private static double fillTime(Eval c, double tokens) {
@@ -42,25 +42,33 @@ final class LocalAlgorithms {
 		@Override
 		public void check(Eval c, @Nullable State state) {
 			double tokens = c.burst;
+			c.at = c.now;
 			if (state != null) {
-				tokens = state.a;
+				tokens = Math.min(c.burst, state.a);
 				double elapsed = c.now - state.b;
 				if (elapsed > 0) {
 					tokens = Math.min(c.burst, tokens + elapsed * c.limit / c.window);
 				}
+				else {
+					c.at = state.b;
+				}
 			}
+			double ahead = c.at - c.now;
 			double t = LocalAlgorithm.tol(c.burst);
 			c.rb = Math.floor(tokens + t);
 			c.zb = fillTime(c, tokens);
+			if (c.zb > 0) {
+				c.zb = c.zb + ahead;
+			}
 			if (tokens + t >= c.cost) {
 				c.ok = true;
 				c.next = Math.max(0, tokens - c.cost);
 				c.ra = Math.floor(c.next + t);
-				c.za = fillTime(c, c.next);
+				c.za = fillTime(c, c.next) + ahead;
 			}
 			else {
 				c.ok = false;
-				c.retry = Math.ceil((c.cost - tokens) * c.window / c.limit);
+				c.retry = Math.ceil((c.cost - tokens) * c.window / c.limit) + ahead;
 			}
 		}
 
@@ -68,31 +76,42 @@ final class LocalAlgorithms {
 		public State commit(Eval c, @Nullable State state) {
 			State next = (state != null) ? state : new State();
 			next.a = c.next;
-			next.b = c.now;
+			next.b = c.at;
+			next.last = c.rid;
 			next.ttlMicros = LocalAlgorithm.ttlMicros(c, c.za);
 			return next;
 		}
 
 		@Override
 		public void refund(Eval c, State state) {
-			state.a = Math.min(c.burst, state.a + c.cost);
+			if (!c.rid.isEmpty() && c.rid.equals(state.last)) {
+				state.a = Math.min(c.burst, state.a + c.cost);
+				state.last = "";
+			}
 		}
 
 	}
 
-	/** gcra.lua: a = time written (s), b = backlog (d). */
+	/** gcra.lua: a = time written (s), b = backlog (d), length = interval (i), last = the request that added last. */
 	static final class Gcra implements LocalAlgorithm {
 
 		@Override
 		public void check(Eval c, @Nullable State state) {
 			double interval = c.window / c.limit;
 			double tolerance = interval * c.burst;
+			double t = LocalAlgorithm.tol(c.burst);
 			double backlog = 0;
 			if (state != null) {
-				backlog = Math.max(0, state.b - (c.now - state.a));
+				double d = state.b;
+				if (state.length != interval) {
+					d = d / state.length * interval;
+				}
+				if (d > tolerance + interval * t) {
+					d = tolerance;
+				}
+				backlog = Math.max(0, d - (c.now - state.a));
 			}
-			double t = LocalAlgorithm.tol(c.burst);
-			c.rb = Math.floor((tolerance - backlog) / interval + t);
+			c.rb = Math.max(0, Math.floor((tolerance - backlog) / interval + t));
 			c.zb = Math.ceil(backlog);
 			double newBacklog = backlog + interval * c.cost;
 			double left = (tolerance - newBacklog) / interval;
@@ -113,13 +132,18 @@ final class LocalAlgorithms {
 			State next = (state != null) ? state : new State();
 			next.a = c.now;
 			next.b = c.next;
+			next.length = c.window / c.limit;
+			next.last = c.rid;
 			next.ttlMicros = LocalAlgorithm.ttlMicros(c, c.za);
 			return next;
 		}
 
 		@Override
 		public void refund(Eval c, State state) {
-			state.b = state.b - (c.window / c.limit) * c.cost;
+			if (!c.rid.isEmpty() && c.rid.equals(state.last)) {
+				state.b = state.b - state.length * c.cost;
+				state.last = "";
+			}
 		}
 
 	}
@@ -137,7 +161,7 @@ final class LocalAlgorithms {
 				}
 			}
 			int count = (state != null) ? state.log.size() : 0;
-			c.rb = c.limit - count;
+			c.rb = Math.max(0, c.limit - count);
 			c.ra = c.limit - count - c.cost;
 			c.za = c.window;
 			c.zb = 0;
@@ -145,6 +169,7 @@ final class LocalAlgorithms {
 			if (state != null && count > 0) {
 				newest = state.log.last().score();
 				c.zb = newest + c.window - c.now;
+				c.za = Math.max(c.za, c.zb);
 			}
 			double over = count + c.cost - c.limit;
 			if (c.min > 0 && newest != null && c.now - newest < c.min) {
@@ -189,18 +214,21 @@ final class LocalAlgorithms {
 			for (int i = 1; i <= c.cost; i++) {
 				next.log.add(new Stamp(c.now, member(c, i)));
 			}
-			next.ttlMicros = LocalAlgorithm.ttlMicros(c, c.window);
+			next.ttlMicros = LocalAlgorithm.ttlMicros(c, c.za);
 			return next;
 		}
 
 		@Override
 		public void refund(Eval c, State state) {
-			state.log.removeIf((stamp) -> stamp.member().equals(c.rid) || stamp.member().startsWith(c.rid + '#'));
+			// the members were scored with the time of the acquisition, which the release passes
+			for (int i = 1; i <= c.cost; i++) {
+				state.log.remove(new Stamp(c.now, member(c, i)));
+			}
 		}
 
 	}
 
-	/** sliding-window-counter.lua: a = window number, b = its count, c = previous count. */
+	/** sliding-window-counter.lua: a = window number, b = its count, c = previous count, length = window length. */
 	static final class SlidingWindowCounter implements LocalAlgorithm {
 
 		private static double reset(Eval c, double currentCount, double previousCount) {
@@ -217,29 +245,58 @@ final class LocalAlgorithms {
 		public void check(Eval c, @Nullable State state) {
 			double current = Math.floor(c.now / c.window);
 			c.elapsed = c.now - current * c.window;
+			double ahead = 0;
 			double count = 0;
 			double previous = 0;
 			if (state != null) {
-				if (state.a >= current) {
+				double w = state.a;
+				double l = state.length;
+				if (l != c.window) {
+					if ((w + 1) * l > c.now - c.window) {
+						count = count + state.b;
+					}
+					if (w * l > c.now - c.window) {
+						count = count + state.c;
+					}
+					if (count > 0) {
+						state.a = current;
+						state.length = c.window;
+						state.b = count;
+						state.c = 0;
+						state.ttlMicros = LocalAlgorithm.ttlMicros(c, 2 * c.window - c.elapsed);
+						c.rewritten = true;
+					}
+				}
+				else if (w > current) {
 					count = state.b;
 					previous = state.c;
-					current = state.a;
+					ahead = w * c.window - c.now;
+					current = w;
+					c.elapsed = 0;
 				}
-				else if (state.a == current - 1) {
+				else if (w == current) {
+					count = state.b;
+					previous = state.c;
+				}
+				else if (w == current - 1) {
 					previous = state.b;
 				}
 			}
 			c.current = current;
 			c.count = count;
 			c.previous = previous;
+			c.ahead = ahead;
 			double estimate = previous * ((c.window - c.elapsed) / c.window) + count;
 			double t = LocalAlgorithm.tol(c.limit);
 			c.rb = Math.max(0, Math.floor(c.limit - estimate + t));
 			c.zb = reset(c, count, previous);
+			if (c.zb > 0) {
+				c.zb = c.zb + ahead;
+			}
 			if (estimate + c.cost <= c.limit + t) {
 				c.ok = true;
 				c.ra = Math.max(0, Math.floor(c.limit - estimate - c.cost + t));
-				c.za = reset(c, count + c.cost, previous);
+				c.za = reset(c, count + c.cost, previous) + ahead;
 			}
 			else {
 				c.ok = false;
@@ -254,6 +311,7 @@ final class LocalAlgorithms {
 						c.retry = c.retry + Math.ceil(c.window * (count - nextRoom) / count);
 					}
 				}
+				c.retry = c.retry + ahead;
 			}
 		}
 
@@ -261,40 +319,67 @@ final class LocalAlgorithms {
 		public State commit(Eval c, @Nullable State state) {
 			State next = (state != null) ? state : new State();
 			next.a = c.current;
+			next.length = c.window;
 			next.b = c.count + c.cost;
 			next.c = c.previous;
-			next.ttlMicros = LocalAlgorithm.ttlMicros(c, 2 * c.window - c.elapsed);
+			next.ttlMicros = LocalAlgorithm.ttlMicros(c, 2 * c.window - c.elapsed + c.ahead);
 			return next;
 		}
 
 		@Override
 		public void refund(Eval c, State state) {
+			if (state.length != c.window) {
+				return;
+			}
 			double countedIn = Math.floor(c.now / c.window);
 			if (state.a == countedIn) {
-				state.b = Math.max(0, state.b - c.cost);
+				if (!state.refundedBefore(c.rid)) {
+					state.b = Math.max(0, state.b - c.cost);
+				}
 			}
 			else if (state.a == countedIn + 1) {
-				state.c = Math.max(0, state.c - c.cost);
+				if (!state.refundedBefore(c.rid)) {
+					state.c = Math.max(0, state.c - c.cost);
+				}
 			}
 		}
 
 	}
 
-	/** fixed-window.lua: a = window number, b = count. */
+	/** fixed-window.lua: a = window number, b = count, length = window length. */
 	static final class FixedWindow implements LocalAlgorithm {
 
 		@Override
 		public void check(Eval c, @Nullable State state) {
-			double current = Math.floor(c.now / c.window);
+			double k = Math.floor(c.now / c.window);
+			double current = k;
+			double length = c.window;
 			double count = 0;
-			if (state != null && state.a >= current) {
-				count = state.b;
-				current = state.a;
+			if (state != null) {
+				double w = state.a;
+				double l = state.length;
+				double from = w * l;
+				double to = (w + 1) * l;
+				if (from >= (k + 1) * c.window) {
+					current = w;
+					length = l;
+					count = state.b;
+				}
+				else if (to > k * c.window) {
+					count = state.b;
+					if (l != c.window) {
+						state.a = k;
+						state.length = c.window;
+						state.ttlMicros = LocalAlgorithm.ttlMicros(c, (k + 1) * c.window - c.now);
+						c.rewritten = true;
+					}
+				}
 			}
-			double windowEnd = c.window - (c.now - Math.floor(c.now / c.window) * c.window);
+			double windowEnd = (current + 1) * length - c.now;
 			c.current = current;
+			c.length = length;
 			c.count = count;
-			c.rb = c.limit - count;
+			c.rb = Math.max(0, c.limit - count);
 			c.zb = (count > 0) ? windowEnd : 0;
 			c.za = windowEnd;
 			if (count + c.cost <= c.limit) {
@@ -311,6 +396,7 @@ final class LocalAlgorithms {
 		public State commit(Eval c, @Nullable State state) {
 			State next = (state != null) ? state : new State();
 			next.a = c.current;
+			next.length = c.length;
 			next.b = c.count + c.cost;
 			next.ttlMicros = LocalAlgorithm.ttlMicros(c, c.za);
 			return next;
@@ -318,7 +404,7 @@ final class LocalAlgorithms {
 
 		@Override
 		public void refund(Eval c, State state) {
-			if (state.a == Math.floor(c.now / c.window)) {
+			if (state.a == Math.floor(c.now / c.window) && state.length == c.window && !state.refundedBefore(c.rid)) {
 				state.b = Math.max(0, state.b - c.cost);
 			}
 		}

@@ -2,7 +2,9 @@ package io.github.ratelimit.core.local;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
@@ -15,7 +17,9 @@ import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimitRequest.Entry;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Counters in this instance's memory, with the same algorithms and decisions as the Redis backend. Limits are per
@@ -24,9 +28,9 @@ import reactor.core.publisher.Mono;
  * those keys' counts and, for concurrency policies, their permits: size the bound above the number of active keys).
  * <p>
  * The entries of one request are evaluated under the locks of all their keys (taken in a fixed order), so they are
- * atomic together, as in one Lua script. The non-blocking form runs on the caller's thread: it does no I/O and
- * holds a lock only for the computation (microseconds; longer for sliding-window logs near their limit, whose
- * entries are walked).
+ * atomic together, as in one Lua script. The non-blocking form runs on the caller's thread when the locks are free
+ * (it does no I/O and holds them only for the computation) and never waits for one there: under contention it
+ * continues on a bounded elastic thread, so an event loop is never parked.
  */
 public final class LocalRateLimitBackend implements RateLimitBackend {
 
@@ -83,12 +87,33 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 
 	@Override
 	public Acquisition acquire(RateLimitRequest request, String requestId) {
+		String[] keys = keys(request.entries());
+		ReentrantLock[] held = lock(keys, true);
+		return acquireLocked(request, requestId, keys, Objects.requireNonNull(held));
+	}
+
+	/**
+	 * Evaluates on the caller's thread when the keys' locks are free at once (no wait: the caller may be an event
+	 * loop); when another thread holds one, the evaluation waits for it on a bounded elastic thread instead.
+	 */
+	@Override
+	public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
+		return Mono.defer(() -> {
+			String[] keys = keys(request.entries());
+			ReentrantLock[] held = lock(keys, false);
+			if (held != null) {
+				return Mono.just(acquireLocked(request, requestId, keys, held));
+			}
+			return Mono.fromSupplier(() -> acquire(request, requestId)).subscribeOn(Schedulers.boundedElastic());
+		});
+	}
+
+	private Acquisition acquireLocked(RateLimitRequest request, String requestId, String[] keys,
+			ReentrantLock[] held) {
 		List<Entry> entries = request.entries();
 		long time = (request.explicitTimeMicros() >= 0) ? request.explicitTimeMicros() : this.clockMicros.getAsLong();
 		double now = time;
 		boolean explicit = request.hasExplicitTime();
-		String[] keys = keys(entries);
-		ReentrantLock[] held = lock(keys);
 		try {
 			LocalAlgorithm[] algorithms = new LocalAlgorithm[entries.size()];
 			State[] states = new State[entries.size()];
@@ -99,6 +124,9 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 				states[i] = this.states.getIfPresent(keys[i]);
 				evals[i] = new Eval(entries.get(i), now, requestId, explicit);
 				algorithms[i].check(evals[i], states[i]);
+				if (evals[i].rewritten) {
+					this.states.put(keys[i], states[i]);
+				}
 				if (states[i] != null && algorithms[i].isEmpty(states[i])) {
 					this.states.invalidate(keys[i]);
 					states[i] = null;
@@ -125,21 +153,34 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 	}
 
 	@Override
-	public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
-		return Mono.fromSupplier(() -> acquire(request, requestId));
+	public void release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros) {
+		String[] keys = keys(entries);
+		releaseLocked(entries, requestId, acquiredAtMicros, keys, Objects.requireNonNull(lock(keys, true)));
 	}
 
+	/** Like {@link #acquireAsync}: on the caller's thread unless a lock is taken. */
 	@Override
-	public void release(List<Entry> entries, String requestId, long acquiredAtMicros) {
-		double now = acquiredAtMicros;
-		String[] keys = keys(entries);
-		ReentrantLock[] held = lock(keys);
+	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, List<Long> acquiredAtMicros) {
+		return Mono.defer(() -> {
+			String[] keys = keys(entries);
+			ReentrantLock[] held = lock(keys, false);
+			if (held != null) {
+				releaseLocked(entries, requestId, acquiredAtMicros, keys, held);
+				return Mono.<Void>empty();
+			}
+			return Mono.<Void>fromRunnable(() -> release(entries, requestId, acquiredAtMicros))
+				.subscribeOn(Schedulers.boundedElastic());
+		});
+	}
+
+	private void releaseLocked(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, String[] keys,
+			ReentrantLock[] held) {
 		try {
 			for (int i = 0; i < entries.size(); i++) {
 				State state = this.states.getIfPresent(keys[i]);
 				if (state != null) {
 					LocalAlgorithm algorithm = LocalAlgorithms.of(entries.get(i).policy().algorithm());
-					algorithm.refund(new Eval(entries.get(i), now, requestId, true), state);
+					algorithm.refund(new Eval(entries.get(i), acquiredAtMicros.get(i), requestId, true), state);
 					if (algorithm.isEmpty(state)) {
 						this.states.invalidate(keys[i]);
 					}
@@ -149,11 +190,6 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		finally {
 			unlock(held);
 		}
-	}
-
-	@Override
-	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, long acquiredAtMicros) {
-		return Mono.fromRunnable(() -> release(entries, requestId, acquiredAtMicros));
 	}
 
 	/**
@@ -173,8 +209,12 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		return keys;
 	}
 
-	/** Locks the stripes of all keys in ascending stripe order, so two requests never wait on each other in a cycle. */
-	private ReentrantLock[] lock(String[] keys) {
+	/**
+	 * Locks the stripes of all keys in ascending stripe order, so two requests never wait on each other in a cycle.
+	 * @param wait whether to wait for a stripe another thread holds; if not, nothing is held and null is returned
+	 * when one is taken
+	 */
+	private ReentrantLock @Nullable [] lock(String[] keys, boolean wait) {
 		boolean[] needed = new boolean[STRIPES];
 		int count = 0;
 		for (String key : keys) {
@@ -188,8 +228,15 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		int n = 0;
 		for (int stripe = 0; stripe < STRIPES; stripe++) {
 			if (needed[stripe]) {
-				held[n] = this.locks[stripe];
-				held[n++].lock();
+				ReentrantLock lock = this.locks[stripe];
+				if (wait) {
+					lock.lock();
+				}
+				else if (!lock.tryLock()) {
+					unlock(Arrays.copyOf(held, n));
+					return null;
+				}
+				held[n++] = lock;
 			}
 		}
 		return held;

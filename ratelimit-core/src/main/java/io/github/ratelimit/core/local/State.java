@@ -1,15 +1,23 @@
 package io.github.ratelimit.core.local;
 
+import java.util.ArrayDeque;
 import java.util.Comparator;
 import java.util.TreeSet;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The state of one key: the Java form of the Redis value. Which fields are used depends on the algorithm, as the
- * hash fields do in Redis: token bucket {@code a} = tokens, {@code b} = their time; GCRA {@code a} = TAT; windows
- * {@code a} = window number, {@code b} = count, {@code c} = previous count; log and concurrency use {@code log}.
+ * hash fields do in Redis: token bucket {@code a} = tokens, {@code b} = their time, {@code last} = the request that
+ * took last; GCRA {@code a} = time written, {@code b} = backlog, {@code length} = interval, {@code last}; windows
+ * {@code a} = window number, {@code b} = count, {@code c} = previous count, {@code length} = window length,
+ * {@code refunds}; log and concurrency use {@code log}.
  * Mutated only under the key's lock.
  */
 final class State {
+
+	/** How many refunded request ids a window keeps: REFUNDS_KEPT in common.lua. */
+	static final int REFUNDS_KEPT = 8;
 
 	static final Comparator<Stamp> ORDER = Comparator.comparingDouble(Stamp::score).thenComparing(Stamp::member);
 
@@ -19,10 +27,43 @@ final class State {
 
 	double c;
 
+	/** The window length (or GCRA's interval) the state was written with. */
+	double length;
+
+	/** The request that took from a token bucket or GCRA last, until it is refunded. */
+	@Nullable String last;
+
+	/** The last few requests refunded from a window (field u of the scripts), newest first. */
+	private @Nullable ArrayDeque<String> refunds;
+
 	final TreeSet<Stamp> log = new TreeSet<>(ORDER);
 
 	/** How long the key lives after its last write, as its Redis twin's TTL. */
 	long ttlMicros;
+
+	/**
+	 * Records a refund of a window unless this request was refunded already: refunded_before() in common.lua.
+	 * @param rid the request id
+	 * @return true when the request was refunded before
+	 */
+	boolean refundedBefore(String rid) {
+		if (rid.isEmpty()) {
+			return false;
+		}
+		ArrayDeque<String> refunds = this.refunds;
+		if (refunds == null) {
+			refunds = new ArrayDeque<>(REFUNDS_KEPT);
+			this.refunds = refunds;
+		}
+		else if (refunds.contains(rid)) {
+			return true;
+		}
+		if (refunds.size() >= REFUNDS_KEPT) {
+			refunds.removeLast();
+		}
+		refunds.addFirst(rid);
+		return false;
+	}
 
 	record Stamp(double score, String member) {
 	}

@@ -128,7 +128,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 				.limit(1)
 				.window(java.time.Duration.ofSeconds(1))
 				.build();
-			releaseAsync(List.of(new Entry(policy, WARM_UP, 1)), WARM_UP, now).block();
+			releaseAsync(List.of(new Entry(policy, WARM_UP, 1)), WARM_UP, List.of(now)).block();
 		}
 	}
 
@@ -195,16 +195,16 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	}
 
 	@Override
-	public void release(List<Entry> entries, String requestId, long acquiredAtMicros) {
-		for (Call call : calls(entries, requestId, acquiredAtMicros)) {
-			execute(call, RELEASE, acquiredAtMicros);
+	public void release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros) {
+		for (Call call : calls(entries, requestId, -1)) {
+			execute(call, RELEASE, call.timeOf(acquiredAtMicros));
 		}
 	}
 
 	@Override
-	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, long acquiredAtMicros) {
-		return Flux.fromIterable(calls(entries, requestId, acquiredAtMicros))
-			.flatMap((call) -> executeAsync(call, RELEASE, acquiredAtMicros))
+	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, List<Long> acquiredAtMicros) {
+		return Flux.fromIterable(calls(entries, requestId, -1))
+			.flatMap((call) -> executeAsync(call, RELEASE, call.timeOf(acquiredAtMicros)))
 			.then();
 	}
 
@@ -411,6 +411,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		boolean admitted = allAdmit(results);
 		int taken = admitted ? 1 : 3;
 		PolicyDecision[] decisions = new PolicyDecision[entries.size()];
+		Long[] times = new Long[entries.size()];
 		for (int c = 0; c < calls.size(); c++) {
 			Call call = calls.get(c);
 			List<Long> result = results.get(c);
@@ -419,9 +420,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 				Entry entry = entries.get(call.indexes.get(j));
 				decisions[call.indexes.get(j)] = PolicyDecision.of(entry, result.get(at) == 1L,
 						result.get(at + taken), result.get(at + taken + 1), result.get(at + 5));
+				times[call.indexes.get(j)] = result.get(0);
 			}
 		}
-		return new Acquisition(List.of(decisions), results.get(0).get(0));
+		return new Acquisition(List.of(decisions), results.get(0).get(0), List.of(times));
 	}
 
 	/** One script call: the entries of one hash slot. */
@@ -443,6 +445,11 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		Call(String requestId, long explicitTimeMicros) {
 			this.requestId = requestId;
 			this.explicitTimeMicros = explicitTimeMicros;
+		}
+
+		/** The time this call's entries were acquired at: one script, one clock. */
+		long timeOf(List<Long> acquiredAtMicros) {
+			return acquiredAtMicros.get(this.indexes.get(0));
 		}
 
 		void add(int index, String key, Entry entry) {
@@ -469,10 +476,12 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 			Object[] args = new Object[3 + this.entries.size() * 6];
 			args[0] = mode;
 			args[1] = (timeMicros >= 0) ? Long.toString(timeMicros) : "";
-			// only the algorithms that store per-request entries use the id; a unique string per call costs Redis'
-			// Lua an interned string and its garbage collection
-			args[2] = (this.algorithms.contains(Algorithm.SLIDING_WINDOW_LOG)
-					|| this.algorithms.contains(Algorithm.CONCURRENCY)) ? this.requestId : "";
+			// a refund names its request (to give back once, and only what the request took); an acquire only where
+			// the state keeps the request: the sorted sets' members and the buckets' last taker. The windows do not,
+			// and a unique string per call costs Redis' Lua an interned string and its garbage collection.
+			args[2] = (RELEASE.equals(mode) || this.algorithms.contains(Algorithm.SLIDING_WINDOW_LOG)
+					|| this.algorithms.contains(Algorithm.CONCURRENCY) || this.algorithms.contains(Algorithm.TOKEN_BUCKET)
+					|| this.algorithms.contains(Algorithm.GCRA)) ? this.requestId : "";
 			int i = 3;
 			for (Entry entry : this.entries) {
 				RateLimitPolicy policy = entry.policy();

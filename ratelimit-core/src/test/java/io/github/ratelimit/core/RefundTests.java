@@ -1,0 +1,171 @@
+package io.github.ratelimit.core;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.github.ratelimit.testkit.HostAndPort;
+import io.github.ratelimit.testkit.RedisClusterServer;
+import io.github.ratelimit.testkit.RedisServers;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import org.springframework.data.redis.connection.ClusterSlotHashUtil;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Giving back what an admitted request took (a reversal, a concurrency permit, a Cluster request that another slot
+ * denied): at most once per request, never more than the request still holds, and into the window it was counted
+ * in, on the clock of the server that counted it.
+ */
+class RefundTests {
+
+	private static final long T0 = Backends.Clock.T0;
+
+	private static final long SECOND = 1_000_000L;
+
+	private static RateLimitRequest request(RateLimitPolicy policy, String identity, long time) {
+		return RateLimitRequest.builder().add(policy, identity, 1).at(time).build();
+	}
+
+	private static long remaining(RateLimitBackend backend, RateLimitPolicy policy, String identity, long time,
+			String requestId) {
+		return backend.acquire(request(policy, identity, time), requestId).decisions().get(0).remaining();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Backends.class)
+	void aReleaseMadeAgainGivesNothingMore(Backends kind) {
+		RateLimitBackend backend = kind.fresh().backend;
+		for (Algorithm algorithm : Algorithm.values()) {
+			RateLimitPolicy policy = RateLimitPolicy.builder("again-" + algorithm.code())
+				.algorithm(algorithm)
+				.limit(10)
+				.window(Duration.ofMinutes(1))
+				.build();
+			long t = T0 + 5 * SECOND;
+			RateLimitBackend.Acquisition first = backend.acquire(request(policy, "retry", t), "first");
+			RateLimitBackend.Acquisition second = backend.acquire(request(policy, "retry", t), "second");
+			assertThat(first.decisions().get(0).allowed()).isTrue();
+			assertThat(second.decisions().get(0).allowed()).isTrue();
+			List<RateLimitRequest.Entry> entries = request(policy, "retry", t).entries();
+			// the first release ran, its answer was lost, it is sent again
+			backend.release(entries, "first", first.entryTimesMicros());
+			backend.release(entries, "first", first.entryTimesMicros());
+			long left = remaining(backend, policy, "retry", t, "probe");
+			// at most the first request's one unit came back: the second one's stays taken (the probe takes one)
+			assertThat(left).as(algorithm.id()).isLessThanOrEqualTo(8);
+			if (algorithm != Algorithm.TOKEN_BUCKET && algorithm != Algorithm.GCRA) {
+				assertThat(left).as("%s: counts are given back exactly", algorithm.id()).isEqualTo(8);
+			}
+		}
+	}
+
+	@ParameterizedTest
+	@EnumSource(Backends.class)
+	void theLatestRequestOfABucketGetsExactlyItsCostBack(Backends kind) {
+		RateLimitBackend backend = kind.fresh().backend;
+		for (Algorithm algorithm : new Algorithm[] { Algorithm.TOKEN_BUCKET, Algorithm.GCRA }) {
+			RateLimitPolicy policy = RateLimitPolicy.builder("latest-" + algorithm.code())
+				.algorithm(algorithm)
+				.limit(10)
+				.window(Duration.ofSeconds(10))
+				.build();
+			long t = T0 + 5 * SECOND;
+			backend.acquire(request(policy, "last", t), "one");
+			RateLimitBackend.Acquisition two = backend.acquire(request(policy, "last", t + SECOND / 2), "two");
+			backend.release(request(policy, "last", t).entries(), "two", two.entryTimesMicros());
+			// as if "two" had never come: one taken at t, half a token refilled since
+			assertThat(remaining(backend, policy, "last", t + SECOND / 2, "probe")).as(algorithm.id()).isEqualTo(8);
+		}
+	}
+
+	@ParameterizedTest
+	@EnumSource(Backends.class)
+	void aBucketThatRefilledToItsCapHasNothingOfAnOldRequestToGiveBack(Backends kind) {
+		RateLimitBackend backend = kind.fresh().backend;
+		for (Algorithm algorithm : new Algorithm[] { Algorithm.TOKEN_BUCKET, Algorithm.GCRA }) {
+			RateLimitPolicy policy = RateLimitPolicy.builder("cap-" + algorithm.code())
+				.algorithm(algorithm)
+				.limit(1)
+				.window(Duration.ofSeconds(1))
+				.burst(10)
+				.build();
+			long t = T0 + 5 * SECOND;
+			RateLimitBackend.Acquisition early = backend.acquire(request(policy, "cap", t), "early");
+			// two seconds on the bucket is full again: the early request holds nothing any more
+			assertThat(backend.acquire(request(policy, "cap", t + 2 * SECOND), "later").decisions().get(0).remaining())
+				.isEqualTo(9);
+			backend.release(request(policy, "cap", t).entries(), "early", early.entryTimesMicros());
+			assertThat(remaining(backend, policy, "cap", t + 2 * SECOND, "probe")).as(algorithm.id()).isEqualTo(8);
+		}
+	}
+
+	@Test
+	void aClusterReversalGivesEachSlotBackOnItsOwnClock() throws Exception {
+		Backends.Fixture fixture = Backends.REDIS_CLUSTER.fresh();
+		RedisClusterServer cluster = RedisServers.cluster();
+		RateLimitKeys keys = new RateLimitKeys(RateLimitKeys.DEFAULT_PREFIX);
+		RateLimitPolicy policy = RateLimitPolicy.builder("boundary")
+			.algorithm(Algorithm.FIXED_WINDOW)
+			.limit(10)
+			.window(Duration.ofSeconds(1))
+			.build();
+		String first = "slot-a";
+		String second = pickOnAnotherMaster(cluster, keys, policy, first);
+		HostAndPort secondMaster = cluster.masterForKey(keys.key(policy, second));
+		for (boolean reactive : new boolean[] { false, true }) {
+			fixture.flush();
+			// the first slot counts just before a second's boundary; the second slot's master is frozen across it, so
+			// it counts in the next window
+			awaitMillisIntoSecond(700);
+			cluster.freeze(secondMaster);
+			CompletableFuture<Void> thaw = CompletableFuture.runAsync(() -> {
+				sleep(600);
+				cluster.thaw(secondMaster);
+			});
+			RateLimitRequest request = RateLimitRequest.builder().add(policy, first).add(policy, second).build();
+			RateLimitDecision decision = reactive ? fixture.limiter.checkAsync(request).block(Duration.ofSeconds(10))
+					: fixture.limiter.check(request);
+			thaw.get(10, TimeUnit.SECONDS);
+			assertThat(decision.allowed()).isTrue();
+			decision.reversal().release();
+			// the second slot's key counts the next window (the first slot's has expired with its window by now)
+			String count = (String) fixture.redis().opsForHash().get(keys.key(policy, second), "c");
+			assertThat(count).as("reactive: %s: the count went back to the window it was counted in", reactive)
+				.isEqualTo("0");
+		}
+	}
+
+	private static String pickOnAnotherMaster(RedisClusterServer cluster, RateLimitKeys keys, RateLimitPolicy policy,
+			String first) {
+		HostAndPort master = cluster.masterForKey(keys.key(policy, first));
+		for (int i = 0;; i++) {
+			String candidate = "slot-b" + i;
+			String key = keys.key(policy, candidate);
+			if (!cluster.masterForKey(key).equals(master)
+					&& ClusterSlotHashUtil.calculateSlot(key) != ClusterSlotHashUtil.calculateSlot(keys.key(policy, first))) {
+				return candidate;
+			}
+		}
+	}
+
+	private static void awaitMillisIntoSecond(int millis) {
+		long now = System.currentTimeMillis() % 1000;
+		sleep((now <= millis) ? millis - now : 1000 - now + millis);
+	}
+
+	private static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}
