@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 import io.github.ratelimit.testkit.HostAndPort;
 import io.github.ratelimit.testkit.RedisClusterServer;
 import io.github.ratelimit.testkit.RedisServers;
+import io.github.ratelimit.testkit.Wait;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -137,6 +138,68 @@ class RefundTests {
 			String count = (String) fixture.redis().opsForHash().get(keys.key(policy, second), "c");
 			assertThat(count).as("reactive: %s: the count went back to the window it was counted in", reactive)
 				.isEqualTo("0");
+		}
+	}
+
+	@Test
+	void aClusterGiveBackThatFailsLeavesTheDenialAndEveryOtherGiveBack() throws Exception {
+		Backends.Fixture fixture = Backends.REDIS_CLUSTER.fresh();
+		RedisClusterServer cluster = RedisServers.cluster();
+		RateLimitKeys keys = new RateLimitKeys(RateLimitKeys.DEFAULT_PREFIX);
+		RateLimitPolicy policy = RateLimitPolicy.builder("give-back")
+			.algorithm(Algorithm.FIXED_WINDOW)
+			.limit(10)
+			.window(Duration.ofHours(1))
+			.build();
+		List<HostAndPort> masters = cluster.masters();
+		String broken = onMaster(cluster, keys, policy, masters.get(0), "broken");
+		String kept = onMaster(cluster, keys, policy, masters.get(1), "kept");
+		String denying = onMaster(cluster, keys, policy, masters.get(2), "denying");
+		for (boolean reactive : new boolean[] { false, true }) {
+			fixture.flush();
+			for (int i = 0; i < 10; i++) {
+				fixture.limiter.check(RateLimitRequest.of(policy, denying));
+			}
+			// the denying slot's master is frozen while the two others admit; meanwhile the first admitted slot's key
+			// is replaced by a string, so giving it back fails (WRONGTYPE) once the denial arrives
+			HostAndPort frozen = cluster.masterForKey(keys.key(policy, denying));
+			cluster.freeze(frozen);
+			CompletableFuture<Void> breakAndThaw = CompletableFuture.runAsync(() -> {
+				try {
+					Wait.until(Duration.ofSeconds(10), () -> "1".equals(
+							fixture.redis().opsForHash().get(keys.key(policy, broken), "c")) && "1".equals(
+									fixture.redis().opsForHash().get(keys.key(policy, kept), "c")));
+					fixture.redis().delete(keys.key(policy, broken));
+					fixture.redis().opsForValue().set(keys.key(policy, broken), "not a hash");
+				}
+				finally {
+					cluster.thaw(frozen);
+				}
+			});
+			RateLimitRequest request = RateLimitRequest.builder()
+				.add(policy, broken)
+				.add(policy, kept)
+				.add(policy, denying)
+				.build();
+			RateLimitDecision decision = reactive ? fixture.limiter.checkAsync(request).block(Duration.ofSeconds(20))
+					: fixture.limiter.check(request);
+			breakAndThaw.get(20, TimeUnit.SECONDS);
+			assertThat(decision).isNotNull();
+			assertThat(decision.allowed()).as("reactive: %s: still a denial", reactive).isFalse();
+			assertThat(decision.decisions().get(2).allowed()).isFalse();
+			assertThat(fixture.redis().opsForHash().get(keys.key(policy, kept), "c"))
+				.as("reactive: %s: the slot after the failed one was given back", reactive)
+				.isEqualTo("0");
+		}
+	}
+
+	private static String onMaster(RedisClusterServer cluster, RateLimitKeys keys, RateLimitPolicy policy,
+			HostAndPort master, String prefix) {
+		for (int i = 0;; i++) {
+			String candidate = prefix + i;
+			if (cluster.masterForKey(keys.key(policy, candidate)).equals(master)) {
+				return candidate;
+			}
 		}
 	}
 

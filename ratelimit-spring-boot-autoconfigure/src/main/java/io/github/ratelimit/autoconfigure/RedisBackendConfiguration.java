@@ -23,9 +23,13 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 @ConditionalOnBean(RedisConnectionFactory.class)
 class RedisBackendConfiguration {
 
+	/**
+	 * The backend, declared as what it is so that the context sees a lifecycle bean: it is stopped before the
+	 * connection factory and started after it.
+	 */
 	@Bean
-	@ConditionalOnMissingBean
-	RateLimitBackend rateLimitBackend(RedisConnectionFactory connectionFactory, RateLimitProperties properties) {
+	@ConditionalOnMissingBean(RateLimitBackend.class)
+	RedisRateLimitBackend rateLimitBackend(RedisConnectionFactory connectionFactory, RateLimitProperties properties) {
 		return new RedisRateLimitBackend(connectionFactory, properties.getKeyPrefix());
 	}
 

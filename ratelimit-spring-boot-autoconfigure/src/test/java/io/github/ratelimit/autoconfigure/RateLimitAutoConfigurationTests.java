@@ -51,6 +51,33 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	@Test
+	void anApplicationStoppedAndStartedAgainDecidesItsNextRequestsOnRedisOnBothPaths() {
+		RedisServer redis = RedisServers.standalone();
+		redis.flushAll();
+		this.runner
+			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+					"ratelimit.policies.api.algorithm=fixed-window", "ratelimit.policies.api.limit=100",
+					"ratelimit.policies.api.window=1h")
+			.run((context) -> {
+				RedisRateLimitBackend backend = context.getBean(RedisRateLimitBackend.class);
+				RateLimiter limiter = context.getBean(RateLimiter.class);
+				RateLimitRequest request = RateLimitRequest.of(context.getBean(RateLimitPolicies.class).get("api"),
+						"restarted");
+				assertThat(backend.isRunning()).isTrue();
+				assertThat(limiter.checkAsync(request).block(Duration.ofSeconds(10)).decisions().get(0).remaining()).isEqualTo(99);
+				// a context stopped and started (or paused and resumed, or checkpointed and restored)
+				context.getSourceApplicationContext().stop();
+				assertThat(backend.isRunning()).isFalse();
+				context.getSourceApplicationContext().start();
+				assertThat(backend.isRunning()).isTrue();
+				// counted in Redis, not by a failure mode: the count goes on from where it was
+				assertThat(limiter.checkAsync(request).block(Duration.ofSeconds(10)).decisions().get(0).remaining()).isEqualTo(98);
+				assertThat(limiter.check(request).decisions().get(0).remaining()).isEqualTo(97);
+				assertThat(redis.commands().hget("rl:{restarted}:api:fw", "c")).isEqualTo("3");
+			});
+	}
+
+	@Test
 	void fallsBackToTheLocalBackendWithoutRedis() {
 		this.runner.withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
 			.run((context) -> assertThat(context.getBean(RateLimitBackend.class))

@@ -22,6 +22,10 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
@@ -40,9 +44,23 @@ import org.springframework.data.redis.core.script.RedisScript;
  * Keys are hash-tagged by identity, so on Redis Cluster all policies of one identity share a slot and are still one
  * atomic call. Entries of different identities in different slots are evaluated per slot; when one slot denies, the
  * slots that admitted get their cost back in one more call, so a denied request uses up no quota (for that short
- * moment the quota is held, which can deny a concurrent request that would otherwise have passed).
+ * moment the quota is held, which can deny a concurrent request that would otherwise have passed). A give-back that
+ * fails is logged and never changes the request's outcome.
+ * <p>
+ * As a Spring bean it follows the connection factory's lifecycle: stopped before the factory (closing its
+ * non-blocking connection) and started after it (opening a new one in the background), so that a context stopped
+ * and started again, paused and resumed, or checkpointed and restored serves its next call on both paths.
  */
-public final class RedisRateLimitBackend implements RateLimitBackend {
+public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifecycle {
+
+	/**
+	 * The lifecycle phase: stopped after the web server has finished its requests (graceful shutdown and the
+	 * server's own stop run in phases just below {@link SmartLifecycle#DEFAULT_PHASE}) and before the connection
+	 * factory (phase 0 by default), started in the reverse order.
+	 */
+	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE / 2;
+
+	private static final Log logger = LogFactory.getLog(RedisRateLimitBackend.class);
 
 	private static final String ACQUIRE = "a";
 
@@ -61,6 +79,14 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	/** One long-lived reactive connection over the factory's shared native connection, opened on first use. */
 	private volatile @Nullable ReactiveRedisConnection reactiveConnection;
 
+	/**
+	 * The Lettuce client the reactive connection was opened with: a factory stopped and started again makes a new
+	 * client and shuts the old one down, whose connections then fail every command at once.
+	 */
+	private volatile @Nullable Object reactiveClient;
+
+	private final @Nullable LettuceConnectionFactory lettuce;
+
 	private final RateLimitKeys keys;
 
 	private final boolean cluster;
@@ -73,6 +99,12 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 	 * thread so that an event loop never waits for a (re)connect.
 	 */
 	private volatile boolean reactiveConnected;
+
+	/** Whether the lifecycle has started the backend (calls work either way: they open a connection on demand). */
+	private volatile boolean running;
+
+	/** Whether the lifecycle has stopped the backend since it last started, so that a start reconnects. */
+	private volatile boolean stopped;
 
 	/**
 	 * A backend with the default key prefix {@value RateLimitKeys#DEFAULT_PREFIX}.
@@ -91,6 +123,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		this.keys = new RateLimitKeys(keyPrefix);
 		this.template = new StringRedisTemplate(connectionFactory);
 		this.reactiveFactory = (connectionFactory instanceof ReactiveRedisConnectionFactory reactive) ? reactive : null;
+		this.lettuce = (connectionFactory instanceof LettuceConnectionFactory factory) ? factory : null;
 		this.cluster = (connectionFactory instanceof LettuceConnectionFactory lettuce) ? lettuce.isClusterAware()
 				: isCluster(connectionFactory);
 	}
@@ -132,6 +165,60 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		}
 	}
 
+	/**
+	 * Starts the backend after its connection factory. After a stop, the non-blocking connection is opened again in
+	 * the background (a failure is left to the next call, which opens it off the caller's thread).
+	 */
+	@Override
+	public void start() {
+		boolean reconnect;
+		synchronized (this) {
+			reconnect = this.stopped && this.reactiveFactory != null;
+			this.stopped = false;
+			this.running = true;
+		}
+		if (reconnect) {
+			Mono.fromCallable(() -> reactiveConnection().ping().block())
+				.subscribeOn(Schedulers.boundedElastic())
+				.subscribe((pong) -> this.reactiveConnected = true,
+						(ex) -> logger.debug("Could not reconnect to Redis after a restart; the next call will", ex));
+		}
+	}
+
+	/**
+	 * Stops the backend before its connection factory: the non-blocking connection is closed and forgotten, so
+	 * that no call is made on a connection of a stopped factory. A call made while stopped opens a new one.
+	 */
+	@Override
+	public void stop() {
+		ReactiveRedisConnection connection;
+		synchronized (this) {
+			this.running = false;
+			this.stopped = true;
+			connection = this.reactiveConnection;
+			this.reactiveConnection = null;
+			this.reactiveConnected = false;
+		}
+		if (connection != null) {
+			try {
+				connection.close();
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Could not close the rate limiter's Redis connection", ex);
+			}
+		}
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	@Override
+	public int getPhase() {
+		return PHASE;
+	}
+
 	@Override
 	public Acquisition acquire(RateLimitRequest request, String requestId) {
 		List<Call> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
@@ -155,7 +242,12 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 			throw ex;
 		}
 		for (int i : refundsNeeded(results)) {
-			execute(calls.get(i), RELEASE, results.get(i).get(0));
+			try {
+				execute(calls.get(i), RELEASE, results.get(i).get(0));
+			}
+			catch (RuntimeException ex) {
+				giveBackFailed(calls.get(i), ex);
+			}
 		}
 		return acquisition(request.entries(), calls, results);
 	}
@@ -189,23 +281,57 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 				}
 				List<List<Long>> results = outcomes.stream().map(Outcome::result).toList();
 				return Flux.fromIterable(refundsNeeded(results))
-					.flatMap((i) -> executeAsync(calls.get(i), RELEASE, results.get(i).get(0)))
+					.flatMap((i) -> executeAsync(calls.get(i), RELEASE, results.get(i).get(0)).onErrorResume((ex) -> {
+						giveBackFailed(calls.get(i), ex);
+						return Mono.empty();
+					}))
 					.then(Mono.fromSupplier(() -> acquisition(request.entries(), calls, results)));
 			});
 	}
 
+	/**
+	 * Gives back what a request took, slot by slot: every slot is given back even when another fails; the first
+	 * failure is thrown afterwards, with the others suppressed.
+	 */
 	@Override
 	public void release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros) {
+		RuntimeException failure = null;
 		for (Call call : calls(entries, requestId, -1)) {
-			execute(call, RELEASE, call.timeOf(acquiredAtMicros));
+			try {
+				execute(call, RELEASE, call.timeOf(acquiredAtMicros));
+			}
+			catch (RuntimeException ex) {
+				if (failure == null) {
+					failure = ex;
+				}
+				else {
+					failure.addSuppressed(ex);
+				}
+			}
+		}
+		if (failure != null) {
+			throw failure;
 		}
 	}
 
+	/** {@link #release} without blocking: the slots are given back concurrently, each to its end. */
 	@Override
 	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, List<Long> acquiredAtMicros) {
-		return Flux.fromIterable(calls(entries, requestId, -1))
-			.flatMap((call) -> executeAsync(call, RELEASE, call.timeOf(acquiredAtMicros)))
+		List<Call> calls = calls(entries, requestId, -1);
+		return Flux.fromIterable(calls)
+			.flatMapDelayError((call) -> executeAsync(call, RELEASE, call.timeOf(acquiredAtMicros)), calls.size(), 1)
 			.then();
+	}
+
+	/**
+	 * A slot that admitted a request another slot denied could not be given back: the request stays denied, and the
+	 * identity's quota in that slot stays taken until it refills or expires.
+	 */
+	private void giveBackFailed(Call call, Throwable failure) {
+		if (logger.isWarnEnabled()) {
+			logger.warn("Could not give back what a denied request took for " + call.describe() + "; it stays taken "
+					+ "until it refills or expires: " + failure, logger.isDebugEnabled() ? failure : null);
+		}
 	}
 
 	private void releaseQuietly(Call call, long acquiredAtMicros, RuntimeException failure) {
@@ -275,6 +401,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		RedisScript<?> script = script(call);
 		ByteBuffer[] keysAndArgs = call.encoded(mode, timeMicros);
 		int keys = call.keys.size();
+		forgetIfRestarted();
 		Mono<List<Long>> result = Mono.defer(() -> {
 			ReactiveRedisConnection connection = reactiveConnection();
 			return evaluate(connection, script, keys, keysAndArgs).onErrorResume(
@@ -318,12 +445,41 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		return true;
 	}
 
+	/**
+	 * Forgets the connection when its factory was stopped and started again since it was opened (outside this
+	 * backend's own lifecycle, which closes it on stop), so that the call opens a new one, off the caller's thread,
+	 * instead of failing on the old client.
+	 */
+	private void forgetIfRestarted() {
+		ReactiveRedisConnection connection = this.reactiveConnection;
+		if (connection == null || this.lettuce == null || nativeClient() == this.reactiveClient) {
+			return;
+		}
+		synchronized (this) {
+			if (this.reactiveConnection == connection) {
+				this.reactiveConnection = null;
+				this.reactiveConnected = false;
+			}
+		}
+	}
+
+	private @Nullable Object nativeClient() {
+		try {
+			return (this.lettuce != null) ? this.lettuce.getNativeClient() : null;
+		}
+		catch (IllegalStateException ex) {
+			// stopped: the call fails on its own
+			return this.reactiveClient;
+		}
+	}
+
 	private ReactiveRedisConnection reactiveConnection() {
 		ReactiveRedisConnection connection = this.reactiveConnection;
 		if (connection == null) {
 			synchronized (this) {
 				connection = this.reactiveConnection;
 				if (connection == null) {
+					this.reactiveClient = nativeClient();
 					connection = Objects.requireNonNull(this.reactiveFactory).getReactiveConnection();
 					this.reactiveConnection = connection;
 				}
@@ -445,6 +601,11 @@ public final class RedisRateLimitBackend implements RateLimitBackend {
 		Call(String requestId, long explicitTimeMicros) {
 			this.requestId = requestId;
 			this.explicitTimeMicros = explicitTimeMicros;
+		}
+
+		/** The policies of this call, for a log (never the identities: they may be credentials). */
+		String describe() {
+			return "policies " + this.entries.stream().map((entry) -> entry.policy().name()).distinct().toList();
 		}
 
 		/** The time this call's entries were acquired at: one script, one clock. */
