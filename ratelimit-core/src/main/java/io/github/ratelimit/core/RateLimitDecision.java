@@ -1,6 +1,7 @@
 package io.github.ratelimit.core;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
@@ -31,6 +32,11 @@ public final class RateLimitDecision {
 
 	private final @Nullable Throwable failure;
 
+	/**
+	 * A decision that holds no reversal (for a custom {@link RateLimiter} or a test).
+	 * @param decisions one decision per policy
+	 * @param permit the concurrency permits held
+	 */
 	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit) {
 		this(decisions, permit, Permit.NONE);
 	}
@@ -52,7 +58,7 @@ public final class RateLimitDecision {
 	 * @param reversal gives back everything an admitted request took
 	 * @param reversedDecisions the decisions as they stand once the reversal has given everything back
 	 */
-	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal,
+	RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal,
 			Supplier<List<PolicyDecision>> reversedDecisions) {
 		this(decisions, permit, reversal, reversedDecisions, null);
 	}
@@ -65,7 +71,7 @@ public final class RateLimitDecision {
 	 * @param reversedDecisions the decisions as they stand once the reversal has given everything back
 	 * @param failure why the backend could not decide, or null when it did
 	 */
-	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal,
+	RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal,
 			Supplier<List<PolicyDecision>> reversedDecisions, @Nullable Throwable failure) {
 		this.failure = failure;
 		this.decisions = List.copyOf(decisions);
@@ -161,6 +167,37 @@ public final class RateLimitDecision {
 	public RateLimitDecision reversed() {
 		return new RateLimitDecision(this.reversedDecisions.get(), Permit.NONE, Permit.NONE,
 				this.reversedDecisions, this.failure);
+	}
+
+	/**
+	 * Several decisions of one request (say a filter's and a method's) as one, for the headers: all their policies,
+	 * admitted only when each was. The result holds no permits.
+	 * @param decisions the decisions
+	 * @return the merged decision
+	 */
+	public static RateLimitDecision merge(List<RateLimitDecision> decisions) {
+		if (decisions.size() == 1) {
+			return decisions.get(0);
+		}
+		List<PolicyDecision> all = new ArrayList<>();
+		decisions.forEach((decision) -> all.addAll(decision.decisions()));
+		return new RateLimitDecision(all, Permit.NONE);
+	}
+
+	/**
+	 * The decision to report when a later check denies a request that earlier checks admitted: the earlier
+	 * decisions as they stand once given back ({@link #reversed()}), with the denying one.
+	 * @param earlier the request's earlier decisions, whose reversal the caller releases
+	 * @param denying the denying decision
+	 * @return the merged decision for the headers and the rejection
+	 */
+	public static RateLimitDecision mergeDenied(List<RateLimitDecision> earlier, RateLimitDecision denying) {
+		List<RateLimitDecision> all = new ArrayList<>(earlier.size() + 1);
+		for (RateLimitDecision decision : earlier) {
+			all.add(decision.allowed() ? decision.reversed() : decision);
+		}
+		all.add(denying);
+		return merge(all);
 	}
 
 	@Override

@@ -7,9 +7,9 @@ import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import io.lettuce.core.resource.Delay;
 
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -20,7 +20,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(RedisConnectionFactory.class)
-@ConditionalOnBean(RedisConnectionFactory.class)
+@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
 class RedisBackendConfiguration {
 
 	/**

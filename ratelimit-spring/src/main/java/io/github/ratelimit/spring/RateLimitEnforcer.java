@@ -38,11 +38,11 @@ import org.springframework.util.ClassUtils;
  */
 public final class RateLimitEnforcer {
 
-	/** Request attribute: the {@code List<RateLimitDecision>} made so far for the request (filter, then methods). */
-	public static final String DECISIONS_ATTRIBUTE = RateLimitEnforcer.class.getName() + ".decisions";
-
-	/** Request attribute: the {@code List<Permit>} to release when the response completes. */
-	public static final String PERMITS_ATTRIBUTE = RateLimitEnforcer.class.getName() + ".permits";
+	/**
+	 * The default order of the servlet and the WebFlux filter: just after Spring Security's filter chain
+	 * ({@code -100}), so that principal keys see the authenticated user.
+	 */
+	public static final int DEFAULT_FILTER_ORDER = -90;
 
 	private final RateLimiter limiter;
 
@@ -339,37 +339,6 @@ public final class RateLimitEnforcer {
 	 */
 	public Rejection reject(RateLimitDecision decision, RequestContext request) {
 		return this.rejectionHandler.reject(decision, request, headers(decision));
-	}
-
-	/**
-	 * The decision to report when a later check (a method's policies) denies a request that earlier checks (the
-	 * filter's) admitted: the earlier decisions as they stand once given back, with the denying one.
-	 * @param earlier the request's earlier decisions, whose reversal the caller releases
-	 * @param denying the denying decision
-	 * @return the merged decision for the headers and the rejection
-	 */
-	public static RateLimitDecision mergeDenied(List<RateLimitDecision> earlier, RateLimitDecision denying) {
-		List<RateLimitDecision> all = new ArrayList<>(earlier.size() + 1);
-		for (RateLimitDecision decision : earlier) {
-			all.add(decision.allowed() ? decision.reversed() : decision);
-		}
-		all.add(denying);
-		return merge(all);
-	}
-
-	/**
-	 * Several decisions of one request (the filter's and the methods') as one, for the headers: all their policies,
-	 * admitted only when each was. The result holds no permits.
-	 * @param decisions the decisions
-	 * @return the merged decision
-	 */
-	public static RateLimitDecision merge(List<RateLimitDecision> decisions) {
-		if (decisions.size() == 1) {
-			return decisions.get(0);
-		}
-		List<PolicyDecision> all = new ArrayList<>();
-		decisions.forEach((decision) -> all.addAll(decision.decisions()));
-		return new RateLimitDecision(all, Permit.NONE);
 	}
 
 }

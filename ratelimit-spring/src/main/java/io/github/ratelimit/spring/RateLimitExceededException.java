@@ -1,6 +1,11 @@
 package io.github.ratelimit.spring;
 
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
+
 import io.github.ratelimit.core.RateLimitDecision;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Thrown (or emitted, for reactive handlers) when a {@link RateLimited} method is denied; turned into the
@@ -12,6 +17,10 @@ public class RateLimitExceededException extends RuntimeException {
 
 	private final transient RateLimitDecision decision;
 
+	/**
+	 * A denial.
+	 * @param decision the denying decision, with every policy evaluated for the request
+	 */
 	public RateLimitExceededException(RateLimitDecision decision) {
 		super("Rate limit exceeded: " + decision.decisions()
 			.stream()
@@ -27,6 +36,22 @@ public class RateLimitExceededException extends RuntimeException {
 	 */
 	public RateLimitDecision decision() {
 		return this.decision;
+	}
+
+	/**
+	 * The denial an error is or was caused by (a proxy or the application may have wrapped it), following the causes
+	 * once each, so that a cause cycle ends the walk.
+	 * @param error the error
+	 * @return the denial, or null when the error was not caused by one
+	 */
+	public static @Nullable RateLimitExceededException findIn(Throwable error) {
+		Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+		for (Throwable current = error; current != null && seen.add(current); current = current.getCause()) {
+			if (current instanceof RateLimitExceededException denial) {
+				return denial;
+			}
+		}
+		return null;
 	}
 
 }

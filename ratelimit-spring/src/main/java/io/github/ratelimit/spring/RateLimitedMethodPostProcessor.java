@@ -6,6 +6,7 @@ import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 
 import org.springframework.aop.Pointcut;
+import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.ComposablePointcut;
@@ -16,24 +17,22 @@ import org.springframework.util.ReflectionUtils;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
- * Proxies beans with {@link RateLimited} methods (or classes) so that a servlet or reactive interceptor checks the
- * policies on every call, and validates each annotated method when its bean is created, so an unknown policy name
- * or an invalid inline policy fails the application at startup. No AspectJ needed.
+ * Proxies beans with {@link RateLimited} methods (or classes) so that an interceptor checks the policies on every
+ * call, and validates each annotated method when its bean is created, so an unknown policy name or an invalid inline
+ * policy fails the application at startup. No AspectJ needed.
+ * <p>
+ * One post-processor, two extensions: the servlet one
+ * ({@code io.github.ratelimit.spring.servlet.ServletRateLimitedMethodPostProcessor}) and the reactive one
+ * ({@code io.github.ratelimit.spring.reactive.ReactiveRateLimitedMethodPostProcessor}), each giving its interceptor
+ * and, through {@link #checkBean}, what else its side must refuse at startup.
  */
-public class RateLimitedMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
+public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
 
 	private static final long serialVersionUID = 1L;
 
 	private final transient Supplier<RateLimitEnforcer> enforcer;
 
-	/**
-	 * A post-processor.
-	 * @param enforcer validates and resolves the annotations
-	 * @param interceptor the servlet or reactive interceptor to apply
-	 */
-	public RateLimitedMethodPostProcessor(RateLimitEnforcer enforcer, MethodInterceptor interceptor) {
-		this(() -> enforcer, interceptor);
-	}
+	private final Pointcut pointcut;
 
 	/**
 	 * A post-processor that looks the enforcer up only when the first {@link RateLimited} bean is created, so that
@@ -42,14 +41,14 @@ public class RateLimitedMethodPostProcessor extends AbstractBeanFactoryAwareAdvi
 	 * @param enforcer supplies the enforcer, called at most once
 	 * @param interceptor the servlet or reactive interceptor to apply
 	 */
-	public RateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer, MethodInterceptor interceptor) {
+	protected RateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer, MethodInterceptor interceptor) {
 		this.enforcer = SingletonSupplier.of(enforcer);
-		Pointcut pointcut = new ComposablePointcut(new AnnotationMatchingPointcut(RateLimited.class, true))
+		this.pointcut = new ComposablePointcut(new AnnotationMatchingPointcut(RateLimited.class, true))
 			.union(new AnnotationMatchingPointcut(RateLimited.List.class, true))
 			// method annotations also on interface methods and as meta-annotations, as the enforcer resolves them
 			.union(new AnnotationMatchingPointcut(null, RateLimited.class, true))
 			.union(new AnnotationMatchingPointcut(null, RateLimited.List.class, true));
-		this.advisor = new DefaultPointcutAdvisor(pointcut, interceptor);
+		this.advisor = new DefaultPointcutAdvisor(this.pointcut, interceptor);
 		setProxyTargetClass(true);
 		setBeforeExistingAdvisors(true);
 	}
@@ -57,16 +56,25 @@ public class RateLimitedMethodPostProcessor extends AbstractBeanFactoryAwareAdvi
 	@Override
 	public Object postProcessAfterInitialization(Object bean, String beanName) {
 		Class<?> type = AopUtils.getTargetClass(bean);
-		if (this.advisor != null && isEligible(type)) {
+		if (!(bean instanceof AopInfrastructureBean) && isEligible(type)) {
 			validate(type);
+			checkBean(type, this.pointcut);
 		}
 		return super.postProcessAfterInitialization(bean, beanName);
 	}
 
+	/**
+	 * What a side refuses at startup beyond invalid annotations, for a bean with rate-limited methods.
+	 * @param type the bean's class
+	 * @param pointcut which methods are rate-limited
+	 * @throws IllegalStateException naming the method at fault
+	 */
+	protected void checkBean(Class<?> type, Pointcut pointcut) {
+	}
+
 	private void validate(Class<?> type) {
-		Pointcut pointcut = ((DefaultPointcutAdvisor) this.advisor).getPointcut();
 		ReflectionUtils.doWithMethods(ClassUtils.getUserClass(type), (method) -> {
-			if (pointcut.getMethodMatcher().matches(method, type)) {
+			if (this.pointcut.getMethodMatcher().matches(method, type)) {
 				this.enforcer.get().annotationTargets(method, type);
 			}
 		}, (Method method) -> !method.isSynthetic() && !method.isBridge()

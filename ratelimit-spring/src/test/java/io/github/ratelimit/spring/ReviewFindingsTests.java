@@ -47,8 +47,9 @@ class ReviewFindingsTests {
 	@Test
 	void annotationsOnInterfaceMethodsAndMetaAnnotationsAreIntercepted() throws Exception {
 		RateLimitEnforcer enforcer = enforcer(List.of());
-		RateLimitedMethodPostProcessor postProcessor = new RateLimitedMethodPostProcessor(enforcer,
-				(invocation) -> "intercepted");
+		RateLimitedMethodPostProcessor postProcessor = new RateLimitedMethodPostProcessor(() -> enforcer,
+				(invocation) -> "intercepted") {
+		};
 		postProcessor.setBeanFactory(new org.springframework.beans.factory.support.DefaultListableBeanFactory());
 		Object viaInterface = postProcessor.postProcessAfterInitialization(new Implementation(), "implementation");
 		assertThat(AopUtils.isAopProxy(viaInterface)).isTrue();

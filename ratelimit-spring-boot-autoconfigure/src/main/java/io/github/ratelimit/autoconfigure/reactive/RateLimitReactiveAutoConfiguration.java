@@ -13,7 +13,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
 
@@ -25,13 +25,13 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-@ConditionalOnProperty(prefix = "ratelimit", name = "enabled", havingValue = "true", matchIfMissing = true)
+@ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @ConditionalOnBean(RateLimitEnforcer.class)
 public final class RateLimitReactiveAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnProperty(prefix = "ratelimit.filter", name = "enabled", havingValue = "true", matchIfMissing = true)
+	@ConditionalOnBooleanProperty(name = "ratelimit.filter.enabled", matchIfMissing = true)
 	RateLimitWebFilter rateLimitWebFilter(RateLimitEnforcer enforcer, RateLimitProperties properties) {
 		return new RateLimitWebFilter(enforcer, properties.getFilter().getOrder());
 	}

@@ -8,6 +8,7 @@ import io.github.ratelimit.spring.servlet.PermitReleaseHandlerInterceptor;
 import io.github.ratelimit.spring.servlet.RateLimitExceptionResolver;
 import io.github.ratelimit.spring.servlet.RateLimitFilter;
 import io.github.ratelimit.spring.servlet.ServletRateLimitedMethodInterceptor;
+import io.github.ratelimit.spring.servlet.ServletRateLimitedMethodPostProcessor;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -16,7 +17,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingFilterBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
@@ -42,7 +42,7 @@ import org.springframework.web.servlet.handler.MappedInterceptor;
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-@ConditionalOnProperty(prefix = "ratelimit", name = "enabled", havingValue = "true", matchIfMissing = true)
+@ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @ConditionalOnBean(RateLimitEnforcer.class)
 public final class RateLimitServletAutoConfiguration {
 
@@ -59,10 +59,10 @@ public final class RateLimitServletAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(RateLimitedMethodPostProcessor.class)
-	static RateLimitedMethodPostProcessor rateLimitedMethodPostProcessor(ObjectProvider<RateLimitEnforcer> enforcer) {
+	static ServletRateLimitedMethodPostProcessor rateLimitedMethodPostProcessor(
+			ObjectProvider<RateLimitEnforcer> enforcer) {
 		// the enforcer is looked up when the first @RateLimited bean appears, not with the post-processor
-		return new RateLimitedMethodPostProcessor(enforcer::getObject,
-				new ServletRateLimitedMethodInterceptor(enforcer::getObject));
+		return new ServletRateLimitedMethodPostProcessor(enforcer::getObject);
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -212,7 +212,8 @@ class RateLimitReactiveAutoConfigurationTests {
 
 		@Bean
 		static RateLimitedMethodPostProcessor myPostProcessor(RateLimitEnforcer enforcer) {
-			return new RateLimitedMethodPostProcessor(enforcer, new ReactiveRateLimitInterceptor(enforcer));
+			return new RateLimitedMethodPostProcessor(() -> enforcer, new ReactiveRateLimitInterceptor(enforcer)) {
+			};
 		}
 
 	}

@@ -283,7 +283,8 @@ class RateLimitServletAutoConfigurationTests {
 			RateLimitEnforcer enforcer = new RateLimitEnforcer(new DefaultRateLimiter(new LocalRateLimitBackend()),
 					List.of(), List.of(), RateLimitHeaders.ALL, new ProblemDetailRejectionHandler(), (name) -> null,
 					System::currentTimeMillis);
-			return new RateLimitedMethodPostProcessor(enforcer, MethodInvocation::proceed);
+			return new RateLimitedMethodPostProcessor(() -> enforcer, MethodInvocation::proceed) {
+			};
 		}
 
 	}

@@ -26,9 +26,9 @@ import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * What the rate limiter knows of one exchange: its {@link RequestContext}, the decisions made for it (exchange
- * attribute {@link RateLimitEnforcer#DECISIONS_ATTRIBUTE}) and the concurrency permits it holds (attribute
- * {@link RateLimitEnforcer#PERMITS_ATTRIBUTE}).
+ * What the rate limiter knows of one exchange: its {@link RequestContext}, the decisions made for it (the filter
+ * rules', then the {@code @RateLimited} methods') and the concurrency permits it holds. The reactive mirror of the
+ * servlet side's request scope, found under one internal exchange attribute.
  * <p>
  * The {@link RateLimitWebFilter} opens one per exchange, puts it into the Reactor context of the rest of the chain
  * (so {@code @RateLimited} methods find it when their result is subscribed to) and {@link #close() closes} it when
@@ -70,8 +70,6 @@ final class ExchangeScope {
 			}
 		}
 		attributes.put(KEY, this);
-		attributes.put(RateLimitEnforcer.DECISIONS_ATTRIBUTE, this.decisions);
-		attributes.put(RateLimitEnforcer.PERMITS_ATTRIBUTE, this.permits);
 		return this;
 	}
 
@@ -130,11 +128,19 @@ final class ExchangeScope {
 	}
 
 	/**
-	 * The decisions made so far for the exchange.
+	 * The decisions made so far for the exchange, admitted or not.
 	 * @return a snapshot
 	 */
 	List<RateLimitDecision> decisions() {
 		return List.copyOf(this.decisions);
+	}
+
+	/**
+	 * The admitted decisions made so far for the exchange: what its response reports, and what a denial gives back.
+	 * @return a snapshot
+	 */
+	List<RateLimitDecision> admitted() {
+		return this.decisions.stream().filter(RateLimitDecision::allowed).toList();
 	}
 
 	/**
@@ -184,8 +190,8 @@ final class ExchangeScope {
 		synchronized (this) {
 			if (!this.closed) {
 				this.decisions.add(decision);
-				if (decision.permit() != Permit.NONE) {
-					permits().add(decision.permit());
+				if (decision.permit().holdsAny()) {
+					this.permits.add(decision.permit());
 				}
 				return Mono.empty();
 			}
@@ -194,8 +200,16 @@ final class ExchangeScope {
 	}
 
 	/**
-	 * Closes the scope: releases every permit in {@link RateLimitEnforcer#PERMITS_ATTRIBUTE}, including those others
-	 * put there. Never fails; a failed release is logged (the backend reclaims the permit after its window).
+	 * The permits the exchange holds, released when the scope closes.
+	 * @return the live list
+	 */
+	List<Permit> permits() {
+		return this.permits;
+	}
+
+	/**
+	 * Closes the scope: releases every permit recorded. Never fails; a failed release is logged (the backend
+	 * reclaims the permit after its window).
 	 * @return completes once released
 	 */
 	Mono<Void> close() {
@@ -205,18 +219,12 @@ final class ExchangeScope {
 				return Mono.empty();
 			}
 			this.closed = true;
-			held = new ArrayList<>(permits());
+			held = new ArrayList<>(this.permits);
 		}
 		if (held.isEmpty()) {
 			return Mono.empty();
 		}
 		return Flux.fromIterable(held).flatMap(ExchangeScope::release).then();
-	}
-
-	@SuppressWarnings("unchecked")
-	private List<Permit> permits() {
-		Object attribute = this.exchange.getAttribute(RateLimitEnforcer.PERMITS_ATTRIBUTE);
-		return (attribute instanceof List<?> list) ? (List<Permit>) list : this.permits;
 	}
 
 	static Mono<Void> release(Permit permit) {
@@ -235,8 +243,7 @@ final class ExchangeScope {
 	 * @return completes once given back
 	 */
 	Mono<Void> reverseAdmitted() {
-		return Flux.fromIterable(this.decisions)
-			.filter(RateLimitDecision::allowed)
+		return Flux.fromIterable(admitted())
 			.flatMap((decision) -> decision.reversal().releaseAsync().onErrorResume((ex) -> {
 				logger.warn("Could not give back the quota of a request denied by a later policy", ex);
 				return Mono.empty();

@@ -1,13 +1,9 @@
 package io.github.ratelimit.spring.reactive;
 
-import java.util.Collections;
-import java.util.IdentityHashMap;
-import java.util.Set;
 
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RequestContext;
-import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.Ordered;
@@ -57,7 +53,7 @@ public final class RateLimitWebExceptionHandler implements WebExceptionHandler, 
 
 	@Override
 	public Mono<Void> handle(ServerWebExchange exchange, Throwable ex) {
-		RateLimitExceededException denial = find(ex);
+		RateLimitExceededException denial = RateLimitExceededException.findIn(ex);
 		if (denial == null || exchange.getResponse().isCommitted()) {
 			return Mono.error(ex);
 		}
@@ -73,16 +69,6 @@ public final class RateLimitWebExceptionHandler implements WebExceptionHandler, 
 			return Mono.just(scope.request());
 		}
 		return ExchangeRequestContext.resolve(exchange);
-	}
-
-	private static @Nullable RateLimitExceededException find(Throwable ex) {
-		Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-		for (Throwable current = ex; current != null && seen.add(current); current = current.getCause()) {
-			if (current instanceof RateLimitExceededException denial) {
-				return denial;
-			}
-		}
-		return null;
 	}
 
 }

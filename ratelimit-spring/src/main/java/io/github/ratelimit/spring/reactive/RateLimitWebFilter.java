@@ -25,7 +25,7 @@ import org.springframework.web.server.WebFilterChain;
  * The rest of the chain runs with the exchange's {@link ExchangeScope} in its Reactor context, so that
  * {@code @RateLimited} reactive methods ({@link ReactiveRateLimitInterceptor}) add their decisions to the same
  * request. When the exchange completes, fails or is cancelled (the client went away), every concurrency permit it
- * holds ({@link RateLimitEnforcer#PERMITS_ATTRIBUTE}) is released, asynchronously. A response that completes normally
+ * holds (its own and its methods') is released, asynchronously. A response that completes normally
  * releases them before its last bytes are sent (see {@link ReleasingResponse}), so a client never finds its own
  * finished request still holding a permit.
  * <p>
@@ -34,19 +34,16 @@ import org.springframework.web.server.WebFilterChain;
  */
 public final class RateLimitWebFilter implements WebFilter, Ordered {
 
-	/** The default order: just after Spring Security's filter chain ({@code -100}). */
-	public static final int DEFAULT_ORDER = -90;
-
 	private final RateLimitEnforcer enforcer;
 
 	private final int order;
 
 	/**
-	 * A filter at the {@link #DEFAULT_ORDER default order}.
+	 * A filter at the {@link RateLimitEnforcer#DEFAULT_FILTER_ORDER default order}.
 	 * @param enforcer the enforcer
 	 */
 	public RateLimitWebFilter(RateLimitEnforcer enforcer) {
-		this(enforcer, DEFAULT_ORDER);
+		this(enforcer, RateLimitEnforcer.DEFAULT_FILTER_ORDER);
 	}
 
 	/**

@@ -2,7 +2,6 @@ package io.github.ratelimit.spring.reactive;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -37,7 +36,7 @@ import org.springframework.util.function.SingletonSupplier;
  * response ends, on error and on cancellation) and updates the response's rate-limit headers with all admitted
  * decisions of the exchange. A denied check gives back what the exchange's earlier admitted checks took (the filter
  * rules'), so a denied request uses no quota, and signals {@link RateLimitExceededException} with all decisions of
- * the exchange, the earlier ones as given back ({@link RateLimitEnforcer#mergeDenied}), which
+ * the exchange, the earlier ones as given back ({@link RateLimitDecision#mergeDenied}), which
  * {@link RateLimitWebExceptionHandler} turns into the rejection.
  * <p>
  * Without the filter ({@code ratelimit.filter.enabled=false}) the exchange is taken from Spring's
@@ -104,20 +103,18 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	 */
 	private static Mono<RateLimitDecision> admit(RateLimitEnforcer enforcer, ExchangeScope scope,
 			List<RateLimitEnforcer.Target> targets, Method method, @Nullable Object[] args) {
-		return scope.check(enforcer, targets, method, args).flatMap((decision) -> {
-			List<RateLimitDecision> earlier = new ArrayList<>(scope.decisions());
-			earlier.remove(decision);
-			if (decision.allowed()) {
-				// an earlier denial the application recovered from does not belong on an admitted response
-				earlier.removeIf((made) -> !made.allowed());
-				earlier.add(decision);
-				scope.setHeaders(enforcer.headers(RateLimitEnforcer.merge(earlier)));
-				return Mono.just(decision);
-			}
-			// the earlier admitted decisions are reported as given back; they are given back when the denial becomes
-			// the 429 (RateLimitWebExceptionHandler), so an application that recovers from it is still counted
-			RateLimitDecision merged = RateLimitEnforcer.mergeDenied(earlier, decision);
-			return Mono.error(new RateLimitExceededException(merged));
+		return Mono.defer(() -> {
+			List<RateLimitDecision> earlier = scope.admitted();
+			return scope.check(enforcer, targets, method, args).flatMap((decision) -> {
+				if (decision.allowed()) {
+					scope.setHeaders(enforcer.headers(RateLimitDecision.merge(scope.admitted())));
+					return Mono.just(decision);
+				}
+				// the earlier admitted decisions are reported as given back; they are given back when the denial
+				// becomes the 429 (RateLimitWebExceptionHandler), so an application that recovers from it is still
+				// counted
+				return Mono.error(new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision)));
+			});
 		});
 	}
 

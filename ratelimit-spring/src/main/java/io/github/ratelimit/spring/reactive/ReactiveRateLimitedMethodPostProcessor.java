@@ -6,9 +6,7 @@ import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimited;
 import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
 
-import org.springframework.aop.PointcutAdvisor;
-import org.springframework.aop.framework.AopInfrastructureBean;
-import org.springframework.aop.support.AopUtils;
+import org.springframework.aop.Pointcut;
 
 /**
  * Proxies the beans with {@link RateLimited} methods of a WebFlux application with a
@@ -32,13 +30,8 @@ public class ReactiveRateLimitedMethodPostProcessor extends RateLimitedMethodPos
 	}
 
 	@Override
-	public Object postProcessAfterInitialization(Object bean, String beanName) {
-		Class<?> type = AopUtils.getTargetClass(bean);
-		if (!(bean instanceof AopInfrastructureBean) && this.advisor instanceof PointcutAdvisor advisor
-				&& isEligible(type)) {
-			ReactiveRateLimitInterceptor.checkReturnTypes(type, advisor.getPointcut());
-		}
-		return super.postProcessAfterInitialization(bean, beanName);
+	protected void checkBean(Class<?> type, Pointcut pointcut) {
+		ReactiveRateLimitInterceptor.checkReturnTypes(type, pointcut);
 	}
 
 }

@@ -19,22 +19,19 @@ public class PermitReleaseHandlerInterceptor implements AsyncHandlerInterceptor 
 	@Override
 	public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler,
 			@Nullable Exception ex) {
-		if (ownsRelease(request)) {
-			ServletRateLimits.releaseWhenComplete(request);
+		RequestScope scope = RequestScope.find(request);
+		if (scope != null && !scope.isFilterOwned()) {
+			scope.releaseWhenComplete();
 		}
 	}
 
 	@Override
 	public void afterConcurrentHandlingStarted(HttpServletRequest request, HttpServletResponse response,
 			Object handler) {
-		if (ownsRelease(request)) {
-			ServletRateLimits.releaseWhenComplete(request);
+		RequestScope scope = RequestScope.find(request);
+		if (scope != null && !scope.isFilterOwned()) {
+			scope.releaseWhenComplete();
 		}
-	}
-
-	private static boolean ownsRelease(HttpServletRequest request) {
-		return request.getAttribute(ServletRateLimits.RELEASE_OWNER_ATTRIBUTE) == null
-				&& request.getAttribute(RateLimitEnforcer.PERMITS_ATTRIBUTE) != null;
 	}
 
 }

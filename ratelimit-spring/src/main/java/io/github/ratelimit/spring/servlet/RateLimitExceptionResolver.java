@@ -53,30 +53,19 @@ public class RateLimitExceptionResolver implements HandlerExceptionResolver, Ord
 	@Override
 	public @Nullable ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response,
 			@Nullable Object handler, Exception ex) {
-		RateLimitExceededException denial = find(ex);
+		RateLimitExceededException denial = RateLimitExceededException.findIn(ex);
 		if (denial == null || response.isCommitted()) {
 			return null;
 		}
 		try {
-			ServletRateLimits.reverseAdmitted(request);
-			ServletRateLimits.write(response,
-					this.enforcer.reject(denial.decision(), new ServletRequestContext(request)));
+			RequestScope scope = RequestScope.of(request);
+			scope.reverseAdmitted();
+			RequestScope.write(response, this.enforcer.reject(denial.decision(), scope.request()));
 		}
 		catch (IOException writeFailure) {
 			logger.debug("Could not write the rate-limit rejection", writeFailure);
 		}
 		return new ModelAndView();
-	}
-
-	private static @Nullable RateLimitExceededException find(Throwable ex) {
-		Throwable current = ex;
-		for (int depth = 0; current != null && depth < 10; depth++) {
-			if (current instanceof RateLimitExceededException denial) {
-				return denial;
-			}
-			current = current.getCause();
-		}
-		return null;
 	}
 
 	@Override

@@ -18,9 +18,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * Applies the filter rules ({@code ratelimit.filter.rules}) to every request and releases the request's concurrency
  * permits when its response completes.
  * <p>
- * For a request that rules match, all their policies are checked in one call: the decision is recorded in the
- * request attribute {@link RateLimitEnforcer#DECISIONS_ATTRIBUTE}, its permit in
- * {@link RateLimitEnforcer#PERMITS_ATTRIBUTE}, and the rate-limit headers are set on the response. A denied request
+ * For a request that rules match, all their policies are checked in one call: an admitted decision and its permit
+ * are recorded in the request's scope, and the rate-limit headers are set on the response. A denied request
  * gets the rejection (429 with a problem body by default) and goes no further.
  * <p>
  * Every request, matched or not, has its permits released when the response completes, including those that
@@ -49,9 +48,10 @@ public class RateLimitFilter extends OncePerRequestFilter {
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		request.setAttribute(ServletRateLimits.RELEASE_OWNER_ATTRIBUTE, this);
+		RequestScope scope = RequestScope.of(request);
+		scope.ownRelease();
 		try {
-			if (admit(request, response)) {
+			if (admit(scope, request, response)) {
 				chain.doFilter(request, response);
 			}
 		}
@@ -59,15 +59,16 @@ public class RateLimitFilter extends OncePerRequestFilter {
 			if (response.isCommitted()) {
 				throw ex;
 			}
-			ServletRateLimits.reverseAdmitted(request);
-			ServletRateLimits.write(response, this.enforcer.reject(ex.decision(), new ServletRequestContext(request)));
+			scope.reverseAdmitted();
+			RequestScope.write(response, this.enforcer.reject(ex.decision(), scope.request()));
 		}
 		finally {
-			ServletRateLimits.releaseWhenComplete(request);
+			scope.releaseWhenComplete();
 		}
 	}
 
-	private boolean admit(HttpServletRequest request, HttpServletResponse response) throws IOException {
+	private boolean admit(RequestScope scope, HttpServletRequest request, HttpServletResponse response)
+			throws IOException {
 		if (CorsUtils.isPreFlightRequest(request)) {
 			return true; // a browser's CORS preflight is not the client's request: it takes no quota
 		}
@@ -76,14 +77,12 @@ public class RateLimitFilter extends OncePerRequestFilter {
 		if (targets.isEmpty()) {
 			return true;
 		}
-		ServletRequestContext context = new ServletRequestContext(request);
-		RateLimitDecision decision = this.enforcer.check(context, targets, null, null);
-		ServletRateLimits.record(request, decision);
+		RateLimitDecision decision = scope.check(this.enforcer, targets, null, null);
 		if (!decision.allowed()) {
-			ServletRateLimits.write(response, this.enforcer.reject(decision, context));
+			RequestScope.write(response, this.enforcer.reject(decision, scope.request()));
 			return false;
 		}
-		ServletRateLimits.setHeaders(response, this.enforcer.headers(decision));
+		RequestScope.setHeaders(response, this.enforcer.headers(decision));
 		return true;
 	}
 

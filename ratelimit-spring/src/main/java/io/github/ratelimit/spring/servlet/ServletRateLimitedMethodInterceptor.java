@@ -22,15 +22,14 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 
 /**
  * Checks the {@link io.github.ratelimit.spring.RateLimited} policies of a method before it runs, in a servlet
- * application; given to {@link io.github.ratelimit.spring.RateLimitedMethodPostProcessor}.
+ * application; applied by the {@link ServletRateLimitedMethodPostProcessor}.
  * <p>
  * The request is the one bound to the calling thread ({@link RequestContextHolder}); a call outside a request (a
  * scheduled task, another thread) is not rate-limited. The check happens when the method is called, before it
  * runs, so every return type works the same: plain values, {@code ResponseEntity}, {@code Callable},
  * {@code DeferredResult}, {@code SseEmitter}, {@code StreamingResponseBody}.
  * <ul>
- * <li>Admitted: the decision and its permit join the request's ({@link RateLimitEnforcer#DECISIONS_ATTRIBUTE},
- * {@link RateLimitEnforcer#PERMITS_ATTRIBUTE}), and the response gets the headers of all the request's decisions
+ * <li>Admitted: the decision and its permit join the request's, and the response gets the headers of all the request's decisions
  * together (the filter rules' and the methods'), the most restrictive policy giving {@code X-RateLimit-*}. The
  * permit is released when the response completes (by the {@link RateLimitFilter}, or by the
  * {@link PermitReleaseHandlerInterceptor} without the filter).</li>
@@ -76,19 +75,17 @@ public class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 		if (targets.isEmpty()) {
 			return invocation.proceed();
 		}
-		HttpServletRequest request = servlet.getRequest();
-		RateLimitDecision decision = enforcer.check(new ServletRequestContext(request), targets, method,
-				invocation.getArguments());
-		List<RateLimitDecision> decisions = ServletRateLimits.decisions(request);
+		RequestScope scope = RequestScope.of(servlet.getRequest());
+		List<RateLimitDecision> earlier = scope.admitted();
+		RateLimitDecision decision = scope.check(enforcer, targets, method, invocation.getArguments());
 		if (!decision.allowed()) {
 			// what earlier checks took is given back when the 429 is written (RateLimitExceptionResolver), not here:
 			// an application that catches the exception and serves the request anyway must still be counted
-			throw new RateLimitExceededException(RateLimitEnforcer.mergeDenied(decisions, decision));
+			throw new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision));
 		}
-		ServletRateLimits.record(request, decision);
 		HttpServletResponse response = servlet.getResponse();
 		if (response != null && !response.isCommitted()) {
-			ServletRateLimits.setHeaders(response, enforcer.headers(RateLimitEnforcer.merge(decisions)));
+			RequestScope.setHeaders(response, enforcer.headers(RateLimitDecision.merge(scope.admitted())));
 		}
 		return invocation.proceed();
 	}

@@ -73,7 +73,7 @@ class RateLimitWebFilterTests {
 			assertThat(scope.isFilterOwned()).isTrue();
 		});
 		assertThat(exchange.getResponse().getHeaders().headerNames()).isEmpty();
-		assertThat((List<?>) exchange.getAttribute(RateLimitEnforcer.DECISIONS_ATTRIBUTE)).isEmpty();
+		assertThat(scopeOf(exchange).decisions()).isEmpty();
 	}
 
 	@Test
@@ -91,7 +91,7 @@ class RateLimitWebFilterTests {
 			.containsEntry("RateLimit-Policy", "\"api\";q=2;w=60")
 			.containsEntry("RateLimit", "\"api\";r=1;t=60")
 			.doesNotContainKey("Retry-After");
-		List<RateLimitDecision> decisions = exchange.getAttribute(RateLimitEnforcer.DECISIONS_ATTRIBUTE);
+		List<RateLimitDecision> decisions = scopeOf(exchange).decisions();
 		assertThat(decisions).singleElement().satisfies((decision) -> {
 			assertThat(decision.allowed()).isTrue();
 			assertThat(decision.decisions().get(0).identity()).isEqualTo(CLIENT);
@@ -162,7 +162,7 @@ class RateLimitWebFilterTests {
 		filter.filter(first, chain).block();
 		assertThat(chain.scopes.get(0).request().principal()).isSameAs(alice);
 		assertThat(chain.scopes.get(0).request().path()).isEqualTo("/api/x");
-		List<RateLimitDecision> decisions = first.getAttribute(RateLimitEnforcer.DECISIONS_ATTRIBUTE);
+		List<RateLimitDecision> decisions = scopeOf(first).decisions();
 		assertThat(decisions.get(0).decisions().get(0).identity()).isEqualTo("alice");
 		MockServerWebExchange bob = MockServerWebExchange.builder(MockServerHttpRequest.get("/app/api/x").contextPath("/app"))
 			.principal(() -> "bob")
@@ -201,7 +201,7 @@ class RateLimitWebFilterTests {
 			}
 		}).build();
 		filter.filter(server, (ex) -> {
-			List<Permit> permits = ex.getAttribute(RateLimitEnforcer.PERMITS_ATTRIBUTE);
+			List<Permit> permits = scopeOf(ex).permits();
 			permits.add(permit);
 			return ex.getResponse().writeWith(Mono.fromSupplier(() -> {
 				events.add("body produced");
@@ -218,7 +218,7 @@ class RateLimitWebFilterTests {
 		RateLimitWebFilter filter = new RateLimitWebFilter(TestEnforcers.create().build());
 		MockServerWebExchange streamed = exchange("/");
 		filter.filter(streamed, (ex) -> {
-			ex.<List<Permit>>getAttribute(RateLimitEnforcer.PERMITS_ATTRIBUTE).add(new RecordingPermit(events));
+			scopeOf(ex).permits().add(new RecordingPermit(events));
 			return ex.getResponse().writeAndFlushWith(Flux.just("a", "b").map((item) -> Mono.fromSupplier(() -> {
 				events.add(item);
 				return ex.getResponse().bufferFactory().wrap(item.getBytes());
@@ -229,7 +229,7 @@ class RateLimitWebFilterTests {
 		events.clear();
 		MockServerWebExchange empty = exchange("/");
 		filter.filter(empty, (ex) -> {
-			ex.<List<Permit>>getAttribute(RateLimitEnforcer.PERMITS_ATTRIBUTE).add(new RecordingPermit(events));
+			scopeOf(ex).permits().add(new RecordingPermit(events));
 			return ex.getResponse().setComplete().doOnSuccess((done) -> events.add("completed"));
 		}).block();
 		assertThat(events).containsExactly("released", "completed");
@@ -255,7 +255,7 @@ class RateLimitWebFilterTests {
 		MockServerWebExchange whileInFlight = exchange("/slow");
 		filter.filter(whileInFlight, (ex) -> Mono.empty()).block();
 		assertThat(whileInFlight.getResponse().getStatusCode()).isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
-		assertThat((List<?>) exchange.getAttribute(RateLimitEnforcer.PERMITS_ATTRIBUTE)).hasSize(1);
+		assertThat(scopeOf(exchange).permits()).hasSize(1);
 		inFlight.dispose();
 		assertAdmitted(filter);
 	}
@@ -269,7 +269,7 @@ class RateLimitWebFilterTests {
 				1, java.time.Duration.ofMinutes(1)), "x");
 		filter.filter(exchange("/"), (ex) -> {
 			RateLimitDecision decision = enforcers.limiter().check(slot);
-			List<Permit> permits = ex.getAttribute(RateLimitEnforcer.PERMITS_ATTRIBUTE);
+			List<Permit> permits = scopeOf(ex).permits();
 			permits.add(decision.permit());
 			return Mono.empty();
 		}).block();
@@ -362,6 +362,12 @@ class RateLimitWebFilterTests {
 			return (gate != null) ? check.delayUntil((decision) -> gate.asMono()) : check;
 		}
 
+	}
+
+	private static ExchangeScope scopeOf(ServerWebExchange exchange) {
+		ExchangeScope scope = exchange.getAttribute(ExchangeScope.KEY);
+		assertThat(scope).isNotNull();
+		return scope;
 	}
 
 }

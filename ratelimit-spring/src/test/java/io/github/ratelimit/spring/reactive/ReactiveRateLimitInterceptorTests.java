@@ -147,7 +147,7 @@ class ReactiveRateLimitInterceptorTests {
 		assertThatExceptionOfType(RateLimitExceededException.class)
 			.isThrownBy(() -> assembled.contextWrite(Context.of(ExchangeScope.KEY, scope)).block());
 		assertThat(api.monoCalls).hasValue(2);
-		List<RateLimitDecision> decisions = scope.exchange().getAttribute(RateLimitEnforcer.DECISIONS_ATTRIBUTE);
+		List<RateLimitDecision> decisions = scope.decisions();
 		assertThat(decisions).extracting(RateLimitDecision::allowed).containsExactly(true, true, false);
 		assertThat(decisions.get(0).decisions().get(0).identity()).isEqualTo("initech");
 	}

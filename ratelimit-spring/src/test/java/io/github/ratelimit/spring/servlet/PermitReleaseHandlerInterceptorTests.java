@@ -45,7 +45,7 @@ class PermitReleaseHandlerInterceptorTests {
 	@Test
 	void leavesThePermitsToTheFilterThatOwnsThem() {
 		MockHttpServletRequest request = request();
-		request.setAttribute(ServletRateLimits.RELEASE_OWNER_ATTRIBUTE, new RateLimitFilter(this.enforcer));
+		RequestScope.of(request).ownRelease();
 		take(request);
 		this.interceptor.afterCompletion(request, new MockHttpServletResponse(), new Object(), null);
 		assertThat(tryTake()).isFalse();
@@ -54,7 +54,7 @@ class PermitReleaseHandlerInterceptorTests {
 	private void take(MockHttpServletRequest request) {
 		RateLimitDecision decision = check();
 		assertThat(decision.allowed()).isTrue();
-		ServletRateLimits.record(request, decision);
+		RequestScope.of(request).record(decision);
 	}
 
 	private boolean tryTake() {

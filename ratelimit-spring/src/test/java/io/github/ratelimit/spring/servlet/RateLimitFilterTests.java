@@ -65,8 +65,7 @@ class RateLimitFilterTests {
 		assertThat(response.getHeader("RateLimit")).isEqualTo("\"api\";r=1;t=5");
 		assertThat(response.getHeader("Retry-After")).isNull();
 		@SuppressWarnings("unchecked")
-		List<RateLimitDecision> decisions = (List<RateLimitDecision>) request
-			.getAttribute(RateLimitEnforcer.DECISIONS_ATTRIBUTE);
+		List<RateLimitDecision> decisions = RequestScope.of(request).decisions();
 		assertThat(decisions).singleElement().satisfies((decision) -> assertThat(decision.allowed()).isTrue());
 	}
 
@@ -189,7 +188,7 @@ class RateLimitFilterTests {
 			RateLimitDecision decision = this.enforcer.check(new ServletRequestContext((MockHttpServletRequest) req),
 					this.enforcer.ruleTargets("GET", "/slow/x"), null, null);
 			assertThat(decision.allowed()).isTrue();
-			ServletRateLimits.record(req, decision);
+			RequestScope.of((MockHttpServletRequest) req).record(decision);
 		};
 		MockHttpServletRequest request = request("/other");
 		this.filter.doFilter(request, new MockHttpServletResponse(), takesPermit);
@@ -227,7 +226,7 @@ class RateLimitFilterTests {
 
 	@SuppressWarnings("unchecked")
 	private static List<Permit> permitsOf(ServletRequest request) {
-		return (List<Permit>) request.getAttribute(RateLimitEnforcer.PERMITS_ATTRIBUTE);
+		return (RequestScope.find(request) != null) ? RequestScope.find(request).permits() : null;
 	}
 
 	private static MockHttpServletRequest request(String path) {

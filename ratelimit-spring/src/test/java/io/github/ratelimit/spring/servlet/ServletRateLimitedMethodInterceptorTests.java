@@ -62,8 +62,7 @@ class ServletRateLimitedMethodInterceptorTests {
 		assertThat(response.getHeader("X-RateLimit-Limit")).isEqualTo("1");
 		assertThat(response.getHeader("X-RateLimit-Remaining")).isEqualTo("0");
 		@SuppressWarnings("unchecked")
-		List<RateLimitDecision> decisions = (List<RateLimitDecision>) request
-			.getAttribute(RateLimitEnforcer.DECISIONS_ATTRIBUTE);
+		List<RateLimitDecision> decisions = RequestScope.of(request).decisions();
 		assertThat(decisions).hasSize(2);
 	}
 
