@@ -17,7 +17,7 @@ import io.github.ratelimit.testkit.RedisServer;
 /**
  * Runs the benchmarks and writes their tables and chart under an output directory.
  * <p>
- * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|script|memory|accuracy|http|failure]... [--quick] [--out DIR]}
+ * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|script|memory|accuracy|http|failure|zset]... [--quick] [--out DIR]}
  */
 public final class BenchmarkMain {
 
@@ -38,7 +38,7 @@ public final class BenchmarkMain {
 		}
 		boolean all = sections.isEmpty() || sections.contains("all");
 		if (all) {
-			sections = Set.of("engine", "script", "memory", "accuracy", "http", "failure");
+			sections = Set.of("engine", "script", "memory", "accuracy", "http", "failure", "zset");
 		}
 		Files.createDirectories(out);
 		Duration warmup = Duration.ofSeconds(quick ? 1 : 2);
@@ -70,6 +70,9 @@ public final class BenchmarkMain {
 			}
 			if (sections.contains("http")) {
 				write(out.resolve("http.md"), HttpBenchmark.report(new HttpBenchmark(warmup, measure).run(redis)));
+			}
+			if (sections.contains("zset")) {
+				write(out.resolve("zset.md"), ZsetCostBenchmark.report(new ZsetCostBenchmark().run(redis)));
 			}
 			if (sections.contains("failure")) {
 				// on a redis-server of its own: it kills and freezes it

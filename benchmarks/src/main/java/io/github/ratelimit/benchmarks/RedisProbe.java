@@ -1,14 +1,16 @@
 package io.github.ratelimit.benchmarks;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 
 /**
- * Reads the Redis server's own counters on a connection of its own: CPU seconds ({@code INFO cpu}) and the
- * commands clients sent ({@code INFO commandstats}, per contender the commands it sends itself).
+ * Reads the Redis server's own counters on a connection of its own: CPU seconds ({@code INFO cpu}), the
+ * commands clients sent and the server's time in them ({@code INFO commandstats}, per contender the commands it
+ * sends itself).
  */
 final class RedisProbe implements AutoCloseable {
 
@@ -68,6 +70,39 @@ final class RedisProbe implements AutoCloseable {
 			}
 		}
 		return new Snapshot(seconds, calls);
+	}
+
+	/** Calls and server time of some commands, summed, from {@code INFO commandstats}. */
+	record CommandTime(long calls, long micros) {
+
+		CommandTime since(CommandTime before) {
+			return new CommandTime(this.calls - before.calls, this.micros - before.micros);
+		}
+
+	}
+
+	/**
+	 * The calls and the server's own time ({@code usec}) so far of the given commands, summed.
+	 * @param commands lower-case command names, e.g. {@code evalsha}
+	 * @return the totals since the server started or its statistics were reset
+	 */
+	CommandTime commandTime(String... commands) {
+		long calls = 0;
+		long micros = 0;
+		List<String> names = List.of(commands);
+		for (String line : this.connection.sync().info("commandstats").split("\r?\n")) {
+			if (line.startsWith("cmdstat_") && names.contains(line.substring(8, line.indexOf(':')))) {
+				calls += field(line, "calls=");
+				micros += field(line, "usec=");
+			}
+		}
+		return new CommandTime(calls, micros);
+	}
+
+	private static long field(String line, String name) {
+		int at = line.indexOf(name, line.indexOf(':')) + name.length();
+		int end = line.indexOf(',', at);
+		return Long.parseLong(line.substring(at, (end < 0) ? line.length() : end));
 	}
 
 	long usedMemory() {
