@@ -1,6 +1,7 @@
 package io.github.ratelimit.core;
 
 import java.util.Locale;
+import java.util.function.Predicate;
 
 /**
  * The rate-limit algorithms. Each one is a Lua script on Redis and a Java twin in the local backend, with the same
@@ -78,6 +79,60 @@ public enum Algorithm {
 	}
 
 	/**
+	 * Whether a policy may set a minimum interval between two admitted requests of one key. The concurrency set
+	 * shares the sliding window log's code (which honours any interval it is given) but does not accept one.
+	 * @return true for the sliding window log
+	 */
+	public boolean supportsMinInterval() {
+		return this == SLIDING_WINDOW_LOG;
+	}
+
+	/**
+	 * Whether the state keeps one entry per request (per unit of cost), in a sorted set on Redis: memory grows with
+	 * the limit, which is therefore bounded by {@link RateLimitPolicy#MAX_ENTRY_LIMIT}, and a refund removes the
+	 * request's own entries.
+	 * @return true for the sliding window log and concurrency
+	 */
+	public boolean keepsEntries() {
+		return this == SLIDING_WINDOW_LOG || this == CONCURRENCY;
+	}
+
+	/**
+	 * Whether an admitted request holds what it took until it is released (or reclaimed after {@code window}),
+	 * rather than using it up: such a request is given a {@link Permit} to release.
+	 * @return true for concurrency
+	 */
+	public boolean holdsPermits() {
+		return this == CONCURRENCY;
+	}
+
+	/**
+	 * Whether the state written on acquire names the request, so that its refund gives back exactly what it took:
+	 * the members of the sorted sets, and the buckets' last taker. The windows keep only counts (a refund names its
+	 * request there to be made once), so an acquire need not send them a request id.
+	 * @return true for token bucket, GCRA, sliding window log and concurrency
+	 */
+	public boolean keepsRequestId() {
+		return keepsEntries() || this == TOKEN_BUCKET || this == GCRA;
+	}
+
+	/**
+	 * The ids of the algorithms that match, for messages: {@code token-bucket and gcra}.
+	 * @param which the algorithms to name
+	 * @param separator what goes between two ids
+	 * @return the ids in declaration order
+	 */
+	static String ids(Predicate<Algorithm> which, String separator) {
+		StringBuilder ids = new StringBuilder();
+		for (Algorithm algorithm : values()) {
+			if (which.test(algorithm)) {
+				ids.append(ids.length() == 0 ? "" : separator).append(algorithm.id);
+			}
+		}
+		return ids.toString();
+	}
+
+	/**
 	 * Parses a configuration name, accepting the enum name too ({@code TOKEN_BUCKET}, {@code token_bucket}).
 	 * @param value the name
 	 * @return the algorithm
@@ -90,11 +145,8 @@ public enum Algorithm {
 				return algorithm;
 			}
 		}
-		StringBuilder accepted = new StringBuilder();
-		for (Algorithm algorithm : values()) {
-			accepted.append(accepted.length() == 0 ? "" : ", ").append(algorithm.id);
-		}
-		throw new IllegalArgumentException("Unknown algorithm '" + value + "'; expected one of: " + accepted);
+		throw new IllegalArgumentException(
+				"Unknown algorithm '" + value + "'; expected one of: " + ids((algorithm) -> true, ", "));
 	}
 
 }

@@ -598,6 +598,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 		private final Set<Algorithm> algorithms = EnumSet.noneOf(Algorithm.class);
 
+		/** Whether an entry's state names the request on acquire ({@link Algorithm#keepsRequestId()}). */
+		private boolean keepsRequestId;
+
 		Call(String requestId, long explicitTimeMicros) {
 			this.requestId = requestId;
 			this.explicitTimeMicros = explicitTimeMicros;
@@ -618,6 +621,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 			this.keys.add(key);
 			this.entries.add(entry);
 			this.algorithms.add(entry.policy().algorithm());
+			this.keepsRequestId |= entry.policy().algorithm().keepsRequestId();
 		}
 
 		ByteBuffer[] encoded(String mode, long timeMicros) {
@@ -640,9 +644,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 			// a refund names its request (to give back once, and only what the request took); an acquire only where
 			// the state keeps the request: the sorted sets' members and the buckets' last taker. The windows do not,
 			// and a unique string per call costs Redis' Lua an interned string and its garbage collection.
-			args[2] = (RELEASE.equals(mode) || this.algorithms.contains(Algorithm.SLIDING_WINDOW_LOG)
-					|| this.algorithms.contains(Algorithm.CONCURRENCY) || this.algorithms.contains(Algorithm.TOKEN_BUCKET)
-					|| this.algorithms.contains(Algorithm.GCRA)) ? this.requestId : "";
+			args[2] = (RELEASE.equals(mode) || this.keepsRequestId) ? this.requestId : "";
 			int i = 3;
 			for (Entry entry : this.entries) {
 				RateLimitPolicy policy = entry.policy();
