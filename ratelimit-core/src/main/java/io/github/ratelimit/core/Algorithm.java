@@ -11,37 +11,44 @@ public enum Algorithm {
 
 	/**
 	 * Token bucket: {@code limit} tokens per {@code window} refill a bucket of {@code burst} tokens. Exact, allows
-	 * bursts up to {@code burst}. State: one small hash per key.
+	 * bursts up to {@code burst}. State: one small hash per key (the tokens, their time and the request that took
+	 * from the bucket last).
 	 */
 	TOKEN_BUCKET("token-bucket", "tb"),
 
 	/**
-	 * Generic cell rate algorithm: the same limits as the token bucket, stored as one value (the theoretical arrival
-	 * time). Exact and the leanest in Redis.
+	 * Generic cell rate algorithm: the same limits as the token bucket, metered as a theoretical arrival time (TAT)
+	 * that each admitted request pushes {@code window / limit} per unit of cost further ahead, at most {@code burst}
+	 * of those intervals ahead of now. Exact and the leanest in Redis: one short string per key holding the time it
+	 * was written, the backlog (the TAT minus that time, so that no absolute time is stored with fractions), the
+	 * interval it was measured in and the request that added to it last.
 	 */
 	GCRA("gcra", "gc"),
 
 	/**
-	 * Sliding window log: a sorted set of the stamps of admitted requests. Exact in every window of length
-	 * {@code window}; optional minimum interval between requests. Memory grows with the limit.
+	 * Sliding window log: a sorted set of the admitted requests (one member per unit of cost) scored by their time.
+	 * Exact in every window of length {@code window}; optional minimum interval between requests. Memory grows with
+	 * the limit.
 	 */
 	SLIDING_WINDOW_LOG("sliding-window-log", "sl"),
 
 	/**
 	 * Sliding window counter: the current window's count plus the previous window's count weighted by how much of it
-	 * still overlaps the sliding window. Approximate (exact for evenly spread traffic), two counters per key.
+	 * still overlaps the sliding window. Approximate (exact for evenly spread traffic, never more than twice the
+	 * limit in any sliding window), one small hash with two counters per key.
 	 */
 	SLIDING_WINDOW_COUNTER("sliding-window-counter", "sc"),
 
 	/**
-	 * Fixed window: one counter per aligned window. The cheapest; admits up to twice the limit across a window
-	 * boundary.
+	 * Fixed window: one counter per aligned window, started again at every boundary. The cheapest; admits up to
+	 * twice the limit across a window boundary.
 	 */
 	FIXED_WINDOW("fixed-window", "fw"),
 
 	/**
-	 * Concurrency: at most {@code limit} requests in flight. A permit is released by the caller, or reclaimed once it
-	 * has been held longer than {@code window}.
+	 * Concurrency: at most {@code limit} requests in flight, kept as the sliding window log keeps its requests (a
+	 * sorted set of the permits scored by when they were taken). A permit is released by the caller, or reclaimed
+	 * once it has been held longer than {@code window}.
 	 */
 	CONCURRENCY("concurrency", "cc");
 
