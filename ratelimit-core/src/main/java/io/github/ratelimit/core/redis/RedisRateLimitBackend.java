@@ -64,6 +64,8 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	/** Policy name and identity of the start-up calls, which touch no key that exists. */
 	private static final String WARM_UP = "warm-up";
 
+	private final RedisConnectionFactory connectionFactory;
+
 	private final StringRedisTemplate template;
 
 	private final @Nullable ReactiveRedisConnectionFactory reactiveFactory;
@@ -81,7 +83,11 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	private final RateLimitKeys keys;
 
-	private final boolean cluster;
+	/**
+	 * Whether the connection is to a Cluster: from a Lettuce factory's configuration, otherwise learned on first use
+	 * by opening a cluster connection (never in the constructor, which opens nothing).
+	 */
+	private volatile @Nullable Boolean cluster;
 
 	private final LuaScripts scripts = new LuaScripts();
 
@@ -113,29 +119,19 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	 */
 	public RedisRateLimitBackend(RedisConnectionFactory connectionFactory, String keyPrefix) {
 		this.keys = new RateLimitKeys(keyPrefix);
+		this.connectionFactory = connectionFactory;
 		this.template = new StringRedisTemplate(connectionFactory);
 		this.reactiveFactory = (connectionFactory instanceof ReactiveRedisConnectionFactory reactive) ? reactive : null;
 		this.lettuce = (connectionFactory instanceof LettuceConnectionFactory factory) ? factory : null;
-		this.cluster = (connectionFactory instanceof LettuceConnectionFactory lettuce) ? lettuce.isClusterAware()
-				: isCluster(connectionFactory);
-	}
-
-	private static boolean isCluster(RedisConnectionFactory connectionFactory) {
-		try {
-			connectionFactory.getClusterConnection().close();
-			return true;
-		}
-		catch (RuntimeException ex) {
-			return false;
-		}
+		this.cluster = (this.lettuce != null) ? this.lettuce.isClusterAware() : null;
 	}
 
 	/**
-	 * Opens the connection that calls use and loads the scripts, blocking the calling thread: for application
-	 * startup, so that the first decisions pay neither for the connect nor for loading scripts and client code
-	 * (which a time budget of tens of milliseconds may not cover on a cold JVM). Each algorithm's script runs once,
-	 * releasing nothing from a key that does not exist, on the same path decisions take. Without it, calls open the
-	 * connection on first use, off the caller's thread.
+	 * Opens the connection that calls use, learns whether it is to a Cluster ({@link #isCluster()}) and loads the
+	 * scripts, blocking the calling thread: for application startup, so that the first decisions pay neither for the
+	 * connect nor for loading scripts and client code (which a time budget of tens of milliseconds may not cover on a
+	 * cold JVM). Each algorithm's script runs once, releasing nothing from a key that does not exist, on the same
+	 * path decisions take. Without it, calls open the connection on first use, off the caller's thread.
 	 * @throws RuntimeException when Redis cannot be reached
 	 */
 	public void connect() {
@@ -146,6 +142,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		else {
 			this.template.execute((RedisCallback<String>) RedisConnectionCommands::ping);
 		}
+		isCluster();
 		long now = System.currentTimeMillis() * 1000;
 		for (Algorithm algorithm : Algorithm.values()) {
 			RateLimitPolicy policy = RateLimitPolicy.builder(WARM_UP)
@@ -247,6 +244,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	@Override
 	public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
+		if (this.cluster == null) {
+			// a factory other than Lettuce is asked once whether it is a Cluster, with a connection: not on the
+			// caller's thread
+			return Mono.fromCallable(this::isCluster)
+				.subscribeOn(Schedulers.boundedElastic())
+				.flatMap((known) -> acquireAsync(request, requestId));
+		}
 		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		if (calls.size() == 1) {
 			// one slot (always off Cluster): one script, nothing to give back elsewhere
@@ -312,6 +316,12 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	/** {@link #release} without blocking: the slots are given back concurrently, each to its end. */
 	@Override
 	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, List<Long> acquiredAtMicros) {
+		if (this.cluster == null) {
+			// as in acquireAsync
+			return Mono.fromCallable(this::isCluster)
+				.subscribeOn(Schedulers.boundedElastic())
+				.flatMap((known) -> releaseAsync(entries, requestId, acquiredAtMicros));
+		}
 		List<ScriptCall> calls = calls(entries, requestId, -1);
 		return Flux.fromIterable(calls)
 			.flatMapDelayError((call) -> executeAsync(call, Mode.RELEASE, call.timeOf(acquiredAtMicros)), calls.size(),
@@ -363,20 +373,38 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	/**
-	 * Whether the connection is to a Redis Cluster (entries are then grouped by hash slot).
+	 * Whether the connection is to a Redis Cluster (entries are then grouped by hash slot). A Lettuce factory tells
+	 * by its configuration; any other factory is asked once, on the first call (or {@link #connect()}), by opening
+	 * a cluster connection: one it cannot open means no Cluster.
 	 * @return true on Cluster
 	 */
 	public boolean isCluster() {
-		return this.cluster;
+		Boolean cluster = this.cluster;
+		if (cluster == null) {
+			cluster = opensClusterConnection(this.connectionFactory);
+			this.cluster = cluster;
+		}
+		return cluster;
+	}
+
+	private static boolean opensClusterConnection(RedisConnectionFactory connectionFactory) {
+		try {
+			connectionFactory.getClusterConnection().close();
+			return true;
+		}
+		catch (RuntimeException ex) {
+			return false;
+		}
 	}
 
 	/** Splits entries into one script call per hash slot (a single call unless on Cluster). */
 	private List<ScriptCall> calls(List<Entry> entries, String requestId, long explicitTimeMicros) {
+		boolean cluster = isCluster();
 		Map<Integer, ScriptCall> bySlot = new LinkedHashMap<>();
 		for (int i = 0; i < entries.size(); i++) {
 			Entry entry = entries.get(i);
 			String key = this.keys.key(entry.policy(), entry.identity());
-			int slot = this.cluster ? ClusterSlotHashUtil.calculateSlot(key) : 0;
+			int slot = cluster ? ClusterSlotHashUtil.calculateSlot(key) : 0;
 			bySlot.computeIfAbsent(slot, (s) -> new ScriptCall(requestId, explicitTimeMicros)).add(i, key, entry);
 		}
 		return new ArrayList<>(bySlot.values());
