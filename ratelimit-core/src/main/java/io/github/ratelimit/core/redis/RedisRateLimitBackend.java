@@ -454,7 +454,8 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	/**
 	 * Forgets a connection that was closed under the backend (the connection factory was stopped and started again,
-	 * as Spring does when it pauses a context or refreshes it), so that the call is made again on a new one. Reconnects after a Redis outage need nothing of this: the client reconnects the same connection.
+	 * as Spring does when it pauses a context or refreshes it), so that the call is made again on a new one.
+	 * Reconnects after a Redis outage need nothing of this: the client reconnects the same connection.
 	 */
 	private boolean forgetIfClosed(ReactiveRedisConnection connection, Throwable error) {
 		if (!hasMessage(error, "Connection is closed")) {
