@@ -1,6 +1,7 @@
 -- Driver. KEYS: one key per entry. ARGV: mode ('a' acquire, 'r' release), explicit time in microseconds or ''
--- for the server's TIME (a release passes the time its acquire returned), request id, then per entry:
--- algorithm code, limit, window (us), burst, cost, minimum interval (us).
+-- for the server's TIME (a release passes the time its acquire returned), request id (on an acquire '' unless
+-- an entry's state keeps it), then per entry: algorithm code, limit, window (us), burst, cost, minimum
+-- interval (us). The Java side of this layout: ScriptCall (arguments) and ScriptReply (reply) in core.redis.
 -- Acquire returns the time it used (us), then six numbers per entry: admits (1/0), remaining and reset-after
 -- (us) once the cost is taken, remaining and reset-after as the state is, retry-after (us). Every entry is checked
 -- against the state before the request; only when all admit does any of them take its cost. The caller reports

@@ -266,7 +266,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		List<RateLimitRequest.Entry> held = new ArrayList<>();
 		List<Long> heldSince = new ArrayList<>();
 		for (int i = 0; i < taken.size(); i++) {
-			if (taken.get(i).policy().algorithm() == Algorithm.CONCURRENCY) {
+			if (taken.get(i).policy().algorithm().holdsPermits()) {
 				held.add(taken.get(i));
 				heldSince.add(acquiredAtMicros.get(i));
 			}

@@ -23,8 +23,8 @@ public final class RateLimitPolicy {
 	public static final Duration MIN_WINDOW = Duration.ofMillis(1);
 
 	/**
-	 * Largest limit of the algorithms that keep one entry per request ({@link Algorithm#SLIDING_WINDOW_LOG},
-	 * {@link Algorithm#CONCURRENCY}): memory grows with it.
+	 * Largest limit of the algorithms that keep one entry per request ({@link Algorithm#keepsEntries()}: the sliding
+	 * window log and concurrency): memory grows with it.
 	 */
 	public static final long MAX_ENTRY_LIMIT = 100_000L;
 
@@ -69,21 +69,21 @@ public final class RateLimitPolicy {
 		this.window = builder.window;
 		if (builder.burst != null && !this.algorithm.supportsBurst()) {
 			throw new InvalidPolicyException(this.name, "burst",
-					"applies to token-bucket and gcra only, not to " + this.algorithm.id());
+					"applies to " + Algorithm.ids(Algorithm::supportsBurst, " and ") + " only, not to "
+							+ this.algorithm.id());
 		}
 		this.burst = (builder.burst != null) ? positive("burst", builder.burst) : this.limit;
 		Duration minInterval = (builder.minInterval != null) ? builder.minInterval : Duration.ZERO;
-		if (!minInterval.isZero() && this.algorithm != Algorithm.SLIDING_WINDOW_LOG) {
-			throw new InvalidPolicyException(this.name, "min-interval",
-					"applies to sliding-window-log only, not to " + this.algorithm.id());
+		if (!minInterval.isZero() && !this.algorithm.supportsMinInterval()) {
+			throw new InvalidPolicyException(this.name, "min-interval", "applies to "
+					+ Algorithm.ids(Algorithm::supportsMinInterval, " and ") + " only, not to " + this.algorithm.id());
 		}
 		if (minInterval.isNegative() || minInterval.compareTo(this.window) > 0) {
 			throw new InvalidPolicyException(this.name, "min-interval",
 					"must be between 0 and the window (" + this.window + ") but was " + minInterval);
 		}
 		this.minInterval = minInterval;
-		if (!this.algorithm.supportsBurst() && (this.algorithm == Algorithm.SLIDING_WINDOW_LOG
-				|| this.algorithm == Algorithm.CONCURRENCY) && this.limit > MAX_ENTRY_LIMIT) {
+		if (this.algorithm.keepsEntries() && this.limit > MAX_ENTRY_LIMIT) {
 			throw new InvalidPolicyException(this.name, "limit", "must be at most " + MAX_ENTRY_LIMIT + " for "
 					+ this.algorithm.id() + " (one entry per request is kept) but was " + this.limit);
 		}

@@ -2,16 +2,23 @@ package io.github.ratelimit.core;
 
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
 import io.github.ratelimit.testkit.Wait;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import org.springframework.context.support.GenericApplicationContext;
+import org.springframework.dao.DataAccessException;
+import org.springframework.data.redis.connection.RedisClusterConnection;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisSentinelConnection;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -100,6 +107,71 @@ class ConnectionLifecycleTests {
 		finally {
 			factory.destroy();
 		}
+	}
+
+	@ParameterizedTest
+	@MethodSource("io.github.ratelimit.core.Backends#redis")
+	void aFactoryOtherThanLettuceIsAskedWhetherItIsAClusterOnFirstUseNotWhenTheBackendIsMade(Backends kind) {
+		LettuceConnectionFactory lettuce = kind.newConnectionFactory();
+		try {
+			CountingFactory factory = new CountingFactory(lettuce);
+			RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
+			assertThat(factory.clusterConnections).as("opened by the constructor").hasValue(0);
+			RateLimitDecision first = new DefaultRateLimiter(backend)
+				.checkAsync(RateLimitRequest.of(POLICY, "first"))
+				.block(Duration.ofSeconds(10));
+			assertThat(first).isNotNull();
+			assertThat(first.allowed()).isTrue();
+			assertThat(factory.askedOn).as("asked off the caller's thread").isNotEqualTo(Thread.currentThread());
+			assertThat(backend.isCluster()).isEqualTo(kind == Backends.REDIS_CLUSTER);
+			assertAnswered(new DefaultRateLimiter(backend), "second");
+			assertThat(factory.clusterConnections).as("asked once").hasValue(1);
+		}
+		finally {
+			lettuce.destroy();
+		}
+	}
+
+	/** A connection factory that is not Lettuce's (and has no non-blocking form), counting cluster connections. */
+	private static final class CountingFactory implements RedisConnectionFactory {
+
+		private final LettuceConnectionFactory delegate;
+
+		private final AtomicInteger clusterConnections = new AtomicInteger();
+
+		private volatile @Nullable Thread askedOn;
+
+		CountingFactory(LettuceConnectionFactory delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public boolean getConvertPipelineAndTxResults() {
+			return this.delegate.getConvertPipelineAndTxResults();
+		}
+
+		@Override
+		public RedisConnection getConnection() {
+			return this.delegate.getConnection();
+		}
+
+		@Override
+		public RedisClusterConnection getClusterConnection() {
+			this.clusterConnections.incrementAndGet();
+			this.askedOn = Thread.currentThread();
+			return this.delegate.getClusterConnection();
+		}
+
+		@Override
+		public RedisSentinelConnection getSentinelConnection() {
+			return this.delegate.getSentinelConnection();
+		}
+
+		@Override
+		public @Nullable DataAccessException translateExceptionIfPossible(RuntimeException ex) {
+			return this.delegate.translateExceptionIfPossible(ex);
+		}
+
 	}
 
 	private static long clients(RedisServer server) {

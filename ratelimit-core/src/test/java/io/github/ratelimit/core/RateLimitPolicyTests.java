@@ -73,6 +73,32 @@ class RateLimitPolicyTests {
 	}
 
 	@Test
+	void validationFollowsTheAlgorithmTraits() {
+		for (Algorithm algorithm : Algorithm.values()) {
+			RateLimitPolicy.Builder builder = valid().algorithm(algorithm);
+			assertThat(accepts(builder.burst(5))).as("burst for %s", algorithm).isEqualTo(algorithm.supportsBurst());
+			builder = valid().algorithm(algorithm);
+			assertThat(accepts(builder.minInterval(Duration.ofMillis(5)))).as("min-interval for %s", algorithm)
+				.isEqualTo(algorithm.supportsMinInterval());
+			builder = valid().algorithm(algorithm);
+			assertThat(accepts(builder.limit(RateLimitPolicy.MAX_ENTRY_LIMIT + 1))).as("large limit for %s", algorithm)
+				.isNotEqualTo(algorithm.keepsEntries());
+		}
+		assertThat(Algorithm.values()).filteredOn(Algorithm::holdsPermits).containsExactly(Algorithm.CONCURRENCY);
+		assertThat(Algorithm.values()).filteredOn(Algorithm::keepsEntries).allMatch(Algorithm::keepsRequestId);
+	}
+
+	private static boolean accepts(RateLimitPolicy.Builder builder) {
+		try {
+			builder.build();
+			return true;
+		}
+		catch (InvalidPolicyException ex) {
+			return false;
+		}
+	}
+
+	@Test
 	void requestEntriesRejectCostsBeyondTheCapacity() {
 		RateLimitPolicy policy = valid().build();
 		assertThatIllegalArgumentException().isThrownBy(() -> RateLimitRequest.builder().add(policy, "a", 11))

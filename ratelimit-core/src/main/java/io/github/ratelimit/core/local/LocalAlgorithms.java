@@ -17,12 +17,17 @@ final class LocalAlgorithms {
 	private static final Map<Algorithm, LocalAlgorithm> ALGORITHMS = new EnumMap<>(Algorithm.class);
 
 	static {
-		ALGORITHMS.put(Algorithm.TOKEN_BUCKET, new TokenBucket());
-		ALGORITHMS.put(Algorithm.GCRA, new Gcra());
-		ALGORITHMS.put(Algorithm.SLIDING_WINDOW_LOG, new TimestampSet());
-		ALGORITHMS.put(Algorithm.CONCURRENCY, new TimestampSet());
-		ALGORITHMS.put(Algorithm.SLIDING_WINDOW_COUNTER, new SlidingWindowCounter());
-		ALGORITHMS.put(Algorithm.FIXED_WINDOW, new FixedWindow());
+		// the algorithms that keep entries share sorted-set.lua, and so one twin
+		LocalAlgorithm entries = new TimestampSet();
+		for (Algorithm algorithm : Algorithm.values()) {
+			ALGORITHMS.put(algorithm, algorithm.keepsEntries() ? entries : switch (algorithm) {
+				case TOKEN_BUCKET -> new TokenBucket();
+				case GCRA -> new Gcra();
+				case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounter();
+				case FIXED_WINDOW -> new FixedWindow();
+				default -> throw new IllegalStateException("No local twin of " + algorithm.id());
+			});
+		}
 	}
 
 	private LocalAlgorithms() {
@@ -148,7 +153,7 @@ final class LocalAlgorithms {
 
 	}
 
-	/** zset_check, zset_commit and zset_refund of common.lua: sliding window log and concurrency. */
+	/** zset_check, zset_commit and zset_refund of sorted-set.lua: the algorithms that keep entries. */
 	static final class TimestampSet implements LocalAlgorithm {
 
 		@Override

@@ -17,9 +17,10 @@ import io.github.ratelimit.core.Algorithm;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * Assembles the Lua scripts from {@code scripts/}: the prelude, the sorted-set helpers when a call uses the sliding
- * window log or concurrency, the files of the algorithms a call uses, then the driver. One script per set of algorithms, built once: a call only carries the code it runs, and its SHA-1 is
- * stable, so EVALSHA finds it after the first load.
+ * Assembles the Lua scripts from {@code scripts/}: the prelude, the sorted-set helpers when a call uses an algorithm
+ * that {@linkplain Algorithm#keepsEntries() keeps entries}, the files of the algorithms a call uses, then the driver.
+ * One script per set of algorithms, built once: a call only carries the code it runs, and its SHA-1 is stable, so
+ * EVALSHA finds it after the first load.
  */
 final class LuaScripts {
 
@@ -30,15 +31,20 @@ final class LuaScripts {
 	/** Helpers of the algorithms kept in sorted sets, included only when one of them is used. */
 	private static final String SORTED_SET = read("sorted-set.lua");
 
-	private static final int SORTED_SET_ALGORITHMS = (1 << Algorithm.SLIDING_WINDOW_LOG.ordinal())
-			| (1 << Algorithm.CONCURRENCY.ordinal());
-
 	private static final Map<Algorithm, String> ALGORITHMS = new EnumMap<>(Algorithm.class);
 
+	/** The mask of the algorithms that keep entries, whose files use the sorted-set helpers. */
+	private static final int SORTED_SET_ALGORITHMS;
+
 	static {
+		int sortedSet = 0;
 		for (Algorithm algorithm : Algorithm.values()) {
 			ALGORITHMS.put(algorithm, read(algorithm.id() + ".lua"));
+			if (algorithm.keepsEntries()) {
+				sortedSet |= 1 << algorithm.ordinal();
+			}
 		}
+		SORTED_SET_ALGORITHMS = sortedSet;
 	}
 
 	@SuppressWarnings("rawtypes")

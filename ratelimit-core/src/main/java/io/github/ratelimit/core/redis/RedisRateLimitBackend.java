@@ -3,20 +3,18 @@ package io.github.ratelimit.core.redis;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 
 import io.github.ratelimit.core.Algorithm;
-import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimitRequest.Entry;
+import io.github.ratelimit.core.redis.ScriptCall.Mode;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -39,7 +37,8 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * Counters in Redis, shared by every instance. A request is one EVALSHA of one Lua script that checks every entry
- * and takes the cost of each only when all admit.
+ * and takes the cost of each only when all admit. What a call sends is laid out by {@link ScriptCall}, and its reply
+ * read by {@link ScriptReply}; the backend keeps the connections, their lifecycle and the calls per hash slot.
  * <p>
  * Keys are hash-tagged by identity, so on Redis Cluster all policies of one identity share a slot and are still one
  * atomic call. Entries of different identities in different slots are evaluated per slot; when one slot denies, the
@@ -62,15 +61,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	private static final Log logger = LogFactory.getLog(RedisRateLimitBackend.class);
 
-	private static final String ACQUIRE = "a";
-
-	private static final String RELEASE = "r";
-
 	/** Policy name and identity of the start-up calls, which touch no key that exists. */
 	private static final String WARM_UP = "warm-up";
 
-	/** Figures per entry in an acquire reply. */
-	private static final int FIGURES = 6;
+	private final RedisConnectionFactory connectionFactory;
 
 	private final StringRedisTemplate template;
 
@@ -89,7 +83,11 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	private final RateLimitKeys keys;
 
-	private final boolean cluster;
+	/**
+	 * Whether the connection is to a Cluster: from a Lettuce factory's configuration, otherwise learned on first use
+	 * by opening a cluster connection (never in the constructor, which opens nothing).
+	 */
+	private volatile @Nullable Boolean cluster;
 
 	private final LuaScripts scripts = new LuaScripts();
 
@@ -121,29 +119,19 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	 */
 	public RedisRateLimitBackend(RedisConnectionFactory connectionFactory, String keyPrefix) {
 		this.keys = new RateLimitKeys(keyPrefix);
+		this.connectionFactory = connectionFactory;
 		this.template = new StringRedisTemplate(connectionFactory);
 		this.reactiveFactory = (connectionFactory instanceof ReactiveRedisConnectionFactory reactive) ? reactive : null;
 		this.lettuce = (connectionFactory instanceof LettuceConnectionFactory factory) ? factory : null;
-		this.cluster = (connectionFactory instanceof LettuceConnectionFactory lettuce) ? lettuce.isClusterAware()
-				: isCluster(connectionFactory);
-	}
-
-	private static boolean isCluster(RedisConnectionFactory connectionFactory) {
-		try {
-			connectionFactory.getClusterConnection().close();
-			return true;
-		}
-		catch (RuntimeException ex) {
-			return false;
-		}
+		this.cluster = (this.lettuce != null) ? this.lettuce.isClusterAware() : null;
 	}
 
 	/**
-	 * Opens the connection that calls use and loads the scripts, blocking the calling thread: for application
-	 * startup, so that the first decisions pay neither for the connect nor for loading scripts and client code
-	 * (which a time budget of tens of milliseconds may not cover on a cold JVM). Each algorithm's script runs once,
-	 * releasing nothing from a key that does not exist, on the same path decisions take. Without it, calls open the
-	 * connection on first use, off the caller's thread.
+	 * Opens the connection that calls use, learns whether it is to a Cluster ({@link #isCluster()}) and loads the
+	 * scripts, blocking the calling thread: for application startup, so that the first decisions pay neither for the
+	 * connect nor for loading scripts and client code (which a time budget of tens of milliseconds may not cover on a
+	 * cold JVM). Each algorithm's script runs once, releasing nothing from a key that does not exist, on the same
+	 * path decisions take. Without it, calls open the connection on first use, off the caller's thread.
 	 * @throws RuntimeException when Redis cannot be reached
 	 */
 	public void connect() {
@@ -154,6 +142,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		else {
 			this.template.execute((RedisCallback<String>) RedisConnectionCommands::ping);
 		}
+		isCluster();
 		long now = System.currentTimeMillis() * 1000;
 		for (Algorithm algorithm : Algorithm.values()) {
 			RateLimitPolicy policy = RateLimitPolicy.builder(WARM_UP)
@@ -221,48 +210,56 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	@Override
 	public Acquisition acquire(RateLimitRequest request, String requestId) {
-		List<Call> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
+		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		if (calls.size() == 1) {
-			Call call = calls.get(0);
-			return acquisition(request.entries(), calls, List.of(execute(call, ACQUIRE, call.explicitTimeMicros)));
+			ScriptCall call = calls.get(0);
+			return ScriptReply.acquisition(request.entries(), calls,
+					List.of(execute(call, Mode.ACQUIRE, call.explicitTimeMicros())));
 		}
 		List<List<Long>> results = new ArrayList<>(calls.size());
 		try {
-			for (Call call : calls) {
-				results.add(execute(call, ACQUIRE, call.explicitTimeMicros));
+			for (ScriptCall call : calls) {
+				results.add(execute(call, Mode.ACQUIRE, call.explicitTimeMicros()));
 			}
 		}
 		catch (RuntimeException ex) {
 			// a later slot failed: give back what the earlier slots took, then report the failure
 			for (int i = 0; i < results.size(); i++) {
-				if (allAdmit(List.of(results.get(i)))) {
-					releaseQuietly(calls.get(i), results.get(i).get(0), ex);
+				if (ScriptReply.admits(results.get(i))) {
+					releaseQuietly(calls.get(i), ScriptReply.timeMicros(results.get(i)), ex);
 				}
 			}
 			throw ex;
 		}
-		for (int i : refundsNeeded(results)) {
+		for (int i : ScriptReply.refundsNeeded(results)) {
 			try {
-				execute(calls.get(i), RELEASE, results.get(i).get(0));
+				execute(calls.get(i), Mode.RELEASE, ScriptReply.timeMicros(results.get(i)));
 			}
 			catch (RuntimeException ex) {
 				giveBackFailed(calls.get(i), ex);
 			}
 		}
-		return acquisition(request.entries(), calls, results);
+		return ScriptReply.acquisition(request.entries(), calls, results);
 	}
 
 	@Override
 	public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
-		List<Call> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
+		if (this.cluster == null) {
+			// a factory other than Lettuce is asked once whether it is a Cluster, with a connection: not on the
+			// caller's thread
+			return Mono.fromCallable(this::isCluster)
+				.subscribeOn(Schedulers.boundedElastic())
+				.flatMap((known) -> acquireAsync(request, requestId));
+		}
+		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		if (calls.size() == 1) {
 			// one slot (always off Cluster): one script, nothing to give back elsewhere
-			Call call = calls.get(0);
-			return executeAsync(call, ACQUIRE, call.explicitTimeMicros)
-				.map((result) -> acquisition(request.entries(), calls, List.of(result)));
+			ScriptCall call = calls.get(0);
+			return executeAsync(call, Mode.ACQUIRE, call.explicitTimeMicros())
+				.map((result) -> ScriptReply.acquisition(request.entries(), calls, List.of(result)));
 		}
 		return Flux.fromIterable(calls)
-			.flatMapSequential((call) -> executeAsync(call, ACQUIRE, call.explicitTimeMicros)
+			.flatMapSequential((call) -> executeAsync(call, Mode.ACQUIRE, call.explicitTimeMicros())
 				.map(Outcome::success)
 				.onErrorResume((ex) -> Mono.just(Outcome.failure(ex))))
 			.collectList()
@@ -271,8 +268,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 				if (failure != null) {
 					// give back what the slots that answered took, then report the failure
 					return Flux.range(0, calls.size())
-						.filter((i) -> outcomes.get(i).error() == null && allAdmit(List.of(outcomes.get(i).result())))
-						.flatMap((i) -> executeAsync(calls.get(i), RELEASE, outcomes.get(i).result().get(0))
+						.filter((i) -> outcomes.get(i).error() == null && ScriptReply.admits(outcomes.get(i).result()))
+						.flatMap((i) -> executeAsync(calls.get(i), Mode.RELEASE,
+								ScriptReply.timeMicros(outcomes.get(i).result()))
 							.onErrorResume((ex) -> {
 								failure.addSuppressed(ex);
 								return Mono.empty();
@@ -280,12 +278,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 						.then(Mono.error(failure));
 				}
 				List<List<Long>> results = outcomes.stream().map(Outcome::result).toList();
-				return Flux.fromIterable(refundsNeeded(results))
-					.flatMap((i) -> executeAsync(calls.get(i), RELEASE, results.get(i).get(0)).onErrorResume((ex) -> {
-						giveBackFailed(calls.get(i), ex);
-						return Mono.empty();
-					}))
-					.then(Mono.fromSupplier(() -> acquisition(request.entries(), calls, results)));
+				return Flux.fromIterable(ScriptReply.refundsNeeded(results))
+					.flatMap((i) -> executeAsync(calls.get(i), Mode.RELEASE, ScriptReply.timeMicros(results.get(i)))
+						.onErrorResume((ex) -> {
+							giveBackFailed(calls.get(i), ex);
+							return Mono.empty();
+						}))
+					.then(Mono.fromSupplier(() -> ScriptReply.acquisition(request.entries(), calls, results)));
 			});
 	}
 
@@ -296,9 +295,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	@Override
 	public void release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros) {
 		RuntimeException failure = null;
-		for (Call call : calls(entries, requestId, -1)) {
+		for (ScriptCall call : calls(entries, requestId, -1)) {
 			try {
-				execute(call, RELEASE, call.timeOf(acquiredAtMicros));
+				execute(call, Mode.RELEASE, call.timeOf(acquiredAtMicros));
 			}
 			catch (RuntimeException ex) {
 				if (failure == null) {
@@ -317,9 +316,16 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	/** {@link #release} without blocking: the slots are given back concurrently, each to its end. */
 	@Override
 	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, List<Long> acquiredAtMicros) {
-		List<Call> calls = calls(entries, requestId, -1);
+		if (this.cluster == null) {
+			// as in acquireAsync
+			return Mono.fromCallable(this::isCluster)
+				.subscribeOn(Schedulers.boundedElastic())
+				.flatMap((known) -> releaseAsync(entries, requestId, acquiredAtMicros));
+		}
+		List<ScriptCall> calls = calls(entries, requestId, -1);
 		return Flux.fromIterable(calls)
-			.flatMapDelayError((call) -> executeAsync(call, RELEASE, call.timeOf(acquiredAtMicros)), calls.size(), 1)
+			.flatMapDelayError((call) -> executeAsync(call, Mode.RELEASE, call.timeOf(acquiredAtMicros)), calls.size(),
+					1)
 			.then();
 	}
 
@@ -327,16 +333,16 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	 * A slot that admitted a request another slot denied could not be given back: the request stays denied, and the
 	 * identity's quota in that slot stays taken until it refills or expires.
 	 */
-	private void giveBackFailed(Call call, Throwable failure) {
+	private void giveBackFailed(ScriptCall call, Throwable failure) {
 		if (logger.isWarnEnabled()) {
 			logger.warn("Could not give back what a denied request took for " + call.describe() + "; it stays taken "
 					+ "until it refills or expires: " + failure, logger.isDebugEnabled() ? failure : null);
 		}
 	}
 
-	private void releaseQuietly(Call call, long acquiredAtMicros, RuntimeException failure) {
+	private void releaseQuietly(ScriptCall call, long acquiredAtMicros, RuntimeException failure) {
 		try {
-			execute(call, RELEASE, acquiredAtMicros);
+			execute(call, Mode.RELEASE, acquiredAtMicros);
 		}
 		catch (RuntimeException ex) {
 			failure.addSuppressed(ex);
@@ -367,40 +373,58 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	/**
-	 * Whether the connection is to a Redis Cluster (entries are then grouped by hash slot).
+	 * Whether the connection is to a Redis Cluster (entries are then grouped by hash slot). A Lettuce factory tells
+	 * by its configuration; any other factory is asked once, on the first call (or {@link #connect()}), by opening
+	 * a cluster connection: one it cannot open means no Cluster.
 	 * @return true on Cluster
 	 */
 	public boolean isCluster() {
-		return this.cluster;
+		Boolean cluster = this.cluster;
+		if (cluster == null) {
+			cluster = opensClusterConnection(this.connectionFactory);
+			this.cluster = cluster;
+		}
+		return cluster;
+	}
+
+	private static boolean opensClusterConnection(RedisConnectionFactory connectionFactory) {
+		try {
+			connectionFactory.getClusterConnection().close();
+			return true;
+		}
+		catch (RuntimeException ex) {
+			return false;
+		}
 	}
 
 	/** Splits entries into one script call per hash slot (a single call unless on Cluster). */
-	private List<Call> calls(List<Entry> entries, String requestId, long explicitTimeMicros) {
-		Map<Integer, Call> bySlot = new LinkedHashMap<>();
+	private List<ScriptCall> calls(List<Entry> entries, String requestId, long explicitTimeMicros) {
+		boolean cluster = isCluster();
+		Map<Integer, ScriptCall> bySlot = new LinkedHashMap<>();
 		for (int i = 0; i < entries.size(); i++) {
 			Entry entry = entries.get(i);
 			String key = this.keys.key(entry.policy(), entry.identity());
-			int slot = this.cluster ? ClusterSlotHashUtil.calculateSlot(key) : 0;
-			bySlot.computeIfAbsent(slot, (s) -> new Call(requestId, explicitTimeMicros)).add(i, key, entry);
+			int slot = cluster ? ClusterSlotHashUtil.calculateSlot(key) : 0;
+			bySlot.computeIfAbsent(slot, (s) -> new ScriptCall(requestId, explicitTimeMicros)).add(i, key, entry);
 		}
 		return new ArrayList<>(bySlot.values());
 	}
 
-	private List<Long> execute(Call call, String mode, long timeMicros) {
-		return toLongs(this.template.execute(script(call), call.keys, call.args(mode, timeMicros)));
+	private List<Long> execute(ScriptCall call, Mode mode, long timeMicros) {
+		return ScriptReply.toLongs(this.template.execute(script(call), call.keys(), call.args(mode, timeMicros)));
 	}
 
 	/**
 	 * EVALSHA through Spring Data Redis' reactive scripting commands on one long-lived connection (no template:
 	 * no per-call serializers or connection wrapping); on NOSCRIPT the script is sent with EVAL, which loads it.
 	 */
-	private Mono<List<Long>> executeAsync(Call call, String mode, long timeMicros) {
+	private Mono<List<Long>> executeAsync(ScriptCall call, Mode mode, long timeMicros) {
 		if (this.reactiveFactory == null) {
 			return Mono.fromCallable(() -> execute(call, mode, timeMicros)).subscribeOn(Schedulers.boundedElastic());
 		}
 		RedisScript<?> script = script(call);
 		ByteBuffer[] keysAndArgs = call.encoded(mode, timeMicros);
-		int keys = call.keys.size();
+		int keys = call.keys().size();
 		forgetIfRestarted();
 		Mono<List<Long>> result = Mono.defer(() -> {
 			ReactiveRedisConnection connection = reactiveConnection();
@@ -425,12 +449,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 						.eval(ByteBuffer.wrap(script.getScriptAsString().getBytes(StandardCharsets.UTF_8)),
 								ReturnType.MULTI, keys, duplicates(keysAndArgs)))
 			.collectList()
-			.map(RedisRateLimitBackend::flatten);
+			.map(ScriptReply::flatten);
 	}
 
 	/**
 	 * Forgets a connection that was closed under the backend (the connection factory was stopped and started again,
-	 * as Spring does when it pauses a context or refreshes it), so that the call is made again on a new one. Reconnects after a Redis outage need nothing of this: the client reconnects the same connection.
+	 * as Spring does when it pauses a context or refreshes it), so that the call is made again on a new one.
+	 * Reconnects after a Redis outage need nothing of this: the client reconnects the same connection.
 	 */
 	private boolean forgetIfClosed(ReactiveRedisConnection connection, Throwable error) {
 		if (!hasMessage(error, "Connection is closed")) {
@@ -510,152 +535,8 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	@SuppressWarnings("rawtypes")
-	private RedisScript<List> script(Call call) {
-		return this.scripts.forAlgorithms(call.algorithms);
-	}
-
-	/** The reply's numbers, whether the reactive commands emitted the list itself or its elements. */
-	private static List<Long> flatten(List<Object> emitted) {
-		if (emitted.size() == 1 && emitted.get(0) instanceof List<?> list) {
-			return toLongs(list);
-		}
-		return toLongs(emitted);
-	}
-
-	private static List<Long> toLongs(@Nullable List<?> result) {
-		List<Long> values = new ArrayList<>();
-		if (result != null) {
-			for (Object value : result) {
-				values.add((value instanceof Number number) ? number.longValue() : Long.parseLong(value.toString()));
-			}
-		}
-		return values;
-	}
-
-	/** When any call denied, the indexes of the calls whose entries all admitted (and so took their cost). */
-	private static List<Integer> refundsNeeded(List<List<Long>> results) {
-		if (results.size() < 2 || allAdmit(results)) {
-			return List.of();
-		}
-		List<Integer> admitted = new ArrayList<>();
-		for (int i = 0; i < results.size(); i++) {
-			if (allAdmit(List.of(results.get(i)))) {
-				admitted.add(i);
-			}
-		}
-		return admitted;
-	}
-
-	private static boolean allAdmit(List<List<Long>> results) {
-		for (List<Long> result : results) {
-			for (int i = 1; i < result.size(); i += FIGURES) {
-				if (result.get(i) != 1L) {
-					return false;
-				}
-			}
-		}
-		return true;
-	}
-
-	/**
-	 * Reads the scripts' replies: the time used, then six figures per entry (admits, remaining and reset once
-	 * taken, remaining and reset as is, retry-after). The request is admitted only when every entry of every call
-	 * admits; then the "taken" figures apply, otherwise nothing was taken (or it was given back) and the "as is"
-	 * figures apply.
-	 */
-	private static Acquisition acquisition(List<Entry> entries, List<Call> calls, List<List<Long>> results) {
-		boolean admitted = allAdmit(results);
-		int taken = admitted ? 1 : 3;
-		PolicyDecision[] decisions = new PolicyDecision[entries.size()];
-		Long[] times = new Long[entries.size()];
-		for (int c = 0; c < calls.size(); c++) {
-			Call call = calls.get(c);
-			List<Long> result = results.get(c);
-			for (int j = 0; j < call.indexes.size(); j++) {
-				int at = 1 + j * FIGURES;
-				Entry entry = entries.get(call.indexes.get(j));
-				decisions[call.indexes.get(j)] = PolicyDecision.of(entry, result.get(at) == 1L,
-						result.get(at + taken), result.get(at + taken + 1), result.get(at + 5));
-				times[call.indexes.get(j)] = result.get(0);
-			}
-		}
-		return new Acquisition(List.of(decisions), results.get(0).get(0), List.of(times));
-	}
-
-	/** One script call: the entries of one hash slot. */
-	private static final class Call {
-
-		private final String requestId;
-
-		/** The request's explicit time, or -1 for the server's clock. */
-		private final long explicitTimeMicros;
-
-		private final List<Integer> indexes = new ArrayList<>();
-
-		private final List<String> keys = new ArrayList<>();
-
-		private final List<Entry> entries = new ArrayList<>();
-
-		private final Set<Algorithm> algorithms = EnumSet.noneOf(Algorithm.class);
-
-		Call(String requestId, long explicitTimeMicros) {
-			this.requestId = requestId;
-			this.explicitTimeMicros = explicitTimeMicros;
-		}
-
-		/** The policies of this call, for a log (never the identities: they may be credentials). */
-		String describe() {
-			return "policies " + this.entries.stream().map((entry) -> entry.policy().name()).distinct().toList();
-		}
-
-		/** The time this call's entries were acquired at: one script, one clock. */
-		long timeOf(List<Long> acquiredAtMicros) {
-			return acquiredAtMicros.get(this.indexes.get(0));
-		}
-
-		void add(int index, String key, Entry entry) {
-			this.indexes.add(index);
-			this.keys.add(key);
-			this.entries.add(entry);
-			this.algorithms.add(entry.policy().algorithm());
-		}
-
-		ByteBuffer[] encoded(String mode, long timeMicros) {
-			Object[] args = args(mode, timeMicros);
-			ByteBuffer[] buffers = new ByteBuffer[this.keys.size() + args.length];
-			int i = 0;
-			for (String key : this.keys) {
-				buffers[i++] = ByteBuffer.wrap(key.getBytes(StandardCharsets.UTF_8));
-			}
-			for (Object arg : args) {
-				buffers[i++] = ByteBuffer.wrap(((String) arg).getBytes(StandardCharsets.UTF_8));
-			}
-			return buffers;
-		}
-
-		Object[] args(String mode, long timeMicros) {
-			Object[] args = new Object[3 + this.entries.size() * 6];
-			args[0] = mode;
-			args[1] = (timeMicros >= 0) ? Long.toString(timeMicros) : "";
-			// a refund names its request (to give back once, and only what the request took); an acquire only where
-			// the state keeps the request: the sorted sets' members and the buckets' last taker. The windows do not,
-			// and a unique string per call costs Redis' Lua an interned string and its garbage collection.
-			args[2] = (RELEASE.equals(mode) || this.algorithms.contains(Algorithm.SLIDING_WINDOW_LOG)
-					|| this.algorithms.contains(Algorithm.CONCURRENCY) || this.algorithms.contains(Algorithm.TOKEN_BUCKET)
-					|| this.algorithms.contains(Algorithm.GCRA)) ? this.requestId : "";
-			int i = 3;
-			for (Entry entry : this.entries) {
-				RateLimitPolicy policy = entry.policy();
-				args[i++] = policy.algorithm().code();
-				args[i++] = Long.toString(policy.limit());
-				args[i++] = Long.toString(policy.windowMicros());
-				args[i++] = Long.toString(policy.burst());
-				args[i++] = Long.toString(entry.cost());
-				args[i++] = Long.toString(policy.minIntervalMicros());
-			}
-			return args;
-		}
-
+	private RedisScript<List> script(ScriptCall call) {
+		return this.scripts.forAlgorithms(call.algorithms());
 	}
 
 }

@@ -1,0 +1,183 @@
+package io.github.ratelimit.core.redis;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitRequest.Entry;
+
+/**
+ * One script call: the entries of one hash slot, and what goes in the script's KEYS and ARGV for them. The layout is
+ * the one described at the top of {@code scripts/ratelimit.lua}; keep the two in step:
+ * <ul>
+ * <li>KEYS: one key per entry;</li>
+ * <li>ARGV[1]: the {@link Mode mode}, {@code a} to acquire or {@code r} to release;</li>
+ * <li>ARGV[2]: the explicit time in microseconds, or empty for the server's TIME (a release passes the time its
+ * acquire returned);</li>
+ * <li>ARGV[3]: the request id, always on a release, on an acquire only when the state of one of the entries
+ * {@linkplain Algorithm#keepsRequestId() keeps it} (empty otherwise);</li>
+ * <li>then six per entry, in the order of KEYS: the algorithm's code, the limit, the window (microseconds), the
+ * burst, the cost and the minimum interval (microseconds).</li>
+ * </ul>
+ * The reply is read by {@link ScriptReply}.
+ */
+final class ScriptCall {
+
+	/** ARGV[1]: what the script does with the entries. */
+	enum Mode {
+
+		/** Checks every entry and takes the cost of each only when all admit. */
+		ACQUIRE("a"),
+
+		/** Gives back what the request took at the time its acquire returned. */
+		RELEASE("r");
+
+		private final String argument;
+
+		Mode(String argument) {
+			this.argument = argument;
+		}
+
+	}
+
+	/** ARGV before the entries': mode, time and request id. */
+	private static final int HEADER = 3;
+
+	/** ARGV per entry. */
+	private static final int ARGUMENTS_PER_ENTRY = 6;
+
+	private final String requestId;
+
+	/** The request's explicit time, or -1 for the server's clock. */
+	private final long explicitTimeMicros;
+
+	/** For each entry of this call, its index in the request. */
+	private final List<Integer> indexes = new ArrayList<>();
+
+	private final List<String> keys = new ArrayList<>();
+
+	private final List<Entry> entries = new ArrayList<>();
+
+	private final Set<Algorithm> algorithms = EnumSet.noneOf(Algorithm.class);
+
+	/** Whether an entry's state names the request on acquire ({@link Algorithm#keepsRequestId()}). */
+	private boolean keepsRequestId;
+
+	/**
+	 * A call with no entry yet.
+	 * @param requestId the request id
+	 * @param explicitTimeMicros the request's explicit time, or -1 for the server's clock
+	 */
+	ScriptCall(String requestId, long explicitTimeMicros) {
+		this.requestId = requestId;
+		this.explicitTimeMicros = explicitTimeMicros;
+	}
+
+	/**
+	 * Adds an entry.
+	 * @param index the entry's index in the request
+	 * @param key its Redis key
+	 * @param entry the entry
+	 */
+	void add(int index, String key, Entry entry) {
+		this.indexes.add(index);
+		this.keys.add(key);
+		this.entries.add(entry);
+		this.algorithms.add(entry.policy().algorithm());
+		this.keepsRequestId |= entry.policy().algorithm().keepsRequestId();
+	}
+
+	/**
+	 * The request's explicit time.
+	 * @return the time in microseconds, or -1 for the server's clock
+	 */
+	long explicitTimeMicros() {
+		return this.explicitTimeMicros;
+	}
+
+	/**
+	 * For each entry of this call (in the order of KEYS and of the reply's figures), its index in the request.
+	 * @return the indexes
+	 */
+	List<Integer> indexes() {
+		return this.indexes;
+	}
+
+	/**
+	 * KEYS.
+	 * @return one key per entry
+	 */
+	List<String> keys() {
+		return this.keys;
+	}
+
+	/**
+	 * The algorithms of the entries, which choose the script.
+	 * @return the algorithms
+	 */
+	Set<Algorithm> algorithms() {
+		return this.algorithms;
+	}
+
+	/** The policies of this call, for a log (never the identities: they may be credentials). */
+	String describe() {
+		return "policies " + this.entries.stream().map((entry) -> entry.policy().name()).distinct().toList();
+	}
+
+	/** The time this call's entries were acquired at: one script, one clock. */
+	long timeOf(List<Long> acquiredAtMicros) {
+		return acquiredAtMicros.get(this.indexes.get(0));
+	}
+
+	/**
+	 * KEYS and then ARGV, encoded for the reactive scripting commands.
+	 * @param mode acquire or release
+	 * @param timeMicros the time to pass, or -1 for the server's clock
+	 * @return the keys followed by the arguments
+	 */
+	ByteBuffer[] encoded(Mode mode, long timeMicros) {
+		Object[] args = args(mode, timeMicros);
+		ByteBuffer[] buffers = new ByteBuffer[this.keys.size() + args.length];
+		int i = 0;
+		for (String key : this.keys) {
+			buffers[i++] = ByteBuffer.wrap(key.getBytes(StandardCharsets.UTF_8));
+		}
+		for (Object arg : args) {
+			buffers[i++] = ByteBuffer.wrap(((String) arg).getBytes(StandardCharsets.UTF_8));
+		}
+		return buffers;
+	}
+
+	/**
+	 * ARGV.
+	 * @param mode acquire or release
+	 * @param timeMicros the time to pass, or -1 for the server's clock
+	 * @return the arguments, all strings
+	 */
+	Object[] args(Mode mode, long timeMicros) {
+		Object[] args = new Object[HEADER + this.entries.size() * ARGUMENTS_PER_ENTRY];
+		args[0] = mode.argument;
+		args[1] = (timeMicros >= 0) ? Long.toString(timeMicros) : "";
+		// a refund names its request (to give back once, and only what the request took); an acquire only where
+		// the state keeps the request: the sorted sets' members and the buckets' last taker. The windows do not,
+		// and a unique string per call costs Redis' Lua an interned string and its garbage collection.
+		args[2] = (mode == Mode.RELEASE || this.keepsRequestId) ? this.requestId : "";
+		int i = HEADER;
+		for (Entry entry : this.entries) {
+			RateLimitPolicy policy = entry.policy();
+			args[i++] = policy.algorithm().code();
+			args[i++] = Long.toString(policy.limit());
+			args[i++] = Long.toString(policy.windowMicros());
+			args[i++] = Long.toString(policy.burst());
+			args[i++] = Long.toString(entry.cost());
+			args[i++] = Long.toString(policy.minIntervalMicros());
+		}
+		return args;
+	}
+
+}
