@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * adds to sliding-window logs and concurrency sets, so they must not collide between instances; they carry no data
  * from the request.
  */
-public final class RequestIds {
+final class RequestIds {
 
 	private static final String PREFIX = randomPrefix();
 

@@ -102,6 +102,8 @@ class LocalBackendBlockHoundTests {
 				.sequential()
 				.collectList()
 				.block(Duration.ofSeconds(60));
+			// the whole trace, to tell which lock it was (the assertion's message is cut short)
+			errors.stream().limit(1).forEach(Throwable::printStackTrace);
 			assertThat(errors).isEmpty();
 		}
 		finally {

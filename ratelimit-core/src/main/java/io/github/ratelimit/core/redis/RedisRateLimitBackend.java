@@ -2,11 +2,16 @@ package io.github.ratelimit.core.redis;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitBackend;
@@ -60,6 +65,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE / 2;
 
 	private static final Log logger = LogFactory.getLog(RedisRateLimitBackend.class);
+
+	/** How long a start after a stop waits for the new connection before leaving it to the background. */
+	private static final Duration RECONNECT_WAIT = Duration.ofSeconds(2);
 
 	/** Policy name and identity of the start-up calls, which touch no key that exists. */
 	private static final String WARM_UP = "warm-up";
@@ -148,15 +156,16 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 			RateLimitPolicy policy = RateLimitPolicy.builder(WARM_UP)
 				.algorithm(algorithm)
 				.limit(1)
-				.window(java.time.Duration.ofSeconds(1))
+				.window(Duration.ofSeconds(1))
 				.build();
 			releaseAsync(List.of(new Entry(policy, WARM_UP, 1)), WARM_UP, List.of(now)).block();
 		}
 	}
 
 	/**
-	 * Starts the backend after its connection factory. After a stop, the non-blocking connection is opened again in
-	 * the background (a failure is left to the next call, which opens it off the caller's thread).
+	 * Starts the backend after its connection factory. After a stop, the non-blocking connection is opened again,
+	 * waiting for it at most two seconds; what takes longer goes on in the background (and a failure is left to the
+	 * next call, which opens it off the caller's thread).
 	 */
 	@Override
 	public void start() {
@@ -167,10 +176,21 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 			this.running = true;
 		}
 		if (reconnect) {
-			Mono.fromCallable(() -> reactiveConnection().ping().block())
+			CompletableFuture<String> reconnected = Mono.fromCallable(() -> reactiveConnection().ping().block())
 				.subscribeOn(Schedulers.boundedElastic())
-				.subscribe((pong) -> this.reactiveConnected = true,
-						(ex) -> logger.debug("Could not reconnect to Redis after a restart; the next call will", ex));
+				.doOnSuccess((pong) -> this.reactiveConnected = true)
+				.toFuture();
+			try {
+				// the context's start waits a moment for it, so that the first requests find the connection open;
+				// a Redis that does not answer by then is left to the background (and to the failure modes)
+				reconnected.get(RECONNECT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+			}
+			catch (TimeoutException | ExecutionException ex) {
+				logger.debug("Could not reconnect to Redis at once after a restart; the next call will", ex);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
 		}
 	}
 

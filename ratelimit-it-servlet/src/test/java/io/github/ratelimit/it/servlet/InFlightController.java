@@ -17,27 +17,16 @@ import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBo
 
 /**
  * Every kind of completion under the concurrency policy {@code single} (one request in flight per client): a
- * {@code @RateLimited} class, so every handler method takes a permit. Each handler passes the {@link Gate}, which
- * holds it in flight when the test arms it.
+ * {@code @RateLimited} class, so every handler method takes a permit, the inherited ones too. Each handler passes
+ * the {@link Gate}, which holds it in flight when the test arms it.
  */
 @RestController
 @RequestMapping("/inflight")
 @RateLimited("single")
-public class InFlightController {
-
-	private final Gate gate;
-
-	private final ExecutorService completions;
+public class InFlightController extends GatedHandlers {
 
 	public InFlightController(Gate gate, ExecutorService completions) {
-		this.gate = gate;
-		this.completions = completions;
-	}
-
-	@GetMapping("/sync")
-	public String sync() {
-		this.gate.pass();
-		return "sync";
+		super(gate, completions);
 	}
 
 	@GetMapping("/entity")
@@ -58,16 +47,6 @@ public class InFlightController {
 			this.gate.pass();
 			return "callable";
 		};
-	}
-
-	@GetMapping("/deferred")
-	public DeferredResult<String> deferred() {
-		DeferredResult<String> result = new DeferredResult<>();
-		this.completions.execute(() -> {
-			this.gate.pass();
-			result.setResult("deferred");
-		});
-		return result;
 	}
 
 	@GetMapping("/deferred-timeout")

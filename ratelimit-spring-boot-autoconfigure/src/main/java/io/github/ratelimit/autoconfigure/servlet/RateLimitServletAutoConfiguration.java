@@ -33,7 +33,7 @@ import org.springframework.web.servlet.handler.MappedInterceptor;
  * response completes;</li>
  * <li>{@link io.github.ratelimit.spring.RateLimited} methods, checked by the
  * {@link ServletRateLimitedMethodInterceptor} (annotations validated at startup);</li>
- * <li>with Spring MVC, the {@link RateLimitExceptionResolver} (order {@link RateLimitExceptionResolver#ORDER},
+ * <li>with Spring MVC, the {@link RateLimitExceptionResolver} (order {@link RateLimitExceptionResolver#DEFAULT_ORDER},
  * ahead of {@code @ExceptionHandler} methods) that renders a method's denial as the 429, and the
  * {@link PermitReleaseHandlerInterceptor} that releases the permits of rate-limited methods when the filter is not
  * registered.</li>

@@ -67,7 +67,7 @@ class RateLimitServletAutoConfigurationTests {
 				.hasSingleBean(RateLimitExceptionResolver.class)
 				.hasBean("rateLimitPermitReleaseInterceptor");
 			assertThat(context.getBean(RateLimitExceptionResolver.class).getOrder())
-				.isEqualTo(RateLimitExceptionResolver.ORDER);
+				.isEqualTo(RateLimitExceptionResolver.DEFAULT_ORDER);
 			assertThat(context.getBean("rateLimitPermitReleaseInterceptor", MappedInterceptor.class)
 				.getIncludePathPatterns()).isNull();
 		});
@@ -273,9 +273,7 @@ class RateLimitServletAutoConfigurationTests {
 
 		@Bean
 		RateLimitExceptionResolver myResolver(RateLimitEnforcer enforcer) {
-			RateLimitExceptionResolver resolver = new RateLimitExceptionResolver(enforcer);
-			resolver.setOrder(1);
-			return resolver;
+			return new RateLimitExceptionResolver(enforcer, 1);
 		}
 
 		@Bean

@@ -17,7 +17,7 @@ import org.springframework.aop.Pointcut;
  * The enforcer is looked up only when the first bean with {@code @RateLimited} methods is created, so that it, the
  * limiter and the Redis connection are ordinary beans, processed by every other post-processor.
  */
-public class ReactiveRateLimitedMethodPostProcessor extends RateLimitedMethodPostProcessor {
+public final class ReactiveRateLimitedMethodPostProcessor extends RateLimitedMethodPostProcessor {
 
 	private static final long serialVersionUID = 1L;
 

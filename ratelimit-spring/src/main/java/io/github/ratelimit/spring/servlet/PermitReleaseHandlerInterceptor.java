@@ -14,7 +14,7 @@ import org.springframework.web.servlet.AsyncHandlerInterceptor;
  * completes, fails or times out. With the filter in the chain it does nothing: the filter releases them.
  * Register it for all handlers (e.g. as a {@link org.springframework.web.servlet.handler.MappedInterceptor}).
  */
-public class PermitReleaseHandlerInterceptor implements AsyncHandlerInterceptor {
+public final class PermitReleaseHandlerInterceptor implements AsyncHandlerInterceptor {
 
 	@Override
 	public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler,

@@ -19,35 +19,45 @@ import org.springframework.web.servlet.ModelAndView;
  * the rejection of {@link RateLimitEnforcer#reject}: by default status 429, the rate-limit headers with
  * {@code Retry-After}, and an {@code application/problem+json} body.
  * <p>
- * It runs at {@link #ORDER}, before Spring MVC's own resolvers (order 0: {@code @ExceptionHandler} methods of
+ * It runs at {@link #DEFAULT_ORDER}, before Spring MVC's own resolvers (order 0: {@code @ExceptionHandler} methods of
  * controllers and {@code @ControllerAdvice} beans, {@code @ResponseStatus}, the default resolver), so that an
  * application's catch-all {@code @ExceptionHandler(Exception.class)} cannot turn a denial into a 500 or a 200.
  * It runs after Spring Boot's {@code DefaultErrorAttributes} (which only records the exception). To shape the 429
  * yourself, declare a {@link io.github.ratelimit.spring.RateLimitRejectionHandler} bean. To handle the exception
  * in an {@code @ExceptionHandler} of your own instead, declare your own bean of this type with an order after
- * Spring MVC's ({@link #setOrder(int) setOrder(1)}): the starter's then backs off and yours only sees what your
- * handlers leave.
+ * Spring MVC's ({@code new RateLimitExceptionResolver(enforcer, 1)}): the starter's then backs off and yours only
+ * sees what your handlers leave.
  * <p>
  * The exception is also found as the cause of another exception (e.g. wrapped by a proxy). A response that is
  * already committed is left alone.
  */
-public class RateLimitExceptionResolver implements HandlerExceptionResolver, Ordered {
+public final class RateLimitExceptionResolver implements HandlerExceptionResolver, Ordered {
 
-	/** The order: just after the highest precedence, ahead of Spring MVC's resolvers. */
-	public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 100;
+	/** The default order: just after the highest precedence, ahead of Spring MVC's resolvers. */
+	public static final int DEFAULT_ORDER = Ordered.HIGHEST_PRECEDENCE + 100;
 
 	private static final Log logger = LogFactory.getLog(RateLimitExceptionResolver.class);
 
 	private final RateLimitEnforcer enforcer;
 
-	private int order = ORDER;
+	private final int order;
+
+	/**
+	 * A resolver at the {@link #DEFAULT_ORDER default order}.
+	 * @param enforcer renders the rejection
+	 */
+	public RateLimitExceptionResolver(RateLimitEnforcer enforcer) {
+		this(enforcer, DEFAULT_ORDER);
+	}
 
 	/**
 	 * A resolver.
 	 * @param enforcer renders the rejection
+	 * @param order the order among the application's {@link HandlerExceptionResolver}s
 	 */
-	public RateLimitExceptionResolver(RateLimitEnforcer enforcer) {
+	public RateLimitExceptionResolver(RateLimitEnforcer enforcer, int order) {
 		this.enforcer = enforcer;
+		this.order = order;
 	}
 
 	@Override
@@ -73,12 +83,5 @@ public class RateLimitExceptionResolver implements HandlerExceptionResolver, Ord
 		return this.order;
 	}
 
-	/**
-	 * Changes the order among the application's {@link HandlerExceptionResolver}s.
-	 * @param order the order
-	 */
-	public void setOrder(int order) {
-		this.order = order;
-	}
 
 }

@@ -33,7 +33,7 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * A {@link RateLimitExceededException} that reaches the filter (a {@code RateLimited} method called outside Spring
  * MVC's exception handling) is turned into the rejection as well, as long as the response is not committed.
  */
-public class RateLimitFilter extends OncePerRequestFilter {
+public final class RateLimitFilter extends OncePerRequestFilter {
 
 	private final RateLimitEnforcer enforcer;
 

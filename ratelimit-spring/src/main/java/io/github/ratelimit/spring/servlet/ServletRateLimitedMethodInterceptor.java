@@ -40,7 +40,7 @@ import org.springframework.web.context.request.ServletRequestAttributes;
  * </ul>
  * Methods inherited from {@code Object} ({@code toString()}, ...) are never rate-limited.
  */
-public class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
+public final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 
 	private final Supplier<RateLimitEnforcer> enforcer;
 

@@ -13,7 +13,7 @@ import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
  * The enforcer is looked up only when the first bean with {@code @RateLimited} methods is created, so that it, the
  * limiter and the Redis connection are ordinary beans, processed by every other post-processor.
  */
-public class ServletRateLimitedMethodPostProcessor extends RateLimitedMethodPostProcessor {
+public final class ServletRateLimitedMethodPostProcessor extends RateLimitedMethodPostProcessor {
 
 	private static final long serialVersionUID = 1L;
 

@@ -74,7 +74,7 @@ class RateLimitExceptionResolverTests {
 
 	@Test
 	void runsAheadOfSpringMvcsResolvers() {
-		assertThat(this.resolver.getOrder()).isEqualTo(RateLimitExceptionResolver.ORDER).isLessThan(0)
+		assertThat(this.resolver.getOrder()).isEqualTo(RateLimitExceptionResolver.DEFAULT_ORDER).isLessThan(0)
 			.isGreaterThan(Ordered.HIGHEST_PRECEDENCE);
 	}
 
