@@ -6,6 +6,7 @@ import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 
@@ -36,8 +37,8 @@ public final class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitPolicies rateLimitPolicies(RateLimitProperties properties, BeanFactory beanFactory) {
-		return RateLimitPolicies.from(properties, KeyResolvers.beans(beanFactory));
+	RateLimitPolicyRegistry rateLimitPolicies(RateLimitProperties properties, BeanFactory beanFactory) {
+		return PolicyProperties.registry(properties, KeyResolvers.beans(beanFactory));
 	}
 
 	@Bean

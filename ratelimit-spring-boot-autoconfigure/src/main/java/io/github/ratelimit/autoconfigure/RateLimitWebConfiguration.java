@@ -8,6 +8,7 @@ import io.github.ratelimit.spring.KeyResolver;
 import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitHeaders;
+import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RateLimitRejectionHandler;
 import io.github.ratelimit.spring.RateLimitRule;
 
@@ -33,16 +34,16 @@ class RateLimitWebConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitEnforcer rateLimitEnforcer(RateLimiter limiter, RateLimitPolicies policies, RateLimitProperties properties,
-			RateLimitRejectionHandler rejectionHandler, BeanFactory beanFactory) {
+	RateLimitEnforcer rateLimitEnforcer(RateLimiter limiter, RateLimitPolicyRegistry policies,
+			RateLimitProperties properties, RateLimitRejectionHandler rejectionHandler, BeanFactory beanFactory) {
 		RateLimitProperties.Headers headers = properties.getHeaders();
-		return new RateLimitEnforcer(limiter, policies.all(), rules(properties),
+		return new RateLimitEnforcer(limiter, policies, rules(properties, policies),
 				new RateLimitHeaders(headers.isLegacy(), headers.isStandard(), headers.isRetryAfter()),
 				rejectionHandler, KeyResolvers.beans(beanFactory), System::currentTimeMillis,
 				properties.getFailureMode());
 	}
 
-	private static List<RateLimitRule> rules(RateLimitProperties properties) {
+	private static List<RateLimitRule> rules(RateLimitProperties properties, RateLimitPolicyRegistry policies) {
 		List<RateLimitRule> rules = new ArrayList<>();
 		List<RateLimitProperties.Rule> sources = properties.getFilter().getRules();
 		for (int i = 0; i < sources.size(); i++) {
@@ -53,6 +54,12 @@ class RateLimitWebConfiguration {
 			}
 			if (source.getPolicies().isEmpty()) {
 				throw new IllegalArgumentException("Invalid property '" + property + ".policies': at least one policy is required");
+			}
+			for (String name : source.getPolicies()) {
+				if (!policies.contains(name)) {
+					throw new IllegalArgumentException(property + ".policies names unknown policy '" + name
+							+ "'; configured policies: " + policies.names());
+				}
 			}
 			try {
 				rules.add(RateLimitRule.of(source.getPaths(), source.getMethods(), source.getPolicies()));

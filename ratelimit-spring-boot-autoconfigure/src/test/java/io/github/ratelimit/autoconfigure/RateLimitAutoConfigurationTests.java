@@ -8,6 +8,7 @@ import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
 import org.junit.jupiter.api.Test;
@@ -38,7 +39,7 @@ class RateLimitAutoConfigurationTests {
 			.run((context) -> {
 				assertThat(context).hasSingleBean(RateLimiter.class);
 				assertThat(context.getBean(RateLimitBackend.class)).isInstanceOf(RedisRateLimitBackend.class);
-				RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+				RateLimitPolicyRegistry policies = context.getBean(RateLimitPolicyRegistry.class);
 				assertThat(policies.get("api").algorithm()).isEqualTo(Algorithm.FIXED_WINDOW);
 				assertThat(policies.get("api").window()).isEqualTo(Duration.ofMinutes(1));
 				RateLimiter limiter = context.getBean(RateLimiter.class);
@@ -61,8 +62,8 @@ class RateLimitAutoConfigurationTests {
 			.run((context) -> {
 				RedisRateLimitBackend backend = context.getBean(RedisRateLimitBackend.class);
 				RateLimiter limiter = context.getBean(RateLimiter.class);
-				RateLimitRequest request = RateLimitRequest.of(context.getBean(RateLimitPolicies.class).get("api"),
-						"restarted");
+				RateLimitPolicyRegistry policies = context.getBean(RateLimitPolicyRegistry.class);
+				RateLimitRequest request = RateLimitRequest.of(policies.get("api"), "restarted");
 				assertThat(backend.isRunning()).isTrue();
 				assertThat(limiter.checkAsync(request).block(Duration.ofSeconds(10)).decisions().get(0).remaining()).isEqualTo(99);
 				// a context stopped and started (or paused and resumed, or checkpointed and restored)
@@ -131,7 +132,7 @@ class RateLimitAutoConfigurationTests {
 					"ratelimit.policies.api.tiers.limits.pro.limit=100",
 					"ratelimit.policies.api.tiers.limits.pro.burst=150")
 			.run((context) -> {
-				RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+				RateLimitPolicyRegistry policies = context.getBean(RateLimitPolicyRegistry.class);
 				assertThat(policies.configured("api").overrides().get("big-customer").limit()).isEqualTo(1000);
 				assertThat(policies.configured("api").overrides().get("big-customer").burst())
 					.as("an override of the limit carries the burst along when the burst was the limit")

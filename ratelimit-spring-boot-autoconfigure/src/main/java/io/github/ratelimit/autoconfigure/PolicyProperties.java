@@ -1,7 +1,8 @@
 package io.github.ratelimit.autoconfigure;
 
-import java.util.Collection;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -13,19 +14,15 @@ import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.spring.ConfiguredPolicy;
 import io.github.ratelimit.spring.KeyResolver;
 import io.github.ratelimit.spring.KeySpec;
+import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 
 /**
- * The policies of the application, by name, validated from {@code ratelimit.policies}. Every invalid value fails
- * with a message that names its property, e.g. {@code ratelimit.policies.api.limit}.
+ * Turns {@code ratelimit.policies} into the {@link RateLimitPolicyRegistry}. Every invalid value fails with a
+ * message that names its property, e.g. {@code ratelimit.policies.api.limit}.
  */
-public final class RateLimitPolicies {
+final class PolicyProperties {
 
-	private final Map<String, ConfiguredPolicy> policies;
-
-	public RateLimitPolicies(Collection<ConfiguredPolicy> policies) {
-		Map<String, ConfiguredPolicy> byName = new LinkedHashMap<>();
-		policies.forEach((policy) -> byName.put(policy.name(), policy));
-		this.policies = Map.copyOf(byName);
+	private PolicyProperties() {
 	}
 
 	/**
@@ -35,12 +32,13 @@ public final class RateLimitPolicies {
 	 * @return the policies
 	 * @throws IllegalArgumentException naming the property at fault
 	 */
-	public static RateLimitPolicies from(RateLimitProperties properties, Function<String, KeyResolver> keyResolverBeans) {
-		Map<String, ConfiguredPolicy> policies = new LinkedHashMap<>();
+	static RateLimitPolicyRegistry registry(RateLimitProperties properties,
+			Function<String, KeyResolver> keyResolverBeans) {
+		List<ConfiguredPolicy> policies = new ArrayList<>();
 		properties.getPolicies()
-			.forEach((name, source) -> policies.put(name,
-					configure(name, source, properties.getFailureMode(), keyResolverBeans)));
-		return new RateLimitPolicies(policies.values());
+			.forEach((name, source) -> policies
+				.add(configure(name, source, properties.getFailureMode(), keyResolverBeans)));
+		return new RateLimitPolicyRegistry(policies);
 	}
 
 	private static ConfiguredPolicy configure(String name, RateLimitProperties.Policy source,
@@ -135,39 +133,6 @@ public final class RateLimitPolicies {
 		catch (RuntimeException ex) {
 			throw new IllegalArgumentException("Invalid property '" + property + "': " + ex.getMessage(), ex);
 		}
-	}
-
-	/**
-	 * The engine policy of that name.
-	 * @param name the policy name
-	 * @return the policy
-	 * @throws IllegalArgumentException naming the known policies when there is none of that name
-	 */
-	public RateLimitPolicy get(String name) {
-		return configured(name).policy();
-	}
-
-	/**
-	 * The configured policy of that name (key, overrides, tiers).
-	 * @param name the policy name
-	 * @return the configured policy
-	 * @throws IllegalArgumentException naming the known policies when there is none of that name
-	 */
-	public ConfiguredPolicy configured(String name) {
-		ConfiguredPolicy policy = this.policies.get(name);
-		if (policy == null) {
-			throw new IllegalArgumentException(
-					"Unknown rate-limit policy '" + name + "'; configured policies: " + this.policies.keySet());
-		}
-		return policy;
-	}
-
-	/**
-	 * All configured policies.
-	 * @return the policies
-	 */
-	public Collection<ConfiguredPolicy> all() {
-		return this.policies.values();
 	}
 
 }
