@@ -15,10 +15,14 @@ import io.github.ratelimit.spring.ConfiguredPolicy;
 import io.github.ratelimit.spring.KeyResolver;
 import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 
 /**
- * Turns {@code ratelimit.policies} into the {@link RateLimitPolicyRegistry}. Every invalid value fails with a
- * message that names its property, e.g. {@code ratelimit.policies.api.limit}.
+ * Turns {@code ratelimit.policies} into the {@link RateLimitPolicyRegistry}. Every invalid value fails with an
+ * {@link InvalidConfigurationPropertyValueException} that names its property, e.g.
+ * {@code ratelimit.policies.api.limit}, which Spring Boot's failure analysis reports at startup.
  */
 final class PolicyProperties {
 
@@ -30,7 +34,7 @@ final class PolicyProperties {
 	 * @param properties the properties
 	 * @param keyResolverBeans finds {@link KeyResolver} beans named as {@code @name} in keys
 	 * @return the policies
-	 * @throws IllegalArgumentException naming the property at fault
+	 * @throws InvalidConfigurationPropertyValueException naming the property at fault
 	 */
 	static RateLimitPolicyRegistry registry(RateLimitProperties properties,
 			Function<String, KeyResolver> keyResolverBeans) {
@@ -44,7 +48,7 @@ final class PolicyProperties {
 	private static ConfiguredPolicy configure(String name, RateLimitProperties.Policy source,
 			FailureMode defaultFailureMode, Function<String, KeyResolver> beans) {
 		String property = "ratelimit.policies." + name;
-		RateLimitPolicy base = policy(property, () -> {
+		RateLimitPolicy base = policy(property, (field) -> value(field, source), () -> {
 			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(name)
 				.limit(source.getLimit())
 				.cost(source.getCost())
@@ -72,30 +76,31 @@ final class PolicyProperties {
 		Map<String, RateLimitPolicy> overrides = new LinkedHashMap<>();
 		source.getOverrides()
 			.forEach((identity, limits) -> overrides.put(identity,
-					withLimits(property + ".overrides[" + identity + "]", base, limits)));
+					withLimits(property + ".overrides[" + identity + "]", base, limits, source)));
 		RateLimitProperties.Tiers tiers = source.getTiers();
 		KeySpec tierKey = null;
 		Map<String, RateLimitPolicy> tierLimits = new LinkedHashMap<>();
 		if (tiers.getKey() != null) {
 			if (tiers.getKey().trim().regionMatches(true, 0, "header:", 0, 7)) {
-				throw new IllegalArgumentException("Invalid property '" + property + ".tiers.key': a tier must come "
-						+ "from the principal or the server (a SpEL expression over #principal, or @<KeyResolver "
-						+ "bean>), not from a header the client can set");
+				throw new InvalidConfigurationPropertyValueException(property + ".tiers.key", tiers.getKey(),
+						"a tier must come from the principal or the server (a SpEL expression over #principal, or "
+								+ "@<KeyResolver bean>), not from a header the client can set");
 			}
 			tierKey = keySpec(property + ".tiers.key", tiers.getKey(), beans);
 		}
 		else if (!tiers.getLimits().isEmpty()) {
-			throw new IllegalArgumentException(
-					"Invalid property '" + property + ".tiers.key': required when tiers.limits are configured");
+			throw new InvalidConfigurationPropertyValueException(property + ".tiers.key", null,
+					"required when tiers.limits are configured");
 		}
 		tiers.getLimits()
 			.forEach((tier, limits) -> tierLimits.put(tier,
-					withLimits(property + ".tiers.limits." + tier, base, limits)));
+					withLimits(property + ".tiers.limits." + tier, base, limits, source)));
 		return new ConfiguredPolicy(base, key, source.getMissingKey(), overrides, tierKey, tierLimits);
 	}
 
-	private static RateLimitPolicy withLimits(String property, RateLimitPolicy base, RateLimitProperties.Limits limits) {
-		return policy(property, () -> {
+	private static RateLimitPolicy withLimits(String property, RateLimitPolicy base, RateLimitProperties.Limits limits,
+			RateLimitProperties.Policy source) {
+		return policy(property, (field) -> value(field, limits, source), () -> {
 			RateLimitPolicy.Builder builder = base.toBuilder();
 			if (limits.getLimit() != null) {
 				builder.limit(limits.getLimit());
@@ -116,14 +121,52 @@ final class PolicyProperties {
 		});
 	}
 
-	private static RateLimitPolicy policy(String property, Supplier<RateLimitPolicy> builder) {
+	/**
+	 * Builds a policy, reporting an invalid field as its property.
+	 * @param property the property holding the policy's fields
+	 * @param values the configured value of a field
+	 * @param builder builds the policy
+	 * @return the policy
+	 */
+	private static RateLimitPolicy policy(String property, Function<String, @Nullable Object> values,
+			Supplier<RateLimitPolicy> builder) {
 		try {
 			return builder.get();
 		}
 		catch (InvalidPolicyException ex) {
-			throw new IllegalArgumentException(
-					"Invalid property '" + property + "." + ex.field() + "': " + ex.getMessage(), ex);
+			if (ex.field().equals("name")) {
+				// the name is the key under ratelimit.policies, not a property of its own
+				throw new InvalidConfigurationPropertyValueException(property, ex.policy(), ex.getMessage());
+			}
+			throw new InvalidConfigurationPropertyValueException(property + "." + ex.field(), values.apply(ex.field()),
+					ex.getMessage());
 		}
+	}
+
+	/** The value of a policy's field, as configured. */
+	private static @Nullable Object value(String field, RateLimitProperties.Policy source) {
+		return switch (field) {
+			case "algorithm" -> source.getAlgorithm();
+			case "limit" -> source.getLimit();
+			case "window" -> source.getWindow();
+			case "burst" -> source.getBurst();
+			case "min-interval" -> source.getMinInterval();
+			case "cost" -> source.getCost();
+			default -> null;
+		};
+	}
+
+	/** The value of an override's or a tier's field: its own, else the policy's that it inherits. */
+	private static @Nullable Object value(String field, RateLimitProperties.Limits limits,
+			RateLimitProperties.Policy source) {
+		Object value = switch (field) {
+			case "limit" -> limits.getLimit();
+			case "window" -> limits.getWindow();
+			case "burst" -> limits.getBurst();
+			case "min-interval" -> limits.getMinInterval();
+			default -> null;
+		};
+		return (value != null) ? value : value(field, source);
 	}
 
 	private static KeySpec keySpec(String property, String spec, Function<String, KeyResolver> beans) {
@@ -131,7 +174,7 @@ final class PolicyProperties {
 			return KeySpec.parse(spec, beans);
 		}
 		catch (RuntimeException ex) {
-			throw new IllegalArgumentException("Invalid property '" + property + "': " + ex.getMessage(), ex);
+			throw new InvalidConfigurationPropertyValueException(property, spec, ex.getMessage(), ex);
 		}
 	}
 

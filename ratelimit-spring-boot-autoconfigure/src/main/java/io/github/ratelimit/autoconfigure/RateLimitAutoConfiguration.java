@@ -9,12 +9,14 @@ import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 
@@ -64,7 +66,7 @@ public final class RateLimitAutoConfiguration {
 	 * The configuration of the circuit breaker around Redis, as the starter builds it from its properties.
 	 * @param breaker the {@code ratelimit.redis.circuit-breaker.*} properties
 	 * @return the Resilience4j configuration
-	 * @throws IllegalArgumentException naming the property when a value is invalid
+	 * @throws InvalidConfigurationPropertyValueException naming the property when a value is invalid
 	 */
 	public static CircuitBreakerConfig circuitBreakerConfig(RateLimitProperties.CircuitBreaker breaker) {
 		String prefix = "ratelimit.redis.circuit-breaker.";
@@ -93,15 +95,16 @@ public final class RateLimitAutoConfiguration {
 			.build();
 	}
 
-	static Duration positive(String property, Duration value) {
+	static Duration positive(String property, @Nullable Duration value) {
 		if (value == null || value.isNegative() || value.isZero()) {
 			throw invalid(property, "must be a positive duration", value);
 		}
 		return value;
 	}
 
-	private static IllegalArgumentException invalid(String property, String problem, Object value) {
-		return new IllegalArgumentException("Invalid property '" + property + "': " + problem + " but was " + value);
+	private static InvalidConfigurationPropertyValueException invalid(String property, String problem,
+			@Nullable Object value) {
+		return new InvalidConfigurationPropertyValueException(property, value, problem);
 	}
 
 }

@@ -12,16 +12,24 @@ import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
+import static io.github.ratelimit.autoconfigure.InvalidProperties.assertInvalidProperty;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
 
 class RateLimitAutoConfigurationTests {
 
@@ -110,16 +118,15 @@ class RateLimitAutoConfigurationTests {
 				.hasMessageContaining("limit must be between 1"));
 		this.runner.withPropertyValues("ratelimit.policies.bad.algorithm=gcra", "ratelimit.policies.bad.limit=0",
 				"ratelimit.policies.bad.window=1s")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.bad.limit'"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.bad.limit",
+					"limit must be between 1"));
 		this.runner.withPropertyValues("ratelimit.policies.bad.algorithm=leaky-bucket", "ratelimit.policies.bad.limit=5",
 				"ratelimit.policies.bad.window=1s")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.bad.algorithm'")
-				.hasStackTraceContaining("leaky-bucket"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.bad.algorithm",
+					"leaky-bucket"));
 		this.runner.withPropertyValues("ratelimit.policies.bad.algorithm=gcra", "ratelimit.policies.bad.limit=5")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.bad.window'"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.bad.window",
+					"window is required"));
 	}
 
 	@Test
@@ -142,30 +149,45 @@ class RateLimitAutoConfigurationTests {
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
 					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.overrides[k1].limit=-1")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.overrides[k1].limit'"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(),
+					"ratelimit.policies.api.overrides[k1].limit", "limit must be between 1"));
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
 					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.tiers.key=header:X-Tier")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.tiers.key'")
-				.hasStackTraceContaining("not from a header the client can set"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.api.tiers.key",
+					"not from a header the client can set"));
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
 					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.tiers.limits.pro.limit=5")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.tiers.key'"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.api.tiers.key",
+					"required when tiers.limits are configured"));
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
 					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.key=#request.header(")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.key'"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.api.key"));
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
 					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.key=@nothing")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.key'")
-				.hasStackTraceContaining("no KeyResolver bean named 'nothing'"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.api.key",
+					"no KeyResolver bean named 'nothing'"));
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void invalidPropertiesAreDescribedBySpringBootsFailureAnalysis(CapturedOutput output) {
+		SpringApplication application = new SpringApplication(MinimalApplication.class);
+		application.setWebApplicationType(WebApplicationType.NONE);
+		assertThatException().isThrownBy(() -> application.run("--ratelimit.policies.api.algorithm=gcra",
+				"--ratelimit.policies.api.limit=0", "--ratelimit.policies.api.window=1s"));
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Invalid value '0' for configuration property 'ratelimit.policies.api.limit'")
+			.contains("Rate-limit policy 'api': limit must be between 1 and 1000000000 but was 0");
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ImportAutoConfiguration(RateLimitAutoConfiguration.class)
+	static class MinimalApplication {
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
