@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
-import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.InvalidPolicyException;
 import io.github.ratelimit.core.RateLimitPolicy;
@@ -54,12 +53,7 @@ final class PolicyProperties {
 				.cost(source.getCost())
 				.failureMode((source.getFailureMode() != null) ? source.getFailureMode() : defaultFailureMode);
 			if (source.getAlgorithm() != null) {
-				try {
-					builder.algorithm(Algorithm.fromId(source.getAlgorithm()));
-				}
-				catch (IllegalArgumentException ex) {
-					throw new InvalidPolicyException(name, "algorithm", ex.getMessage());
-				}
+				builder.algorithm(source.getAlgorithm());
 			}
 			if (source.getWindow() != null) {
 				builder.window(source.getWindow());

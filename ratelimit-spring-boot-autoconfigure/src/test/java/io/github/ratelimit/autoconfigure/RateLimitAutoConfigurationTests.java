@@ -1,6 +1,11 @@
 package io.github.ratelimit.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitBackend;
@@ -122,11 +127,30 @@ class RateLimitAutoConfigurationTests {
 					"limit must be between 1"));
 		this.runner.withPropertyValues("ratelimit.policies.bad.algorithm=leaky-bucket", "ratelimit.policies.bad.limit=5",
 				"ratelimit.policies.bad.window=1s")
-			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.bad.algorithm",
-					"leaky-bucket"));
+			.run((context) -> assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Failed to bind properties under 'ratelimit.policies.bad.algorithm'")
+				.hasStackTraceContaining("leaky-bucket"));
 		this.runner.withPropertyValues("ratelimit.policies.bad.algorithm=gcra", "ratelimit.policies.bad.limit=5")
 			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.bad.window",
 					"window is required"));
+	}
+
+	@Test
+	void algorithmsAreBoundByTheirIdsOrTheirEnumNames() {
+		Map<String, Algorithm> expected = new LinkedHashMap<>();
+		List<String> properties = new ArrayList<>();
+		for (Algorithm algorithm : Algorithm.values()) {
+			for (String value : List.of(algorithm.id(), algorithm.name(), algorithm.name().toLowerCase(Locale.ROOT))) {
+				String name = "p" + expected.size();
+				expected.put(name, algorithm);
+				properties.addAll(List.of("ratelimit.policies." + name + ".algorithm=" + value,
+						"ratelimit.policies." + name + ".limit=1", "ratelimit.policies." + name + ".window=1m"));
+			}
+		}
+		this.runner.withPropertyValues(properties.toArray(String[]::new)).run((context) -> {
+			RateLimitPolicyRegistry policies = context.getBean(RateLimitPolicyRegistry.class);
+			expected.forEach((name, algorithm) -> assertThat(policies.get(name).algorithm()).isEqualTo(algorithm));
+		});
 	}
 
 	@Test
@@ -175,13 +199,29 @@ class RateLimitAutoConfigurationTests {
 	@Test
 	@ExtendWith(OutputCaptureExtension.class)
 	void invalidPropertiesAreDescribedBySpringBootsFailureAnalysis(CapturedOutput output) {
-		SpringApplication application = new SpringApplication(MinimalApplication.class);
-		application.setWebApplicationType(WebApplicationType.NONE);
-		assertThatException().isThrownBy(() -> application.run("--ratelimit.policies.api.algorithm=gcra",
-				"--ratelimit.policies.api.limit=0", "--ratelimit.policies.api.window=1s"));
+		failToStart("--ratelimit.policies.api.algorithm=gcra", "--ratelimit.policies.api.limit=0",
+				"--ratelimit.policies.api.window=1s");
 		assertThat(output).contains("APPLICATION FAILED TO START")
 			.contains("Invalid value '0' for configuration property 'ratelimit.policies.api.limit'")
 			.contains("Rate-limit policy 'api': limit must be between 1 and 1000000000 but was 0");
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void unknownAlgorithmsAreDescribedBySpringBootsFailureAnalysis(CapturedOutput output) {
+		failToStart("--ratelimit.policies.api.algorithm=leaky-bucket", "--ratelimit.policies.api.limit=1",
+				"--ratelimit.policies.api.window=1s");
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Failed to bind properties under 'ratelimit.policies.api.algorithm'")
+			.contains("leaky-bucket")
+			.contains("TOKEN_BUCKET");
+	}
+
+	/** Runs an application the way Spring Boot starts one, with its failure analysis, expecting it to fail. */
+	private static void failToStart(String... args) {
+		SpringApplication application = new SpringApplication(MinimalApplication.class);
+		application.setWebApplicationType(WebApplicationType.NONE);
+		assertThatException().isThrownBy(() -> application.run(args));
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -210,7 +210,7 @@ class RateLimitServletAutoConfigurationTests {
 	void unknownAlgorithmFailsNamingTheProperty() {
 		this.runner.withPropertyValues("ratelimit.policies.x.algorithm=leaky-bucket", "ratelimit.policies.x.limit=5",
 				"ratelimit.policies.x.window=1s")
-			.run(failsOnProperty("ratelimit.policies.x.algorithm"));
+			.run(failsWith("Failed to bind properties under 'ratelimit.policies.x.algorithm'"));
 	}
 
 	private static ContextConsumer<AssertableWebApplicationContext> failsWith(String message) {
