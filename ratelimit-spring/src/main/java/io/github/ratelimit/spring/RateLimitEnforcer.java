@@ -25,6 +25,7 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.format.datetime.standard.DurationFormatterUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.server.PathContainer;
 import org.springframework.util.ClassUtils;
@@ -225,7 +226,8 @@ public final class RateLimitEnforcer {
 			}
 			builder.algorithm(Algorithm.fromId(annotation.algorithm()));
 			if (!annotation.window().isEmpty()) {
-				builder.window(Durations.parse(annotation.window()));
+				// ISO-8601 (PT1M), simple (500ms, 10s) or composite (1h30m); a plain number is milliseconds
+				builder.window(DurationFormatterUtils.detectAndParse(annotation.window().trim()));
 			}
 			if (annotation.burst() != 0) {
 				builder.burst(annotation.burst());

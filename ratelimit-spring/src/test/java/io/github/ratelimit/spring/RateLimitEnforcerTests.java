@@ -71,6 +71,37 @@ class RateLimitEnforcerTests {
 			.withMessageContaining("Unknown failure mode 'sometimes'");
 	}
 
+	@Test
+	void inlineWindowsAreIsoSimpleOrCompositeDurationsAndPlainNumbersAreMilliseconds() throws NoSuchMethodException {
+		RateLimitEnforcer enforcer = enforcer(List.of(), List.of());
+		Method windows = Windows.class.getDeclaredMethod("windows");
+		assertThat(enforcer.annotationTargets(windows, Windows.class))
+			.extracting((target) -> target.policy().policy().window())
+			.containsExactly(Duration.ofMillis(500), Duration.ofMinutes(1), Duration.ofMinutes(90),
+					Duration.ofSeconds(2), Duration.ofSeconds(3), Duration.ofSeconds(5));
+		Method invalid = Windows.class.getDeclaredMethod("invalid");
+		assertThatIllegalStateException().isThrownBy(() -> enforcer.annotationTargets(invalid, Windows.class))
+			.withMessageContaining("Windows.invalid()")
+			.withMessageContaining("1.5s");
+	}
+
+	static class Windows {
+
+		@RateLimited(name = "simple", algorithm = "gcra", limit = 5, window = "500ms")
+		@RateLimited(name = "iso", algorithm = "gcra", limit = 5, window = "PT1M")
+		@RateLimited(name = "composite", algorithm = "gcra", limit = 5, window = "1h30m")
+		@RateLimited(name = "millis", algorithm = "gcra", limit = 5, window = "2000")
+		@RateLimited(name = "padded", algorithm = "gcra", limit = 5, window = " 3s ")
+		@RateLimited(name = "upper", algorithm = "gcra", limit = 5, window = "5S")
+		void windows() {
+		}
+
+		@RateLimited(name = "invalid", algorithm = "gcra", limit = 5, window = "1.5s")
+		void invalid() {
+		}
+
+	}
+
 	static class FailureModes {
 
 		@RateLimited(name = "defaulted", algorithm = "gcra", limit = 5, window = "1m")
