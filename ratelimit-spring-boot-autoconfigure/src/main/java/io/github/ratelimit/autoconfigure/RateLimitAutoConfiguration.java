@@ -6,14 +6,17 @@ import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 
@@ -36,8 +39,8 @@ public final class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitPolicies rateLimitPolicies(RateLimitProperties properties, BeanFactory beanFactory) {
-		return RateLimitPolicies.from(properties, KeyResolvers.beans(beanFactory));
+	RateLimitPolicyRegistry rateLimitPolicies(RateLimitProperties properties, BeanFactory beanFactory) {
+		return PolicyProperties.registry(properties, KeyResolvers.beans(beanFactory));
 	}
 
 	@Bean
@@ -63,7 +66,7 @@ public final class RateLimitAutoConfiguration {
 	 * The configuration of the circuit breaker around Redis, as the starter builds it from its properties.
 	 * @param breaker the {@code ratelimit.redis.circuit-breaker.*} properties
 	 * @return the Resilience4j configuration
-	 * @throws IllegalArgumentException naming the property when a value is invalid
+	 * @throws InvalidConfigurationPropertyValueException naming the property when a value is invalid
 	 */
 	public static CircuitBreakerConfig circuitBreakerConfig(RateLimitProperties.CircuitBreaker breaker) {
 		String prefix = "ratelimit.redis.circuit-breaker.";
@@ -92,15 +95,16 @@ public final class RateLimitAutoConfiguration {
 			.build();
 	}
 
-	static Duration positive(String property, Duration value) {
+	static Duration positive(String property, @Nullable Duration value) {
 		if (value == null || value.isNegative() || value.isZero()) {
 			throw invalid(property, "must be a positive duration", value);
 		}
 		return value;
 	}
 
-	private static IllegalArgumentException invalid(String property, String problem, Object value) {
-		return new IllegalArgumentException("Invalid property '" + property + "': " + problem + " but was " + value);
+	private static InvalidConfigurationPropertyValueException invalid(String property, String problem,
+			@Nullable Object value) {
+		return new InvalidConfigurationPropertyValueException(property, value, problem);
 	}
 
 }

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
@@ -435,7 +436,7 @@ public class RateLimitProperties {
 		/**
 		 * Algorithm: token-bucket, gcra, sliding-window-log, sliding-window-counter, fixed-window or concurrency.
 		 */
-		private @Nullable String algorithm;
+		private @Nullable Algorithm algorithm;
 
 		/**
 		 * Requests admitted per window; for concurrency, requests in flight.
@@ -488,11 +489,11 @@ public class RateLimitProperties {
 
 		private final Tiers tiers = new Tiers();
 
-		public @Nullable String getAlgorithm() {
+		public @Nullable Algorithm getAlgorithm() {
 			return this.algorithm;
 		}
 
-		public void setAlgorithm(@Nullable String algorithm) {
+		public void setAlgorithm(@Nullable Algorithm algorithm) {
 			this.algorithm = algorithm;
 		}
 

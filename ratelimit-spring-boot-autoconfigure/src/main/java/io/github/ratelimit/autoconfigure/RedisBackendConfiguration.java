@@ -10,6 +10,7 @@ import io.lettuce.core.resource.Delay;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -51,8 +52,8 @@ class RedisBackendConfiguration {
 		ClientResourcesBuilderCustomizer rateLimitReconnectDelayCustomizer(RateLimitProperties properties) {
 			Duration max = properties.getRedis().getMaxReconnectDelay();
 			if (max == null || max.isNegative()) {
-				throw new IllegalArgumentException(
-						"Invalid property 'ratelimit.redis.max-reconnect-delay': must be 0 or positive but was " + max);
+				throw new InvalidConfigurationPropertyValueException("ratelimit.redis.max-reconnect-delay", max,
+						"must be 0 or positive");
 			}
 			return (builder) -> {
 				if (!max.isZero()) {

@@ -1,6 +1,11 @@
 package io.github.ratelimit.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitBackend;
@@ -8,19 +13,28 @@ import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
+import static io.github.ratelimit.autoconfigure.InvalidProperties.assertInvalidProperty;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
 
 class RateLimitAutoConfigurationTests {
 
@@ -38,7 +52,7 @@ class RateLimitAutoConfigurationTests {
 			.run((context) -> {
 				assertThat(context).hasSingleBean(RateLimiter.class);
 				assertThat(context.getBean(RateLimitBackend.class)).isInstanceOf(RedisRateLimitBackend.class);
-				RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+				RateLimitPolicyRegistry policies = context.getBean(RateLimitPolicyRegistry.class);
 				assertThat(policies.get("api").algorithm()).isEqualTo(Algorithm.FIXED_WINDOW);
 				assertThat(policies.get("api").window()).isEqualTo(Duration.ofMinutes(1));
 				RateLimiter limiter = context.getBean(RateLimiter.class);
@@ -61,8 +75,8 @@ class RateLimitAutoConfigurationTests {
 			.run((context) -> {
 				RedisRateLimitBackend backend = context.getBean(RedisRateLimitBackend.class);
 				RateLimiter limiter = context.getBean(RateLimiter.class);
-				RateLimitRequest request = RateLimitRequest.of(context.getBean(RateLimitPolicies.class).get("api"),
-						"restarted");
+				RateLimitPolicyRegistry policies = context.getBean(RateLimitPolicyRegistry.class);
+				RateLimitRequest request = RateLimitRequest.of(policies.get("api"), "restarted");
 				assertThat(backend.isRunning()).isTrue();
 				assertThat(limiter.checkAsync(request).block(Duration.ofSeconds(10)).decisions().get(0).remaining()).isEqualTo(99);
 				// a context stopped and started (or paused and resumed, or checkpointed and restored)
@@ -109,16 +123,34 @@ class RateLimitAutoConfigurationTests {
 				.hasMessageContaining("limit must be between 1"));
 		this.runner.withPropertyValues("ratelimit.policies.bad.algorithm=gcra", "ratelimit.policies.bad.limit=0",
 				"ratelimit.policies.bad.window=1s")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.bad.limit'"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.bad.limit",
+					"limit must be between 1"));
 		this.runner.withPropertyValues("ratelimit.policies.bad.algorithm=leaky-bucket", "ratelimit.policies.bad.limit=5",
 				"ratelimit.policies.bad.window=1s")
 			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.bad.algorithm'")
+				.hasStackTraceContaining("Failed to bind properties under 'ratelimit.policies.bad.algorithm'")
 				.hasStackTraceContaining("leaky-bucket"));
 		this.runner.withPropertyValues("ratelimit.policies.bad.algorithm=gcra", "ratelimit.policies.bad.limit=5")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.bad.window'"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.bad.window",
+					"window is required"));
+	}
+
+	@Test
+	void algorithmsAreBoundByTheirIdsOrTheirEnumNames() {
+		Map<String, Algorithm> expected = new LinkedHashMap<>();
+		List<String> properties = new ArrayList<>();
+		for (Algorithm algorithm : Algorithm.values()) {
+			for (String value : List.of(algorithm.id(), algorithm.name(), algorithm.name().toLowerCase(Locale.ROOT))) {
+				String name = "p" + expected.size();
+				expected.put(name, algorithm);
+				properties.addAll(List.of("ratelimit.policies." + name + ".algorithm=" + value,
+						"ratelimit.policies." + name + ".limit=1", "ratelimit.policies." + name + ".window=1m"));
+			}
+		}
+		this.runner.withPropertyValues(properties.toArray(String[]::new)).run((context) -> {
+			RateLimitPolicyRegistry policies = context.getBean(RateLimitPolicyRegistry.class);
+			expected.forEach((name, algorithm) -> assertThat(policies.get(name).algorithm()).isEqualTo(algorithm));
+		});
 	}
 
 	@Test
@@ -131,7 +163,7 @@ class RateLimitAutoConfigurationTests {
 					"ratelimit.policies.api.tiers.limits.pro.limit=100",
 					"ratelimit.policies.api.tiers.limits.pro.burst=150")
 			.run((context) -> {
-				RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+				RateLimitPolicyRegistry policies = context.getBean(RateLimitPolicyRegistry.class);
 				assertThat(policies.configured("api").overrides().get("big-customer").limit()).isEqualTo(1000);
 				assertThat(policies.configured("api").overrides().get("big-customer").burst())
 					.as("an override of the limit carries the burst along when the burst was the limit")
@@ -141,30 +173,61 @@ class RateLimitAutoConfigurationTests {
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
 					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.overrides[k1].limit=-1")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.overrides[k1].limit'"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(),
+					"ratelimit.policies.api.overrides[k1].limit", "limit must be between 1"));
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
 					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.tiers.key=header:X-Tier")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.tiers.key'")
-				.hasStackTraceContaining("not from a header the client can set"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.api.tiers.key",
+					"not from a header the client can set"));
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
 					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.tiers.limits.pro.limit=5")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.tiers.key'"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.api.tiers.key",
+					"required when tiers.limits are configured"));
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
 					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.key=#request.header(")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.key'"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.api.key"));
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
 					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.key=@nothing")
-			.run((context) -> assertThat(context.getStartupFailure())
-				.hasStackTraceContaining("Invalid property 'ratelimit.policies.api.key'")
-				.hasStackTraceContaining("no KeyResolver bean named 'nothing'"));
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.api.key",
+					"no KeyResolver bean named 'nothing'"));
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void invalidPropertiesAreDescribedBySpringBootsFailureAnalysis(CapturedOutput output) {
+		failToStart("--ratelimit.policies.api.algorithm=gcra", "--ratelimit.policies.api.limit=0",
+				"--ratelimit.policies.api.window=1s");
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Invalid value '0' for configuration property 'ratelimit.policies.api.limit'")
+			.contains("Rate-limit policy 'api': limit must be between 1 and 1000000000 but was 0");
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void unknownAlgorithmsAreDescribedBySpringBootsFailureAnalysis(CapturedOutput output) {
+		failToStart("--ratelimit.policies.api.algorithm=leaky-bucket", "--ratelimit.policies.api.limit=1",
+				"--ratelimit.policies.api.window=1s");
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Failed to bind properties under 'ratelimit.policies.api.algorithm'")
+			.contains("leaky-bucket")
+			.contains("TOKEN_BUCKET");
+	}
+
+	/** Runs an application the way Spring Boot starts one, with its failure analysis, expecting it to fail. */
+	private static void failToStart(String... args) {
+		SpringApplication application = new SpringApplication(MinimalApplication.class);
+		application.setWebApplicationType(WebApplicationType.NONE);
+		assertThatException().isThrownBy(() -> application.run(args));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ImportAutoConfiguration(RateLimitAutoConfiguration.class)
+	static class MinimalApplication {
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

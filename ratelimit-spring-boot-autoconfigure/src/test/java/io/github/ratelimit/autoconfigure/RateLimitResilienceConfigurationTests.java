@@ -8,6 +8,7 @@ import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimiter;
+import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.junit.jupiter.api.Test;
 
@@ -39,13 +40,13 @@ class RateLimitResilienceConfigurationTests {
 	@Test
 	void failureModesDefaultToOpenAndArePerPolicy() {
 		this.runner.run((context) -> {
-			RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+			RateLimitPolicyRegistry policies = context.getBean(RateLimitPolicyRegistry.class);
 			assertThat(policies.get("plain").failureMode()).isEqualTo(FailureMode.OPEN);
 			assertThat(policies.get("strict").failureMode()).isEqualTo(FailureMode.CLOSED);
 			assertThat(policies.get("own").failureMode()).isEqualTo(FailureMode.LOCAL);
 		});
 		this.runner.withPropertyValues("ratelimit.failure-mode=local").run((context) -> {
-			RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+			RateLimitPolicyRegistry policies = context.getBean(RateLimitPolicyRegistry.class);
 			assertThat(policies.get("plain").failureMode()).isEqualTo(FailureMode.LOCAL);
 			assertThat(policies.get("strict").failureMode()).isEqualTo(FailureMode.CLOSED);
 		});
@@ -55,7 +56,7 @@ class RateLimitResilienceConfigurationTests {
 	void anApplicationStartsWithoutRedisAndItsPoliciesFollowTheirFailureModes() {
 		this.runner.run((context) -> {
 			assertThat(context).hasNotFailed();
-			RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+			RateLimitPolicyRegistry policies = context.getBean(RateLimitPolicyRegistry.class);
 			RateLimiter limiter = context.getBean(RateLimiter.class);
 			RateLimitDecision open = limiter.check(RateLimitRequest.of(policies.get("plain"), "a"));
 			assertThat(open.allowed()).isTrue();
@@ -94,7 +95,7 @@ class RateLimitResilienceConfigurationTests {
 				assertThat(breaker.getCircuitBreakerConfig().getWaitIntervalFunctionInOpenState().apply(1))
 					.isEqualTo(3000L);
 				RateLimitDecision closed = limiter
-					.check(RateLimitRequest.of(context.getBean(RateLimitPolicies.class).get("strict"), "b"));
+					.check(RateLimitRequest.of(context.getBean(RateLimitPolicyRegistry.class).get("strict"), "b"));
 				assertThat(closed.retryAfter()).isEqualTo(Duration.ofSeconds(3));
 			});
 		this.runner.withPropertyValues("ratelimit.redis.circuit-breaker.enabled=false")
@@ -122,7 +123,7 @@ class RateLimitResilienceConfigurationTests {
 			assertThat(context.getBeanNamesForType(RateLimitHealthIndicator.class))
 				.containsExactly("ratelimitHealthIndicator");
 			RateLimiter limiter = context.getBean(RateLimiter.class);
-			limiter.check(RateLimitRequest.of(context.getBean(RateLimitPolicies.class).get("plain"), "c"));
+			limiter.check(RateLimitRequest.of(context.getBean(RateLimitPolicyRegistry.class).get("plain"), "c"));
 			Health degraded = health.health();
 			assertThat(degraded.getStatus()).isEqualTo(Status.UP);
 			assertThat(degraded.getDetails()).containsEntry("degraded", true)
@@ -132,7 +133,7 @@ class RateLimitResilienceConfigurationTests {
 		});
 		this.runner.withPropertyValues("ratelimit.health.down-when-degraded=true").run((context) -> {
 			context.getBean(RateLimiter.class)
-				.check(RateLimitRequest.of(context.getBean(RateLimitPolicies.class).get("plain"), "c"));
+				.check(RateLimitRequest.of(context.getBean(RateLimitPolicyRegistry.class).get("plain"), "c"));
 			assertThat(context.getBean(RateLimitHealthIndicator.class).health().getStatus()).isEqualTo(Status.DOWN);
 		});
 		this.runner.withPropertyValues("management.health.ratelimit.enabled=false")

@@ -3,10 +3,8 @@ package io.github.ratelimit.spring;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -27,6 +25,7 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.format.datetime.standard.DurationFormatterUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.server.PathContainer;
 import org.springframework.util.ClassUtils;
@@ -46,7 +45,7 @@ public final class RateLimitEnforcer {
 
 	private final RateLimiter limiter;
 
-	private final Map<String, ConfiguredPolicy> policies;
+	private final RateLimitPolicyRegistry policies;
 
 	private final List<RateLimitRule> rules;
 
@@ -63,7 +62,8 @@ public final class RateLimitEnforcer {
 	private final ConcurrentMap<MethodClassKey, List<Target>> annotated = new ConcurrentHashMap<>();
 
 	/**
-	 * An enforcer.
+	 * An enforcer over the given policies, whose inline {@link RateLimited} policies fail open unless they set a
+	 * failure mode.
 	 * @param limiter the engine
 	 * @param policies the configured policies
 	 * @param rules the filter rules (their policy names must exist)
@@ -76,7 +76,8 @@ public final class RateLimitEnforcer {
 	public RateLimitEnforcer(RateLimiter limiter, Collection<ConfiguredPolicy> policies, List<RateLimitRule> rules,
 			RateLimitHeaders headers, RateLimitRejectionHandler rejectionHandler,
 			Function<String, KeyResolver> keyResolverBeans, LongSupplier clockMillis) {
-		this(limiter, policies, rules, headers, rejectionHandler, keyResolverBeans, clockMillis, FailureMode.OPEN);
+		this(limiter, new RateLimitPolicyRegistry(policies), rules, headers, rejectionHandler, keyResolverBeans,
+				clockMillis, FailureMode.OPEN);
 	}
 
 	/**
@@ -91,22 +92,16 @@ public final class RateLimitEnforcer {
 	 * @param defaultFailureMode the failure mode of inline {@link RateLimited} policies that set none
 	 * @throws IllegalArgumentException when a rule names an unknown policy
 	 */
-	public RateLimitEnforcer(RateLimiter limiter, Collection<ConfiguredPolicy> policies, List<RateLimitRule> rules,
+	public RateLimitEnforcer(RateLimiter limiter, RateLimitPolicyRegistry policies, List<RateLimitRule> rules,
 			RateLimitHeaders headers, RateLimitRejectionHandler rejectionHandler,
 			Function<String, KeyResolver> keyResolverBeans, LongSupplier clockMillis, FailureMode defaultFailureMode) {
+		for (RateLimitRule rule : rules) {
+			// fails here rather than on the first request the rule matches
+			rule.policies().forEach(policies::configured);
+		}
 		this.defaultFailureMode = defaultFailureMode;
 		this.limiter = limiter;
-		Map<String, ConfiguredPolicy> byName = new LinkedHashMap<>();
-		policies.forEach((policy) -> byName.put(policy.name(), policy));
-		this.policies = Map.copyOf(byName);
-		for (int i = 0; i < rules.size(); i++) {
-			for (String name : rules.get(i).policies()) {
-				if (!this.policies.containsKey(name)) {
-					throw new IllegalArgumentException("ratelimit.filter.rules[" + i + "].policies names unknown policy '"
-							+ name + "'; configured policies: " + this.policies.keySet());
-				}
-			}
-		}
+		this.policies = policies;
 		this.rules = List.copyOf(rules);
 		this.headers = headers;
 		this.rejectionHandler = rejectionHandler;
@@ -122,21 +117,6 @@ public final class RateLimitEnforcer {
 	 * @param cost a cost replacing the policy's own, or 0
 	 */
 	public record Target(ConfiguredPolicy policy, @Nullable KeySpec key, long cost) {
-	}
-
-	/**
-	 * A configured policy by name (for method interceptors and tooling).
-	 * @param name the policy name
-	 * @return the policy
-	 * @throws IllegalArgumentException naming the configured policies when there is none of that name
-	 */
-	public ConfiguredPolicy policy(String name) {
-		ConfiguredPolicy policy = this.policies.get(name);
-		if (policy == null) {
-			throw new IllegalArgumentException(
-					"Unknown rate-limit policy '" + name + "'; configured policies: " + this.policies.keySet());
-		}
-		return policy;
 	}
 
 	/**
@@ -166,7 +146,7 @@ public final class RateLimitEnforcer {
 			}
 		}
 		List<Target> targets = new ArrayList<>(names.size());
-		names.forEach((name) -> targets.add(new Target(this.policies.get(name), null, 0)));
+		names.forEach((name) -> targets.add(new Target(this.policies.configured(name), null, 0)));
 		return targets;
 	}
 
@@ -205,10 +185,10 @@ public final class RateLimitEnforcer {
 				throw new IllegalStateException(where + " names policy '" + annotation.policy()
 						+ "' and also defines one inline (name, algorithm, limit, window, failureMode): use one or the other");
 			}
-			policy = this.policies.get(annotation.policy());
+			policy = this.policies.find(annotation.policy());
 			if (policy == null) {
 				throw new IllegalStateException(where + " names unknown policy '" + annotation.policy()
-						+ "'; configured policies: " + this.policies.keySet());
+						+ "'; configured policies: " + this.policies.names());
 			}
 		}
 		else if (!annotation.name().isEmpty()) {
@@ -235,7 +215,7 @@ public final class RateLimitEnforcer {
 	}
 
 	private ConfiguredPolicy inline(RateLimited annotation, String where) {
-		if (this.policies.containsKey(annotation.name())) {
+		if (this.policies.contains(annotation.name())) {
 			throw new IllegalStateException(where + " defines inline policy '" + annotation.name()
 					+ "', which is also a configured policy: use @RateLimited(\"" + annotation.name() + "\")");
 		}
@@ -246,7 +226,8 @@ public final class RateLimitEnforcer {
 			}
 			builder.algorithm(Algorithm.fromId(annotation.algorithm()));
 			if (!annotation.window().isEmpty()) {
-				builder.window(Durations.parse(annotation.window()));
+				// ISO-8601 (PT1M), simple (500ms, 10s) or composite (1h30m); a plain number is milliseconds
+				builder.window(DurationFormatterUtils.detectAndParse(annotation.window().trim()));
 			}
 			if (annotation.burst() != 0) {
 				builder.burst(annotation.burst());

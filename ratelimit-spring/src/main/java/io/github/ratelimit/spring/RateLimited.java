@@ -74,8 +74,8 @@ public @interface RateLimited {
 	long limit() default 0;
 
 	/**
-	 * Inline policy: the window, in {@code java.time.Duration} or Spring Boot's simple format ({@code 1m},
-	 * {@code 10s}).
+	 * Inline policy: the window, in a format Spring's {@code @DurationFormat} detects: ISO-8601 ({@code PT1M}),
+	 * simple ({@code 500ms}, {@code 10s}, {@code 1m}) or composite ({@code 1h30m}); a plain number is milliseconds.
 	 * @return the window
 	 */
 	String window() default "";

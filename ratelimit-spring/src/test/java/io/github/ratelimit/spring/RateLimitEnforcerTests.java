@@ -56,8 +56,9 @@ class RateLimitEnforcerTests {
 	@Test
 	void inlinePoliciesTakeTheirFailureModeOrTheApplicationDefault() throws NoSuchMethodException {
 		RateLimitEnforcer enforcer = new RateLimitEnforcer(new DefaultRateLimiter(new LocalRateLimitBackend()),
-				List.of(), List.of(), RateLimitHeaders.ALL, new ProblemDetailRejectionHandler(),
-				RateLimitEnforcerTests::noBeans, System::currentTimeMillis, FailureMode.LOCAL);
+				new RateLimitPolicyRegistry(List.of()), List.of(), RateLimitHeaders.ALL,
+				new ProblemDetailRejectionHandler(), RateLimitEnforcerTests::noBeans, System::currentTimeMillis,
+				FailureMode.LOCAL);
 		Method defaulted = FailureModes.class.getDeclaredMethod("defaulted");
 		Method closed = FailureModes.class.getDeclaredMethod("closed");
 		assertThat(enforcer.annotationTargets(defaulted, FailureModes.class).get(0).policy().policy().failureMode())
@@ -68,6 +69,37 @@ class RateLimitEnforcerTests {
 		assertThatIllegalStateException().isThrownBy(() -> enforcer.annotationTargets(invalid, FailureModes.class))
 			.withMessageContaining("FailureModes.invalid()")
 			.withMessageContaining("Unknown failure mode 'sometimes'");
+	}
+
+	@Test
+	void inlineWindowsAreIsoSimpleOrCompositeDurationsAndPlainNumbersAreMilliseconds() throws NoSuchMethodException {
+		RateLimitEnforcer enforcer = enforcer(List.of(), List.of());
+		Method windows = Windows.class.getDeclaredMethod("windows");
+		assertThat(enforcer.annotationTargets(windows, Windows.class))
+			.extracting((target) -> target.policy().policy().window())
+			.containsExactly(Duration.ofMillis(500), Duration.ofMinutes(1), Duration.ofMinutes(90),
+					Duration.ofSeconds(2), Duration.ofSeconds(3), Duration.ofSeconds(5));
+		Method invalid = Windows.class.getDeclaredMethod("invalid");
+		assertThatIllegalStateException().isThrownBy(() -> enforcer.annotationTargets(invalid, Windows.class))
+			.withMessageContaining("Windows.invalid()")
+			.withMessageContaining("1.5s");
+	}
+
+	static class Windows {
+
+		@RateLimited(name = "simple", algorithm = "gcra", limit = 5, window = "500ms")
+		@RateLimited(name = "iso", algorithm = "gcra", limit = 5, window = "PT1M")
+		@RateLimited(name = "composite", algorithm = "gcra", limit = 5, window = "1h30m")
+		@RateLimited(name = "millis", algorithm = "gcra", limit = 5, window = "2000")
+		@RateLimited(name = "padded", algorithm = "gcra", limit = 5, window = " 3s ")
+		@RateLimited(name = "upper", algorithm = "gcra", limit = 5, window = "5S")
+		void windows() {
+		}
+
+		@RateLimited(name = "invalid", algorithm = "gcra", limit = 5, window = "1.5s")
+		void invalid() {
+		}
+
 	}
 
 	static class FailureModes {
@@ -87,34 +119,34 @@ class RateLimitEnforcerTests {
 	}
 
 	@Test
-	void rulesNamingUnknownPoliciesAreRejectedNamingTheProperty() {
+	void rulesNamingUnknownPoliciesAreRejected() {
+		// the auto-configuration names the property (ratelimit.filter.rules[i].policies) before it builds an enforcer
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> enforcer(List.of(), List.of(RateLimitRule.of(List.of("/**"), Set.of(), List.of("nope")))))
-			.withMessageContaining("ratelimit.filter.rules[0].policies")
 			.withMessageContaining("'nope'");
 	}
 
 	@Test
 	void missingKeysAreSharedSkippedOrDeniedAsConfigured() {
-		RateLimitEnforcer enforcer = enforcer(List.of(
-				ConfiguredPolicy.of(policy("shared", 2), API_KEY, MissingKey.SHARED),
-				ConfiguredPolicy.of(policy("skip", 2), API_KEY, MissingKey.SKIP),
-				ConfiguredPolicy.of(policy("deny", 2), API_KEY, MissingKey.DENY)), List.of());
+		ConfiguredPolicy shared = ConfiguredPolicy.of(policy("shared", 2), API_KEY, MissingKey.SHARED);
+		ConfiguredPolicy skip = ConfiguredPolicy.of(policy("skip", 2), API_KEY, MissingKey.SKIP);
+		ConfiguredPolicy deny = ConfiguredPolicy.of(policy("deny", 2), API_KEY, MissingKey.DENY);
+		RateLimitEnforcer enforcer = enforcer(List.of(shared, skip, deny), List.of());
 		TestRequest anonymous = TestRequest.get("/");
-		RateLimitDecision shared = check(enforcer, anonymous, "shared");
-		assertThat(shared.decisions().get(0).identity()).isEqualTo(MissingKey.ANONYMOUS);
-		check(enforcer, anonymous.withHeader("Ignored", "x"), "shared");
-		assertThat(check(enforcer, anonymous, "shared").allowed()).as("all keyless requests share one quota").isFalse();
-		assertThat(check(enforcer, anonymous.withHeader("X-Api-Key", "k"), "shared").allowed()).isTrue();
+		RateLimitDecision sharedDecision = check(enforcer, anonymous, shared);
+		assertThat(sharedDecision.decisions().get(0).identity()).isEqualTo(MissingKey.ANONYMOUS);
+		check(enforcer, anonymous.withHeader("Ignored", "x"), shared);
+		assertThat(check(enforcer, anonymous, shared).allowed()).as("all keyless requests share one quota").isFalse();
+		assertThat(check(enforcer, anonymous.withHeader("X-Api-Key", "k"), shared).allowed()).isTrue();
 
-		RateLimitDecision skipped = check(enforcer, anonymous, "skip");
+		RateLimitDecision skipped = check(enforcer, anonymous, skip);
 		assertThat(skipped.allowed()).isTrue();
 		assertThat(skipped.decisions()).isEmpty();
 
-		RateLimitDecision denied = check(enforcer, anonymous, "deny");
+		RateLimitDecision denied = check(enforcer, anonymous, deny);
 		assertThat(denied.allowed()).isFalse();
 		assertThat(denied.retryAfter()).isEqualTo(Duration.ofMinutes(1));
-		assertThat(check(enforcer, anonymous.withHeader("X-Api-Key", "k"), "deny").allowed()).isTrue();
+		assertThat(check(enforcer, anonymous.withHeader("X-Api-Key", "k"), deny).allowed()).isTrue();
 	}
 
 	@Test
@@ -125,11 +157,11 @@ class RateLimitEnforcerTests {
 				KeySpec.parse("#principal?.name == 'gold-user' ? 'gold' : null", RateLimitEnforcerTests::noBeans),
 				Map.of("gold", base.toBuilder().limit(3).build()));
 		RateLimitEnforcer enforcer = enforcer(List.of(api), List.of());
-		assertThat(check(enforcer, TestRequest.get("/").withHeader("X-Api-Key", "enterprise-key"), "api")
+		assertThat(check(enforcer, TestRequest.get("/").withHeader("X-Api-Key", "enterprise-key"), api)
 			.decisions().get(0).limit()).isEqualTo(5);
-		assertThat(check(enforcer, TestRequest.get("/").withHeader("X-Api-Key", "k2").withPrincipal("gold-user"), "api")
+		assertThat(check(enforcer, TestRequest.get("/").withHeader("X-Api-Key", "k2").withPrincipal("gold-user"), api)
 			.decisions().get(0).limit()).isEqualTo(3);
-		assertThat(check(enforcer, TestRequest.get("/").withHeader("X-Api-Key", "k3").withPrincipal("someone"), "api")
+		assertThat(check(enforcer, TestRequest.get("/").withHeader("X-Api-Key", "k3").withPrincipal("someone"), api)
 			.decisions().get(0).limit()).isEqualTo(1);
 	}
 
@@ -164,9 +196,9 @@ class RateLimitEnforcerTests {
 			.withMessageContaining("must name a configured policy");
 	}
 
-	private static RateLimitDecision check(RateLimitEnforcer enforcer, RequestContext request, String policy) {
-		return enforcer.check(request, List.of(new RateLimitEnforcer.Target(enforcer.policy(policy), null, 0)), null,
-				null);
+	private static RateLimitDecision check(RateLimitEnforcer enforcer, RequestContext request,
+			ConfiguredPolicy policy) {
+		return enforcer.check(request, List.of(new RateLimitEnforcer.Target(policy, null, 0)), null, null);
 	}
 
 	private static List<String> names(List<RateLimitEnforcer.Target> targets) {

@@ -37,6 +37,7 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.handler.MappedInterceptor;
 
+import static io.github.ratelimit.autoconfigure.InvalidProperties.assertInvalidProperty;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
@@ -170,7 +171,7 @@ class RateLimitServletAutoConfigurationTests {
 	void unknownPolicyInARuleFailsNamingTheProperty() {
 		this.runner.withPropertyValues("ratelimit.filter.rules[0].paths=/api/**",
 				"ratelimit.filter.rules[0].policies=api,nope")
-			.run(failsWith("ratelimit.filter.rules[0].policies names unknown policy 'nope'"));
+			.run(failsOnProperty("ratelimit.filter.rules[0].policies", "unknown policy 'nope'"));
 	}
 
 	@Test
@@ -189,31 +190,36 @@ class RateLimitServletAutoConfigurationTests {
 	void invalidKeyExpressionFailsNamingTheProperty() {
 		this.runner.withPropertyValues("ratelimit.policies.x.algorithm=gcra", "ratelimit.policies.x.limit=5",
 				"ratelimit.policies.x.window=1s", "ratelimit.policies.x.key=#request.header('X-Api-Key'")
-			.run(failsWith("Invalid property 'ratelimit.policies.x.key'"));
+			.run(failsOnProperty("ratelimit.policies.x.key"));
 	}
 
 	@Test
 	void nonPositiveLimitFailsNamingTheProperty() {
 		this.runner.withPropertyValues("ratelimit.policies.x.algorithm=gcra", "ratelimit.policies.x.limit=0",
 				"ratelimit.policies.x.window=1s")
-			.run(failsWith("Invalid property 'ratelimit.policies.x.limit'"));
+			.run(failsOnProperty("ratelimit.policies.x.limit"));
 	}
 
 	@Test
 	void missingWindowFailsNamingTheProperty() {
 		this.runner.withPropertyValues("ratelimit.policies.x.algorithm=gcra", "ratelimit.policies.x.limit=5")
-			.run(failsWith("Invalid property 'ratelimit.policies.x.window'"));
+			.run(failsOnProperty("ratelimit.policies.x.window"));
 	}
 
 	@Test
 	void unknownAlgorithmFailsNamingTheProperty() {
 		this.runner.withPropertyValues("ratelimit.policies.x.algorithm=leaky-bucket", "ratelimit.policies.x.limit=5",
 				"ratelimit.policies.x.window=1s")
-			.run(failsWith("Invalid property 'ratelimit.policies.x.algorithm'"));
+			.run(failsWith("Failed to bind properties under 'ratelimit.policies.x.algorithm'"));
 	}
 
 	private static ContextConsumer<AssertableWebApplicationContext> failsWith(String message) {
 		return (context) -> assertThat(context).hasFailed().getFailure().hasStackTraceContaining(message);
+	}
+
+	private static ContextConsumer<AssertableWebApplicationContext> failsOnProperty(String property,
+			String... reasons) {
+		return (context) -> assertInvalidProperty(context.getStartupFailure(), property, reasons);
 	}
 
 	private static void assertLimited(Greeter greeter) {

@@ -1,0 +1,61 @@
+package io.github.ratelimit.spring;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.RateLimitPolicy;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class RateLimitPolicyRegistryTests {
+
+	private static ConfiguredPolicy policy(String name, long limit) {
+		RateLimitPolicy policy = RateLimitPolicy.builder(name)
+			.algorithm(Algorithm.GCRA)
+			.limit(limit)
+			.window(Duration.ofMinutes(1))
+			.build();
+		return ConfiguredPolicy.of(policy, KeySpec.parse("ip", RateLimitPolicyRegistryTests::noBeans),
+				MissingKey.SHARED);
+	}
+
+	private static KeyResolver noBeans(String name) {
+		throw new IllegalArgumentException("no KeyResolver bean named '" + name + "'");
+	}
+
+	@Test
+	void looksPoliciesUpByNameInConfigurationOrder() {
+		ConfiguredPolicy zeta = policy("zeta", 1);
+		ConfiguredPolicy alpha = policy("alpha", 2);
+		RateLimitPolicyRegistry registry = new RateLimitPolicyRegistry(List.of(zeta, alpha));
+		assertThat(registry.configured("alpha")).isSameAs(alpha);
+		assertThat(registry.get("zeta")).isSameAs(zeta.policy());
+		assertThat(registry.find("alpha")).isSameAs(alpha);
+		assertThat(registry.find("nope")).isNull();
+		assertThat(registry.contains("zeta")).isTrue();
+		assertThat(registry.contains("nope")).isFalse();
+		assertThat(registry.names()).containsExactly("zeta", "alpha");
+		assertThat(registry.all()).containsExactly(zeta, alpha);
+	}
+
+	@Test
+	void unknownNamesAreReportedWithTheConfiguredOnes() {
+		RateLimitPolicyRegistry registry = new RateLimitPolicyRegistry(List.of(policy("zeta", 1), policy("alpha", 2)));
+		assertThatIllegalArgumentException().isThrownBy(() -> registry.configured("nope"))
+			.withMessage("Unknown rate-limit policy 'nope'; configured policies: [zeta, alpha]");
+		assertThatIllegalArgumentException().isThrownBy(() -> registry.get("nope"))
+			.withMessage("Unknown rate-limit policy 'nope'; configured policies: [zeta, alpha]");
+	}
+
+	@Test
+	void aLaterPolicyReplacesAnEarlierOneOfTheSameName() {
+		ConfiguredPolicy later = policy("api", 2);
+		RateLimitPolicyRegistry registry = new RateLimitPolicyRegistry(List.of(policy("api", 1), later));
+		assertThat(registry.configured("api")).isSameAs(later);
+		assertThat(registry.names()).containsExactly("api");
+	}
+
+}
