@@ -13,6 +13,7 @@ import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.spring.MissingKey;
+import io.github.ratelimit.spring.RateLimitEnforcer;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -270,9 +271,6 @@ public class RateLimitProperties {
 	 */
 	public static class Filter {
 
-		/** Default order: just after Spring Security's filter chain (-100), so principal keys work. */
-		public static final int DEFAULT_ORDER = -90;
-
 		/**
 		 * Whether the filter is registered.
 		 */
@@ -283,7 +281,7 @@ public class RateLimitProperties {
 		 * principal is known; set it below -100 to limit before authentication (e.g. per IP against credential
 		 * stuffing).
 		 */
-		private int order = DEFAULT_ORDER;
+		private int order = RateLimitEnforcer.DEFAULT_FILTER_ORDER;
 
 		/**
 		 * Rules: which policies apply to which paths and methods.

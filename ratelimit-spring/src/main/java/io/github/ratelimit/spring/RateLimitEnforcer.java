@@ -2,7 +2,6 @@ package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -73,11 +72,10 @@ public final class RateLimitEnforcer {
 	 * @param clockMillis the clock for {@code X-RateLimit-Reset}
 	 * @throws IllegalArgumentException when a rule names an unknown policy
 	 */
-	public RateLimitEnforcer(RateLimiter limiter, Collection<ConfiguredPolicy> policies, List<RateLimitRule> rules,
+	public RateLimitEnforcer(RateLimiter limiter, RateLimitPolicyRegistry policies, List<RateLimitRule> rules,
 			RateLimitHeaders headers, RateLimitRejectionHandler rejectionHandler,
 			Function<String, KeyResolver> keyResolverBeans, LongSupplier clockMillis) {
-		this(limiter, new RateLimitPolicyRegistry(policies), rules, headers, rejectionHandler, keyResolverBeans,
-				clockMillis, FailureMode.OPEN);
+		this(limiter, policies, rules, headers, rejectionHandler, keyResolverBeans, clockMillis, FailureMode.OPEN);
 	}
 
 	/**

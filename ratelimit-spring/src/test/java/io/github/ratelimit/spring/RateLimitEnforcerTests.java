@@ -34,7 +34,8 @@ class RateLimitEnforcerTests {
 	}
 
 	private static RateLimitEnforcer enforcer(List<ConfiguredPolicy> policies, List<RateLimitRule> rules) {
-		return new RateLimitEnforcer(new DefaultRateLimiter(new LocalRateLimitBackend()), policies, rules,
+		return new RateLimitEnforcer(new DefaultRateLimiter(new LocalRateLimitBackend()),
+				new RateLimitPolicyRegistry(policies), rules,
 				RateLimitHeaders.ALL, new ProblemDetailRejectionHandler(), RateLimitEnforcerTests::noBeans,
 				System::currentTimeMillis);
 	}
@@ -203,6 +204,44 @@ class RateLimitEnforcerTests {
 
 	private static List<String> names(List<RateLimitEnforcer.Target> targets) {
 		return targets.stream().map((target) -> target.policy().name()).toList();
+	}
+
+	@Test
+	void classLevelPoliciesOfSubclassesDoNotLeakThroughAnInheritedMethod() throws Exception {
+		RateLimitEnforcer enforcer = enforcer(
+				List.of(ConfiguredPolicy.of(policy("a", 5), IP, MissingKey.SHARED),
+						ConfiguredPolicy.of(policy("b", 5), IP, MissingKey.SHARED)),
+				List.of());
+		Method get = Base.class.getMethod("get");
+		assertThat(enforcer.annotationTargets(get, Users.class)).extracting((t) -> t.policy().name()).containsExactly("a");
+		assertThat(enforcer.annotationTargets(get, Orders.class)).extracting((t) -> t.policy().name()).containsExactly("b");
+	}
+
+	@Test
+	void headIsCoveredByGetRulesAndDoubledSlashesMatchAsSingleOnes() {
+		RateLimitEnforcer enforcer = enforcer(List.of(ConfiguredPolicy.of(policy("p", 5), IP, MissingKey.SHARED)),
+				List.of(RateLimitRule.of(List.of("/api/**"), Set.of("GET"), List.of("p"))));
+		assertThat(enforcer.ruleTargets("HEAD", "/api/hello")).hasSize(1);
+		assertThat(enforcer.ruleTargets("POST", "/api/hello")).isEmpty();
+		assertThat(enforcer.ruleTargets("GET", "//api//hello")).hasSize(1);
+	}
+
+	public abstract static class Base {
+
+		public String get() {
+			return "x";
+		}
+
+	}
+
+	@RateLimited("a")
+	public static class Users extends Base {
+
+	}
+
+	@RateLimited("b")
+	public static class Orders extends Base {
+
 	}
 
 	@RateLimited("per-ip")

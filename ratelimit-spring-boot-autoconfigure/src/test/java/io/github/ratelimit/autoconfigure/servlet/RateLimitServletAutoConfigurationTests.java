@@ -7,6 +7,7 @@ import java.util.concurrent.CopyOnWriteArraySet;
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
@@ -285,7 +286,8 @@ class RateLimitServletAutoConfigurationTests {
 		@Bean
 		static RateLimitedMethodPostProcessor myPostProcessor() {
 			RateLimitEnforcer enforcer = new RateLimitEnforcer(new DefaultRateLimiter(new LocalRateLimitBackend()),
-					List.of(), List.of(), RateLimitHeaders.ALL, new ProblemDetailRejectionHandler(), (name) -> null,
+					new RateLimitPolicyRegistry(List.of()), List.of(), RateLimitHeaders.ALL,
+					new ProblemDetailRejectionHandler(), (name) -> null,
 					System::currentTimeMillis);
 			return new RateLimitedMethodPostProcessor(() -> enforcer, MethodInvocation::proceed) {
 			};

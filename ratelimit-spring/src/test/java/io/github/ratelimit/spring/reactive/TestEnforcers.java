@@ -10,6 +10,7 @@ import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.ConfiguredPolicy;
 import io.github.ratelimit.spring.KeyResolver;
 import io.github.ratelimit.spring.KeySpec;
@@ -77,7 +78,7 @@ final class TestEnforcers {
 	}
 
 	RateLimitEnforcer build() {
-		return new RateLimitEnforcer(this.limiter, this.policies, this.rules, RateLimitHeaders.ALL,
+		return new RateLimitEnforcer(this.limiter, new RateLimitPolicyRegistry(this.policies), this.rules, RateLimitHeaders.ALL,
 				new ProblemDetailRejectionHandler(), TestEnforcers::noBeans, () -> NOW_MICROS / 1000);
 	}
 

@@ -10,6 +10,7 @@ import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.ConfiguredPolicy;
 import io.github.ratelimit.spring.KeyResolver;
 import io.github.ratelimit.spring.KeySpec;
@@ -55,7 +56,7 @@ final class TestEnforcers {
 
 	RateLimitEnforcer build() {
 		return new RateLimitEnforcer(new DefaultRateLimiter(new LocalRateLimitBackend(1000, this.micros::get)),
-				this.policies, this.rules, RateLimitHeaders.ALL, new ProblemDetailRejectionHandler(),
+				new RateLimitPolicyRegistry(this.policies), this.rules, RateLimitHeaders.ALL, new ProblemDetailRejectionHandler(),
 				TestEnforcers::noBeans, () -> this.micros.get() / 1000);
 	}
 
