@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -166,7 +167,7 @@ public final class RateLimitEnforcer {
 			}
 		}
 		List<Target> targets = new ArrayList<>(names.size());
-		names.forEach((name) -> targets.add(new Target(this.policies.get(name), null, 0)));
+		names.forEach((name) -> targets.add(new Target(Objects.requireNonNull(this.policies.get(name)), null, 0)));
 		return targets;
 	}
 
