@@ -3,6 +3,7 @@ package io.github.ratelimit.autoconfigure;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -56,7 +57,8 @@ public final class RateLimitPolicies {
 					builder.algorithm(Algorithm.fromId(source.getAlgorithm()));
 				}
 				catch (IllegalArgumentException ex) {
-					throw new InvalidPolicyException(name, "algorithm", ex.getMessage());
+					throw new InvalidPolicyException(name, "algorithm",
+							Objects.requireNonNullElse(ex.getMessage(), "is unknown"));
 				}
 			}
 			if (source.getWindow() != null) {
