@@ -125,7 +125,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 			return decideWithout(guard, request, requestId, guard.callNotPermitted());
 		}
 		long start = System.nanoTime();
-		CompletableFuture<RateLimitBackend.Acquisition> call;
+		CompletableFuture<RateLimitBackend.@Nullable Acquisition> call;
 		try {
 			call = this.backend.acquireAsync(request, requestId).toFuture();
 		}
@@ -179,7 +179,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 			}
 			long start = System.nanoTime();
 			AtomicBoolean settled = new AtomicBoolean();
-			CompletableFuture<RateLimitBackend.Acquisition> call;
+			CompletableFuture<RateLimitBackend.@Nullable Acquisition> call;
 			try {
 				call = this.backend.acquireAsync(request, requestId).toFuture();
 			}
@@ -230,8 +230,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 	 * failure modes, so whatever the backend took for it would otherwise count against the identity (and a
 	 * concurrency permit would be held until its lease ends).
 	 */
-	private void undoWhenLate(CompletableFuture<RateLimitBackend.Acquisition> call, RateLimitRequest request,
-			String requestId) {
+	private void undoWhenLate(CompletableFuture<RateLimitBackend.@Nullable Acquisition> call,
+			RateLimitRequest request, String requestId) {
 		call.whenComplete((acquisition, failure) -> {
 			if (acquisition != null && acquisition.decisions().stream().allMatch(PolicyDecision::allowed)) {
 				this.backend.releaseAsync(request.entries(), requestId, acquisition.entryTimesMicros())
@@ -444,7 +444,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		void releasePermission() {
-			record(() -> this.breaker.releasePermission());
+			record(() -> Objects.requireNonNull(this.breaker).releasePermission());
 		}
 
 		/** Tells the breaker something; whatever it throws never changes the decision it is told about. */
@@ -469,7 +469,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 			if (this.failing) {
 				this.failing = false;
 			}
-			record(() -> this.breaker.onSuccess(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS));
+			record(() -> Objects.requireNonNull(this.breaker)
+				.onSuccess(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS));
 		}
 
 		/** Nanoseconds left of the budget of a call started then; zero when it is spent. */
@@ -484,7 +485,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 		void onError(long startNanos, Throwable error) {
 			markFailing(error);
-			record(() -> this.breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, error));
+			record(() -> Objects.requireNonNull(this.breaker)
+				.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, error));
 			if (logger.isDebugEnabled()) {
 				logger.debug("Rate-limit backend failed; deciding by the policies' failure modes", error);
 			}
@@ -540,7 +542,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 				release.subscribe(null, (ex) -> logger.debug("Could not release a rate-limit permit", ex));
 				return;
 			}
-			CompletableFuture<Void> call = release.toFuture();
+			CompletableFuture<@Nullable Void> call = release.toFuture();
 			try {
 				if (this.timeout != null) {
 					call.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -563,7 +565,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 		Mono<Void> releaseAsync(RateLimitBackend backend, List<RateLimitRequest.Entry> entries, String requestId,
 				List<Long> acquiredAtMicros) {
 			return Mono.defer(() -> {
-				CompletableFuture<Void> call = backend.releaseAsync(entries, requestId, acquiredAtMicros).toFuture();
+				CompletableFuture<@Nullable Void> call = backend.releaseAsync(entries, requestId, acquiredAtMicros)
+					.toFuture();
 				if (circuitOpen()) {
 					return Mono.empty();
 				}

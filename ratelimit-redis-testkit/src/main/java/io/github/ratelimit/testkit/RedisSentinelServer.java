@@ -160,7 +160,7 @@ public final class RedisSentinelServer implements AutoCloseable {
 		return null;
 	}
 
-	private static <T> T withSentinel(HostAndPort sentinel,
+	private static <T extends @Nullable Object> T withSentinel(HostAndPort sentinel,
 			Function<RedisSentinelCommands<String, String>, T> action) {
 		RedisClient client = Lettuce.sentinelClient(sentinel, MASTER_NAME);
 		try (StatefulRedisSentinelConnection<String, String> connection = client.connectSentinel()) {

@@ -2,6 +2,7 @@ package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
 import java.security.Principal;
+import java.util.Objects;
 import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
@@ -120,16 +121,16 @@ public final class KeySpec {
 		context.setVariable("principal", request.principal());
 		if (method != null && args != null) {
 			context.setVariable("args", args);
-			String[] names = PARAMETER_NAMES.getParameterNames(method);
+			@Nullable String @Nullable [] names = PARAMETER_NAMES.getParameterNames(method);
 			for (int i = 0; i < args.length; i++) {
 				context.setVariable("p" + i, args[i]);
-				if (names != null && i < names.length) {
+				if (names != null && i < names.length && names[i] != null) {
 					context.setVariable(names[i], args[i]);
 				}
 			}
 		}
 		try {
-			Object value = this.expression.getValue(context);
+			Object value = Objects.requireNonNull(this.expression).getValue(context);
 			return (value != null) ? emptyToNull(value.toString()) : null;
 		}
 		catch (EvaluationException ex) {

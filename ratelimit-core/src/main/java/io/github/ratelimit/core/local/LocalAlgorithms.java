@@ -3,6 +3,7 @@ package io.github.ratelimit.core.local;
 import java.util.EnumMap;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.Objects;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.local.State.Stamp;
@@ -34,7 +35,7 @@ final class LocalAlgorithms {
 	}
 
 	static LocalAlgorithm of(Algorithm algorithm) {
-		return ALGORITHMS.get(algorithm);
+		return Objects.requireNonNull(ALGORITHMS.get(algorithm));
 	}
 
 	/** token-bucket.lua: a = tokens, b = their time, last = the request that took last. */

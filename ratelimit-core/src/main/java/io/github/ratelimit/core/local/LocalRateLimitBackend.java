@@ -116,7 +116,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		boolean explicit = request.hasExplicitTime();
 		try {
 			LocalAlgorithm[] algorithms = new LocalAlgorithm[entries.size()];
-			State[] states = new State[entries.size()];
+			@Nullable State[] states = new @Nullable State[entries.size()];
 			Eval[] evals = new Eval[entries.size()];
 			boolean all = true;
 			for (int i = 0; i < entries.size(); i++) {
@@ -125,7 +125,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 				evals[i] = new Eval(entries.get(i), now, requestId, explicit);
 				algorithms[i].check(evals[i], states[i]);
 				if (evals[i].rewritten) {
-					this.states.put(keys[i], states[i]);
+					this.states.put(keys[i], Objects.requireNonNull(states[i]));
 				}
 				if (states[i] != null && algorithms[i].isEmpty(states[i])) {
 					this.states.invalidate(keys[i]);

@@ -84,7 +84,7 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 		if (targets.isEmpty()) {
 			return invocation.proceed();
 		}
-		Object[] args = invocation.getArguments().clone();
+		@Nullable Object[] args = invocation.getArguments().clone();
 		if (returnType == Mono.class) {
 			return Mono.deferContextual((context) -> ExchangeScope.current(context)
 				.flatMap((scope) -> Mono.usingWhen(admit(enforcer, scope, targets, method, args),
