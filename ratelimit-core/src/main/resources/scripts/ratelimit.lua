@@ -1,8 +1,8 @@
--- Driver. KEYS: one key per entry. ARGV: mode ('a' acquire, 'r' release), explicit time in microseconds or ''
--- for the server's TIME (a release passes the time its acquire returned), request id (on an acquire '' unless
+-- Driver. KEYS: one key per entry. ARGV: mode ('a' acquire, 'r' release, 'p' inspect: check and take nothing),
+-- explicit time in microseconds or '' for the server's TIME (a release passes the time its acquire returned), request id (on an acquire '' unless
 -- an entry's state keeps it), then per entry: algorithm code, limit, window (us), burst, cost, minimum
 -- interval (us). The Java side of this layout: ScriptCall (arguments) and ScriptReply (reply) in core.redis.
--- Acquire returns the time it used (us), then six numbers per entry: admits (1/0), remaining and reset-after
+-- Acquire (and inspect) returns the time it used (us), then six numbers per entry: admits (1/0), remaining and reset-after
 -- (us) once the cost is taken, remaining and reset-after as the state is, retry-after (us). Every entry is checked
 -- against the state before the request; only when all admit does any of them take its cost. The caller reports
 -- the 'taken' figures when the whole request was admitted and the 'as is' figures otherwise (on Cluster a request
@@ -41,7 +41,7 @@ end
 local out = { now }
 for i = 1, #entries do
   local c = entries[i]
-  if all then
+  if all and ARGV[1] == 'a' then
     c.alg.commit(c)
   end
   out[#out + 1] = c.ok and 1 or 0

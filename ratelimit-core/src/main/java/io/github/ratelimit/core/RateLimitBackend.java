@@ -49,6 +49,29 @@ public interface RateLimitBackend {
 	Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros);
 
 	/**
+	 * The state of each entry as it stands, taking nothing: whether a request of the entry's cost would be admitted
+	 * now, the remaining quota and reset as they are, and the retry-after of a denial. For operators' tools (the
+	 * Actuator endpoint), not for decisions: another instance may take the quota a moment later. Expired parts of the
+	 * state may be dropped on the way, as a check does; nothing a decision depends on changes.
+	 * @param request the entries (their cost says which request to judge) and the optional explicit time
+	 * @return one decision per entry, in the request's order
+	 * @throws UnsupportedOperationException when the backend cannot read without taking
+	 */
+	default List<PolicyDecision> inspect(RateLimitRequest request) {
+		throw new UnsupportedOperationException(getClass().getName() + " cannot inspect state without taking");
+	}
+
+	/**
+	 * Forgets the state of these entries' keys: the next request of each identity starts fresh, as a new one. Held
+	 * concurrency permits are forgotten too (their holders' releases then give nothing).
+	 * @param entries the policies and identities to reset
+	 * @throws UnsupportedOperationException when the backend cannot reset state
+	 */
+	default void reset(List<RateLimitRequest.Entry> entries) {
+		throw new UnsupportedOperationException(getClass().getName() + " cannot reset state");
+	}
+
+	/**
 	 * What an acquisition decided, and when. On Redis Cluster the entries of different hash slots are evaluated by
 	 * different servers, each on its own clock, so each entry has its own time.
 	 *

@@ -39,6 +39,9 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 
 	private static final int STRIPES = 256;
 
+	/** The request id of inspections, which take nothing under it. */
+	private static final String INSPECTION = "inspect";
+
 	private final LongSupplier clockMicros;
 
 	private final Cache<String, State> states;
@@ -146,6 +149,49 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 				}
 			}
 			return new Acquisition(decisions, time);
+		}
+		finally {
+			unlock(held);
+		}
+	}
+
+	/** Checks every entry under its key's lock and takes nothing. */
+	@Override
+	public List<PolicyDecision> inspect(RateLimitRequest request) {
+		List<Entry> entries = request.entries();
+		String[] keys = keys(entries);
+		ReentrantLock[] held = Objects.requireNonNull(lock(keys, true));
+		try {
+			long time = (request.explicitTimeMicros() >= 0) ? request.explicitTimeMicros()
+					: this.clockMicros.getAsLong();
+			List<PolicyDecision> decisions = new ArrayList<>(entries.size());
+			for (int i = 0; i < entries.size(); i++) {
+				LocalAlgorithm algorithm = LocalAlgorithms.of(entries.get(i).policy().algorithm());
+				State state = this.states.getIfPresent(keys[i]);
+				Eval c = new Eval(entries.get(i), time, INSPECTION, request.hasExplicitTime());
+				algorithm.check(c, state);
+				if (state != null && c.rewritten) {
+					this.states.put(keys[i], state);
+				}
+				decisions.add(PolicyDecision.of(entries.get(i), c.ok, (long) c.rb, (long) c.zb,
+						c.ok ? 0 : (long) c.retry));
+			}
+			return decisions;
+		}
+		finally {
+			unlock(held);
+		}
+	}
+
+	/** Forgets the entries' keys under their locks. */
+	@Override
+	public void reset(List<Entry> entries) {
+		String[] keys = keys(entries);
+		ReentrantLock[] held = Objects.requireNonNull(lock(keys, true));
+		try {
+			for (String key : keys) {
+				this.states.invalidate(key);
+			}
 		}
 		finally {
 			unlock(held);

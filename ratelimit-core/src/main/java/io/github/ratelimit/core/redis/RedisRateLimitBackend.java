@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.RateLimitPolicy;
@@ -68,6 +69,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	/** How long a start after a stop waits for the new connection before leaving it to the background. */
 	private static final Duration RECONNECT_WAIT = Duration.ofSeconds(2);
+
+	/** The request id of inspections, which take nothing under it. */
+	private static final String INSPECTION = "inspect";
 
 	/** Policy name and identity of the start-up calls, which touch no key that exists. */
 	private static final String WARM_UP = "warm-up";
@@ -306,6 +310,32 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 						}))
 					.then(Mono.fromSupplier(() -> ScriptReply.acquisition(request.entries(), calls, results)));
 			});
+	}
+
+	/**
+	 * Reads each entry's state with the scripts' inspect mode, one call per hash slot: the checks run, nothing is
+	 * taken.
+	 */
+	@Override
+	public List<PolicyDecision> inspect(RateLimitRequest request) {
+		List<ScriptCall> calls = calls(request.entries(), INSPECTION, request.explicitTimeMicros());
+		List<List<Long>> replies = new ArrayList<>(calls.size());
+		for (ScriptCall call : calls) {
+			replies.add(execute(call, Mode.INSPECT, call.explicitTimeMicros()));
+		}
+		return ScriptReply.inspection(request.entries(), calls, replies);
+	}
+
+	/** Deletes the entries' keys (on Cluster, each in its own slot). */
+	@Override
+	public void reset(List<Entry> entries) {
+		List<String> keys = new ArrayList<>(entries.size());
+		for (Entry entry : entries) {
+			keys.add(this.keys.key(entry.policy(), entry.identity()));
+		}
+		for (String key : keys) {
+			this.template.delete(key);
+		}
 	}
 
 	/**

@@ -35,7 +35,10 @@ final class ScriptCall {
 		ACQUIRE("a"),
 
 		/** Gives back what the request took at the time its acquire returned. */
-		RELEASE("r");
+		RELEASE("r"),
+
+		/** Checks every entry and takes nothing: the state as it stands. */
+		INSPECT("p");
 
 		private final String argument;
 

@@ -125,8 +125,23 @@ final class ScriptReply {
 	 * @return one decision per entry, and the time each entry was decided at
 	 */
 	static Acquisition acquisition(List<Entry> entries, List<ScriptCall> calls, List<List<Long>> replies) {
-		boolean admitted = allAdmit(replies);
-		int figures = admitted ? TAKEN : AS_IS;
+		return decisions(entries, calls, replies, allAdmit(replies) ? TAKEN : AS_IS);
+	}
+
+	/**
+	 * The state of each entry as it stands (an inspection took nothing): the "as is" figures, and whether each entry
+	 * on its own would admit.
+	 * @param entries the request's entries
+	 * @param calls its calls, one per hash slot
+	 * @param replies their replies, in the same order
+	 * @return one decision per entry
+	 */
+	static List<PolicyDecision> inspection(List<Entry> entries, List<ScriptCall> calls, List<List<Long>> replies) {
+		return decisions(entries, calls, replies, AS_IS).decisions();
+	}
+
+	private static Acquisition decisions(List<Entry> entries, List<ScriptCall> calls, List<List<Long>> replies,
+			int figures) {
 		PolicyDecision[] decisions = new PolicyDecision[entries.size()];
 		Long[] times = new Long[entries.size()];
 		for (int c = 0; c < calls.size(); c++) {
