@@ -13,6 +13,7 @@ import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.spring.ConfiguredPolicy;
 import io.github.ratelimit.spring.KeyResolver;
 import io.github.ratelimit.spring.KeySpec;
+import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import org.jspecify.annotations.Nullable;
 
@@ -36,12 +37,12 @@ final class PolicyProperties {
 	 * @throws InvalidConfigurationPropertyValueException naming the property at fault
 	 */
 	static RateLimitPolicyRegistry registry(RateLimitProperties properties,
-			Function<String, KeyResolver> keyResolverBeans) {
+			Function<String, KeyResolver> keyResolverBeans, RateLimitOverrides overrides) {
 		List<ConfiguredPolicy> policies = new ArrayList<>();
 		properties.getPolicies()
 			.forEach((name, source) -> policies
 				.add(configure(name, source, properties.getFailureMode(), keyResolverBeans)));
-		return new RateLimitPolicyRegistry(policies);
+		return new RateLimitPolicyRegistry(policies, overrides);
 	}
 
 	private static ConfiguredPolicy configure(String name, RateLimitProperties.Policy source,

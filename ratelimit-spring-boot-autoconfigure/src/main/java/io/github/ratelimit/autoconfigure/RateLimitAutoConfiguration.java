@@ -6,6 +6,7 @@ import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
@@ -39,8 +40,20 @@ public final class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitPolicyRegistry rateLimitPolicies(RateLimitProperties properties, BeanFactory beanFactory) {
-		return PolicyProperties.registry(properties, KeyResolvers.beans(beanFactory));
+	RateLimitPolicyRegistry rateLimitPolicies(RateLimitProperties properties, BeanFactory beanFactory,
+			RateLimitOverrides overrides) {
+		return PolicyProperties.registry(properties, KeyResolvers.beans(beanFactory), overrides);
+	}
+
+	/**
+	 * Runtime overrides kept in this instance's memory, when there is no Redis to share them
+	 * ({@link RedisBackendConfiguration} declares the shared ones).
+	 * @return the overrides
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitOverrides rateLimitOverrides() {
+		return RateLimitOverrides.inMemory();
 	}
 
 	@Bean

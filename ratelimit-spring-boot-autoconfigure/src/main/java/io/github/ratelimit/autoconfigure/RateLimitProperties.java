@@ -52,6 +52,8 @@ public class RateLimitProperties {
 
 	private final Local local = new Local();
 
+	private final Overrides overrides = new Overrides();
+
 	private final Filter filter = new Filter();
 
 	private final Headers headers = new Headers();
@@ -100,6 +102,10 @@ public class RateLimitProperties {
 
 	public Local getLocal() {
 		return this.local;
+	}
+
+	public Overrides getOverrides() {
+		return this.overrides;
 	}
 
 	/**
@@ -684,6 +690,27 @@ public class RateLimitProperties {
 
 		public void setMaximumKeys(long maximumKeys) {
 			this.maximumKeys = maximumKeys;
+		}
+
+	}
+
+	/**
+	 * Runtime overrides, set through the {@code ratelimits} Actuator endpoint.
+	 */
+	public static class Overrides {
+
+		/**
+		 * How often every instance reads the runtime overrides from Redis again, whatever it was told: the longest
+		 * an instance that missed a change notification takes to apply it.
+		 */
+		private Duration reconcileInterval = Duration.ofSeconds(1);
+
+		public Duration getReconcileInterval() {
+			return this.reconcileInterval;
+		}
+
+		public void setReconcileInterval(Duration reconcileInterval) {
+			this.reconcileInterval = reconcileInterval;
 		}
 
 	}

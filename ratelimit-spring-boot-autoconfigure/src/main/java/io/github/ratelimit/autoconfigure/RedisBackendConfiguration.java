@@ -5,6 +5,8 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.ratelimit.spring.RateLimitOverrides;
+import io.github.ratelimit.spring.RedisOverrideStore;
 import io.lettuce.core.resource.Delay;
 
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -32,6 +34,31 @@ class RedisBackendConfiguration {
 	@ConditionalOnMissingBean(RateLimitBackend.class)
 	RedisRateLimitBackend rateLimitBackend(RedisConnectionFactory connectionFactory, RateLimitProperties properties) {
 		return new RedisRateLimitBackend(connectionFactory, properties.getKeyPrefix());
+	}
+
+	/**
+	 * Runtime overrides shared by every instance through Redis, and kept there across restarts.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	RedisOverrideStore rateLimitOverrideStore(RedisConnectionFactory connectionFactory,
+			RateLimitProperties properties) {
+		Duration interval = properties.getOverrides().getReconcileInterval();
+		if (interval.isNegative() || interval.isZero()) {
+			throw new InvalidConfigurationPropertyValueException("ratelimit.overrides.reconcile-interval", interval,
+					"must be a positive duration");
+		}
+		return new RedisOverrideStore(connectionFactory, properties.getKeyPrefix(), interval);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitOverrides rateLimitOverrides(RedisOverrideStore store) {
+		RateLimitOverrides overrides = new RateLimitOverrides(store);
+		// what is in Redis applies from the first request on (a Redis that does not answer leaves none applied until
+		// the store's reconcile reads them)
+		overrides.refresh();
+		return overrides;
 	}
 
 	@Bean

@@ -7,13 +7,19 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import io.github.ratelimit.autoconfigure.endpoint.RateLimitsEndpoint;
+import io.github.ratelimit.autoconfigure.endpoint.RateLimitsEndpointAutoConfiguration;
+import io.github.ratelimit.autoconfigure.endpoint.RateLimitsEndpointWebExtension;
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import io.github.ratelimit.spring.RedisOverrideStore;
+import io.github.ratelimit.spring.RuntimeOverride;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
 import org.junit.jupiter.api.Test;
@@ -89,6 +95,35 @@ class RateLimitAutoConfigurationTests {
 				assertThat(limiter.check(request).decisions().get(0).remaining()).isEqualTo(97);
 				assertThat(redis.commands().hget("rl:{restarted}:api:fw", "c")).isEqualTo("3");
 			});
+	}
+
+	@Test
+	void runtimeOverridesAreSharedThroughRedisAndTheEndpointIsThereWhenExposed() {
+		RedisServer redis = RedisServers.standalone();
+		redis.flushAll();
+		this.runner.withConfiguration(AutoConfigurations.of(RateLimitsEndpointAutoConfiguration.class))
+			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+					"ratelimit.policies.api.algorithm=fixed-window", "ratelimit.policies.api.limit=100",
+					"ratelimit.policies.api.window=1h", "management.endpoints.web.exposure.include=ratelimits")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(RedisOverrideStore.class)
+					.hasSingleBean(RateLimitsEndpoint.class)
+					.hasSingleBean(RateLimitsEndpointWebExtension.class);
+				RateLimitPolicyRegistry registry = context.getBean(RateLimitPolicyRegistry.class);
+				assertThat(registry.overrides()).isSameAs(context.getBean(RateLimitOverrides.class));
+				registry.overrides().set("api", null, new RuntimeOverride(7L, null, null, null));
+				assertThat(redis.commands().hget("rl:overrides", "api")).isEqualTo("limit=7");
+				assertThat(registry.overrides().apply(registry.get("api"), "anyone").limit()).isEqualTo(7);
+			});
+	}
+
+	@Test
+	void withoutRedisRuntimeOverridesStayInMemoryAndTheEndpointIsOffUnlessExposed() {
+		this.runner.withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
+			.withConfiguration(AutoConfigurations.of(RateLimitsEndpointAutoConfiguration.class))
+			.run((context) -> assertThat(context).hasSingleBean(RateLimitOverrides.class)
+				.doesNotHaveBean(RedisOverrideStore.class)
+				.doesNotHaveBean(RateLimitsEndpoint.class));
 	}
 
 	@Test

@@ -291,7 +291,7 @@ public final class RateLimitEnforcer {
 						identity = MissingKey.ANONYMOUS;
 				}
 			}
-			RateLimitPolicy effective = configured.effective(identity, request);
+			RateLimitPolicy effective = this.policies.effective(configured, identity, request);
 			builder.add(effective, identity, (target.cost() > 0) ? Math.min(target.cost(), effective.capacity())
 					: effective.cost());
 		}

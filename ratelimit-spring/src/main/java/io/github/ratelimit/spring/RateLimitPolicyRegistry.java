@@ -18,14 +18,47 @@ public final class RateLimitPolicyRegistry {
 
 	private final Map<String, ConfiguredPolicy> policies;
 
+	private final RateLimitOverrides overrides;
+
 	/**
-	 * A registry of policies, in the given order. Of two policies with the same name the later one is kept.
+	 * A registry of policies, in the given order, without runtime overrides. Of two policies with the same name the
+	 * later one is kept.
 	 * @param policies the configured policies
 	 */
 	public RateLimitPolicyRegistry(Collection<ConfiguredPolicy> policies) {
+		this(policies, RateLimitOverrides.inMemory());
+	}
+
+	/**
+	 * A registry of policies, in the given order, with runtime overrides.
+	 * @param policies the configured policies
+	 * @param overrides the runtime overrides applied on top of them
+	 */
+	public RateLimitPolicyRegistry(Collection<ConfiguredPolicy> policies, RateLimitOverrides overrides) {
 		Map<String, ConfiguredPolicy> byName = new LinkedHashMap<>();
 		policies.forEach((policy) -> byName.put(policy.name(), policy));
 		this.policies = Collections.unmodifiableMap(byName);
+		this.overrides = overrides;
+	}
+
+	/**
+	 * The policy that applies to an identity: its configured override, else its tier's policy, else the base
+	 * policy; then the runtime overrides of the policy and of the identity.
+	 * @param configured the configured policy
+	 * @param identity the resolved identity
+	 * @param request the request (for the tier)
+	 * @return the policy to enforce
+	 */
+	public RateLimitPolicy effective(ConfiguredPolicy configured, String identity, RequestContext request) {
+		return this.overrides.apply(configured.effective(identity, request), identity);
+	}
+
+	/**
+	 * The runtime overrides applied on top of the configured policies.
+	 * @return the overrides
+	 */
+	public RateLimitOverrides overrides() {
+		return this.overrides;
 	}
 
 	/**

@@ -12,8 +12,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -32,18 +30,13 @@ class TwoInstancesIntegrationTests {
 
 	@BeforeAll
 	static void startInstances() {
-		first = start();
-		second = start();
+		first = Instances.start(redis);
+		second = Instances.start(redis);
 	}
 
 	@AfterAll
 	static void stopInstances() {
-		if (first != null) {
-			first.close();
-		}
-		if (second != null) {
-			second.close();
-		}
+		Instances.stop(first, second);
 	}
 
 	@BeforeEach
@@ -91,15 +84,8 @@ class TwoInstancesIntegrationTests {
 		assertThat(denied).isEqualTo(30);
 	}
 
-	private static ConfigurableApplicationContext start() {
-		return new SpringApplicationBuilder(TestApplication.class)
-			.properties("server.port=0", "spring.data.redis.host=" + redis.host(),
-					"spring.data.redis.port=" + redis.port())
-			.run();
-	}
-
 	private static Http http(ConfigurableApplicationContext context) {
-		return new Http(((WebServerApplicationContext) context).getWebServer().getPort());
+		return Instances.http(context);
 	}
 
 }

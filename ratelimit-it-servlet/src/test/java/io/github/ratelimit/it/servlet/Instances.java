@@ -1,0 +1,64 @@
+package io.github.ratelimit.it.servlet;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.github.ratelimit.testkit.RedisServer;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * Instances of the {@link TestApplication}, each on its own random port, on one Redis: what the multi-instance
+ * tests start and stop.
+ */
+final class Instances {
+
+	private Instances() {
+	}
+
+	/**
+	 * Starts an instance.
+	 * @param redis the Redis every instance shares
+	 * @param properties more properties ({@code name=value})
+	 * @return the running instance
+	 */
+	static ConfigurableApplicationContext start(RedisServer redis, String... properties) {
+		List<String> all = new ArrayList<>(List.of("server.port=0", "spring.data.redis.host=" + redis.host(),
+				"spring.data.redis.port=" + redis.port()));
+		all.addAll(List.of(properties));
+		return new SpringApplicationBuilder(TestApplication.class).properties(all.toArray(String[]::new)).run();
+	}
+
+	/**
+	 * Stops the instances that were started.
+	 * @param instances the instances, null where one did not start
+	 */
+	static void stop(ConfigurableApplicationContext... instances) {
+		for (ConfigurableApplicationContext instance : instances) {
+			if (instance != null) {
+				instance.close();
+			}
+		}
+	}
+
+	/**
+	 * The port an instance listens on.
+	 * @param instance the instance
+	 * @return its port
+	 */
+	static int port(ConfigurableApplicationContext instance) {
+		return ((WebServerApplicationContext) instance).getWebServer().getPort();
+	}
+
+	/**
+	 * A client of an instance.
+	 * @param instance the instance
+	 * @return the client
+	 */
+	static Http http(ConfigurableApplicationContext instance) {
+		return new Http(port(instance));
+	}
+
+}

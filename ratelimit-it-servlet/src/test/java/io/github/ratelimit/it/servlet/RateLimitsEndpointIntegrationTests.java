@@ -1,0 +1,215 @@
+package io.github.ratelimit.it.servlet;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+
+import io.github.ratelimit.testkit.RedisServer;
+import io.github.ratelimit.testkit.RedisServers;
+import io.github.ratelimit.testkit.Wait;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.context.ConfigurableApplicationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The {@code ratelimits} Actuator endpoint on two instances sharing one Redis (policy {@code shared}: GCRA, 10 per
+ * hour per client address, on {@code /shared/**}): usage read on one instance without consuming, resets, runtime
+ * overrides written on one instance governing the other within 2 s and surviving a restart, refused writes
+ * without access, 400 for invalid bodies.
+ */
+class RateLimitsEndpointIntegrationTests {
+
+	private static final RedisServer redis = RedisServers.standalone();
+
+	private static final JsonMapper json = JsonMapper.builder().build();
+
+	private static final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+	private static final String CLIENT = "127.0.0.1";
+
+	private static ConfigurableApplicationContext first;
+
+	private static ConfigurableApplicationContext second;
+
+	@BeforeAll
+	static void startInstances() {
+		first = start("unrestricted");
+		second = start("unrestricted");
+	}
+
+	@AfterAll
+	static void stopInstances() {
+		Instances.stop(first, second);
+	}
+
+	@BeforeEach
+	void emptyRedis() {
+		redis.flushAll();
+		// what an earlier test left applied is gone from Redis: wait until both instances have let it go
+		Wait.until(Duration.ofSeconds(5), () -> limitSeenBy(first, CLIENT) == 10 && limitSeenBy(second, CLIENT) == 10);
+	}
+
+	@Test
+	void listsEveryPolicyWithItsSettings() {
+		Map<String, Object> body = body(send(second, "GET", "/actuator/ratelimits", null), 200);
+		Map<String, Object> shared = map(map(body.get("policies")).get("shared"));
+		assertThat(shared).containsEntry("algorithm", "gcra").containsEntry("limit", 10).containsEntry("key", "ip");
+		assertThat(map(body.get("policies"))).containsKeys("per-client", "quick", "single");
+	}
+
+	@Test
+	void oneIdentitysUsageIsReadOnTheOtherInstanceWithoutConsumingAnything() {
+		Http http = http(first);
+		for (int i = 0; i < 3; i++) {
+			assertThat(http.status("/shared/hello")).isEqualTo(200);
+		}
+		for (int i = 0; i < 3; i++) {
+			Map<String, Object> usage = body(send(second, "GET", "/actuator/ratelimits/shared/" + CLIENT, null), 200);
+			assertThat(usage).containsEntry("limit", 10).containsEntry("remaining", 7).containsEntry("allowed", true);
+		}
+		assertThat(http.get("/shared/hello").headers().firstValue("X-RateLimit-Remaining")).hasValue("6");
+	}
+
+	@Test
+	void aResetIdentityStartsFresh() {
+		Http http = http(first);
+		for (int i = 0; i < 10; i++) {
+			http.status("/shared/hello");
+		}
+		assertThat(http.status("/shared/hello")).isEqualTo(429);
+		assertThat(body(send(second, "DELETE", "/actuator/ratelimits/shared/" + CLIENT, null), 200))
+			.containsEntry("reset", true);
+		assertThat(http.get("/shared/hello").headers().firstValue("X-RateLimit-Remaining")).hasValue("9");
+	}
+
+	@Test
+	void aPolicyOverrideWrittenOnOneInstanceGovernsTheOtherWithinTwoSecondsUntilRemoved() {
+		long written = System.nanoTime();
+		Map<String, Object> answer = body(send(first, "POST", "/actuator/ratelimits/shared", "{\"limit\": 2}"), 200);
+		assertThat(map(answer.get("effective"))).containsEntry("limit", 2);
+		Wait.until(Duration.ofSeconds(2), () -> limitSeenBy(second, CLIENT) == 2);
+		assertThat(Duration.ofNanos(System.nanoTime() - written)).isLessThan(Duration.ofSeconds(2));
+		Http other = http(second);
+		assertThat(other.status("/shared/hello")).isEqualTo(200);
+		assertThat(other.status("/shared/hello")).isEqualTo(200);
+		assertThat(other.status("/shared/hello")).isEqualTo(429);
+		Map<String, Object> listed = map(map(body(send(second, "GET", "/actuator/ratelimits", null), 200)
+			.get("policies")).get("shared"));
+		assertThat(map(map(listed.get("runtimeOverrides")).get("policy"))).containsEntry("limit", 2);
+		body(send(second, "DELETE", "/actuator/ratelimits/shared", null), 200);
+		Wait.until(Duration.ofSeconds(2), () -> limitSeenBy(first, CLIENT) == 10);
+		assertThat(http(first).status("/shared/hello")).isEqualTo(200);
+	}
+
+	@Test
+	void anIdentityOverrideLeavesOtherIdentitiesAlone() {
+		body(send(first, "POST", "/actuator/ratelimits/shared/" + CLIENT, "{\"limit\": 1, \"window\": \"1m\"}"), 200);
+		Wait.until(Duration.ofSeconds(2), () -> limitSeenBy(second, CLIENT) == 1);
+		assertThat(limitSeenBy(second, "192.0.2.7")).isEqualTo(10);
+		Http other = http(second);
+		assertThat(other.status("/shared/hello")).isEqualTo(200);
+		assertThat(other.status("/shared/hello")).isEqualTo(429);
+		body(send(second, "DELETE", "/actuator/ratelimits/shared/" + CLIENT + "?override=true", null), 200);
+		Wait.until(Duration.ofSeconds(2), () -> limitSeenBy(first, CLIENT) == 10);
+	}
+
+	@Test
+	void overridesSurviveARestartOfEveryInstance() {
+		body(send(first, "POST", "/actuator/ratelimits/shared", "{\"limit\": 3}"), 200);
+		ConfigurableApplicationContext restarted = start("read-only");
+		try {
+			// a new instance reads the overrides when it starts, before serving
+			assertThat(limitSeenBy(restarted, CLIENT)).isEqualTo(3);
+		}
+		finally {
+			restarted.close();
+		}
+		body(send(first, "DELETE", "/actuator/ratelimits/shared", null), 200);
+	}
+
+	@Test
+	void invalidBodiesAreRefusedWith400NamingTheFieldAndChangeNothing() {
+		assertThat(send(first, "POST", "/actuator/ratelimits/shared", "{\"limit\": 0}").statusCode()).isEqualTo(400);
+		HttpResponse<String> badWindow = send(first, "POST", "/actuator/ratelimits/shared", "{\"window\": \"soon\"}");
+		assertThat(badWindow.statusCode()).isEqualTo(400);
+		assertThat(badWindow.body()).contains("window");
+		assertThat(send(first, "POST", "/actuator/ratelimits/shared", "{}").statusCode()).isEqualTo(400);
+		assertThat(send(first, "POST", "/actuator/ratelimits/nope", "{\"limit\": 5}").statusCode()).isEqualTo(400);
+		assertThat(limitSeenBy(first, CLIENT)).isEqualTo(10);
+		assertThat(redis.commands().hgetall("rl:overrides")).isEmpty();
+	}
+
+	@Test
+	void writesAreRefusedWhenTheEndpointIsReadOnly() {
+		ConfigurableApplicationContext readOnly = start("read-only");
+		try {
+			assertThat(send(readOnly, "GET", "/actuator/ratelimits/shared/" + CLIENT, null).statusCode()).isEqualTo(200);
+			assertThat(send(readOnly, "POST", "/actuator/ratelimits/shared", "{\"limit\": 1}").statusCode())
+				.isBetween(400, 499);
+			assertThat(send(readOnly, "DELETE", "/actuator/ratelimits/shared/" + CLIENT, null).statusCode())
+				.isBetween(400, 499);
+			assertThat(redis.commands().hgetall("rl:overrides")).isEmpty();
+		}
+		finally {
+			readOnly.close();
+		}
+	}
+
+	private static long limitSeenBy(ConfigurableApplicationContext instance, String identity) {
+		Map<String, Object> usage = body(send(instance, "GET", "/actuator/ratelimits/shared/" + identity, null), 200);
+		return ((Number) usage.get("limit")).longValue();
+	}
+
+	private static ConfigurableApplicationContext start(String access) {
+		return Instances.start(redis, "management.endpoints.web.exposure.include=ratelimits",
+				"management.endpoint.ratelimits.access=" + access);
+	}
+
+	private static Http http(ConfigurableApplicationContext context) {
+		return Instances.http(context);
+	}
+
+	private static HttpResponse<String> send(ConfigurableApplicationContext instance, String method, String path,
+			String body) {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + Instances.port(instance) + path))
+			.timeout(Duration.ofSeconds(30));
+		if (body != null) {
+			request.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(body));
+		}
+		else {
+			request.method(method, HttpRequest.BodyPublishers.noBody());
+		}
+		try {
+			return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+		}
+		catch (IOException ex) {
+			throw new java.io.UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Map<String, Object> body(HttpResponse<String> response, int status) {
+		assertThat(response.statusCode()).as(response.body()).isEqualTo(status);
+		return json.readValue(response.body(), Map.class);
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Map<String, Object> map(Object value) {
+		return (Map<String, Object>) value;
+	}
+
+}

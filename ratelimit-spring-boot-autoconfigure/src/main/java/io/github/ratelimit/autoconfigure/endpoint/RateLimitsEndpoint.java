@@ -1,0 +1,272 @@
+package io.github.ratelimit.autoconfigure.endpoint;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.github.ratelimit.core.PolicyDecision;
+import io.github.ratelimit.core.RateLimitBackend;
+import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitRequest;
+import io.github.ratelimit.spring.ConfiguredPolicy;
+import io.github.ratelimit.spring.RateLimitOverrides;
+import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import io.github.ratelimit.spring.RuntimeOverride;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+
+/**
+ * The {@code ratelimits} Actuator endpoint: the policies with their effective settings and overrides, one
+ * identity's usage read without taking anything, resets, and runtime overrides of a policy or of one identity.
+ * Reads are open like any endpoint's; writes and deletes need
+ * {@code management.endpoint.ratelimits.access=unrestricted} (the endpoint's default access is read-only). Every
+ * change is logged at INFO with who made it, the old and the new value.
+ */
+@Endpoint(id = "ratelimits", defaultAccess = Access.READ_ONLY)
+public class RateLimitsEndpoint {
+
+	private static final Log logger = LogFactory.getLog(RateLimitsEndpoint.class);
+
+	private final RateLimitPolicyRegistry registry;
+
+	private final RateLimitBackend backend;
+
+	/**
+	 * An endpoint.
+	 * @param registry the policies and their runtime overrides
+	 * @param backend where the state lives (read and reset)
+	 */
+	public RateLimitsEndpoint(RateLimitPolicyRegistry registry, RateLimitBackend backend) {
+		this.registry = registry;
+		this.backend = backend;
+	}
+
+	/**
+	 * Every policy: its effective settings, tiers, configured overrides and runtime overrides.
+	 * @return the policies by name
+	 */
+	@ReadOperation
+	public Map<String, Object> policies() {
+		Map<String, Object> policies = new LinkedHashMap<>();
+		RateLimitOverrides overrides = this.registry.overrides();
+		for (ConfiguredPolicy configured : this.registry.all()) {
+			Map<String, Object> described = new LinkedHashMap<>(settings(configured.policy()));
+			described.put("key", configured.key().toString());
+			described.put("missingKey", configured.missingKey().name().toLowerCase(java.util.Locale.ROOT));
+			Map<String, Object> tiers = new LinkedHashMap<>();
+			configured.tiers().forEach((tier, policy) -> tiers.put(tier, settings(policy)));
+			described.put("tiers", tiers);
+			Map<String, Object> configuredOverrides = new LinkedHashMap<>();
+			configured.overrides().forEach((identity, policy) -> configuredOverrides.put(identity, settings(policy)));
+			described.put("overrides", configuredOverrides);
+			Map<String, Object> runtime = new LinkedHashMap<>();
+			RuntimeOverride whole = overrides.of(configured.name());
+			runtime.put("policy", (whole != null) ? whole.values() : Map.of());
+			Map<String, Object> identities = new LinkedHashMap<>();
+			overrides.identities(configured.name()).forEach((identity, override) -> identities.put(identity,
+					override.values()));
+			runtime.put("identities", identities);
+			described.put("runtimeOverrides", runtime);
+			policies.put(configured.name(), described);
+		}
+		return Map.of("policies", policies);
+	}
+
+	/**
+	 * One identity's usage of a policy, as a request of the policy's cost would see it now, taking nothing.
+	 * @param policy the policy name
+	 * @param key the identity
+	 * @return the usage, or null (404) for an unknown policy
+	 */
+	@ReadOperation
+	public @Nullable Map<String, Object> usage(@Selector String policy, @Selector String key) {
+		ConfiguredPolicy configured = this.registry.find(policy);
+		if (configured == null) {
+			return null;
+		}
+		RateLimitPolicy effective = effective(configured, key);
+		PolicyDecision state = this.backend.inspect(RateLimitRequest.of(effective, key)).get(0);
+		Map<String, Object> usage = new LinkedHashMap<>();
+		usage.put("policy", policy);
+		usage.put("key", key);
+		usage.put("algorithm", effective.algorithm().id());
+		usage.put("limit", effective.limit());
+		usage.put("window", effective.window());
+		usage.put("remaining", state.remaining());
+		usage.put("resetAfter", state.resetAfter());
+		usage.put("allowed", state.allowed());
+		usage.put("retryAfter", state.retryAfter());
+		return usage;
+	}
+
+	/**
+	 * Resets one identity (its state is removed: its next request starts fresh), or, with {@code override=true},
+	 * removes its runtime override instead.
+	 * @param policy the policy name
+	 * @param key the identity
+	 * @param override whether to remove the identity's runtime override rather than its state
+	 * @param security who asks
+	 * @return what was done
+	 */
+	@DeleteOperation
+	public Map<String, Object> reset(@Selector String policy, @Selector String key, @Nullable Boolean override,
+			SecurityContext security) {
+		ConfiguredPolicy configured = known(policy);
+		if (Boolean.TRUE.equals(override)) {
+			RuntimeOverride old = this.registry.overrides().identities(policy).get(key);
+			boolean removed = this.registry.overrides().remove(policy, key);
+			log(security, "removed the runtime override of policy '" + policy + "' for key '" + key + "'", old, null);
+			return Map.of("policy", policy, "key", key, "overrideRemoved", removed);
+		}
+		this.backend.reset(List.of(new RateLimitRequest.Entry(effective(configured, key), key, 1)));
+		log(security, "reset key '" + key + "' of policy '" + policy + "'", null, null);
+		return Map.of("policy", policy, "key", key, "reset", true);
+	}
+
+	/**
+	 * Sets the runtime override of a whole policy, on every instance.
+	 * @param policy the policy name
+	 * @param limit the limit, or null to keep it
+	 * @param window the window ({@code 500ms}, {@code 1m}, {@code PT1H}), or null to keep it
+	 * @param burst the burst, or null to keep it
+	 * @param minInterval the minimum interval, or null to keep it
+	 * @param security who asks
+	 * @return the override and the policy it makes
+	 */
+	@WriteOperation
+	public Map<String, Object> overridePolicy(@Selector String policy, @Nullable Long limit, @Nullable String window,
+			@Nullable Long burst, @Nullable String minInterval, SecurityContext security) {
+		return override(policy, null, limit, window, burst, minInterval, security);
+	}
+
+	/**
+	 * Sets the runtime override of one identity of a policy (an enterprise customer), on every instance.
+	 * @param policy the policy name
+	 * @param key the identity
+	 * @param limit the limit, or null to keep it
+	 * @param window the window, or null to keep it
+	 * @param burst the burst, or null to keep it
+	 * @param minInterval the minimum interval, or null to keep it
+	 * @param security who asks
+	 * @return the override and the policy it makes
+	 */
+	@WriteOperation
+	public Map<String, Object> overrideKey(@Selector String policy, @Selector String key, @Nullable Long limit,
+			@Nullable String window, @Nullable Long burst, @Nullable String minInterval, SecurityContext security) {
+		return override(policy, key, limit, window, burst, minInterval, security);
+	}
+
+	/**
+	 * Removes the runtime override of a whole policy.
+	 * @param policy the policy name
+	 * @param security who asks
+	 * @return what was done
+	 */
+	@DeleteOperation
+	public Map<String, Object> removeOverride(@Selector String policy, SecurityContext security) {
+		known(policy);
+		RuntimeOverride old = this.registry.overrides().of(policy);
+		boolean removed = this.registry.overrides().remove(policy, null);
+		log(security, "removed the runtime override of policy '" + policy + "'", old, null);
+		return Map.of("policy", policy, "overrideRemoved", removed);
+	}
+
+	private Map<String, Object> override(String policy, @Nullable String key, @Nullable Long limit,
+			@Nullable String window, @Nullable Long burst, @Nullable String minInterval, SecurityContext security) {
+		ConfiguredPolicy configured = known(policy);
+		RuntimeOverride override;
+		try {
+			override = new RuntimeOverride(limit, (window != null) ? RuntimeOverride.duration("window", window) : null,
+					burst, (minInterval != null) ? RuntimeOverride.duration("minInterval", minInterval) : null);
+		}
+		catch (IllegalArgumentException ex) {
+			String reason = String.valueOf(ex.getMessage());
+			throw new InvalidEndpointRequestException(reason, reason);
+		}
+		if (override.isEmpty()) {
+			String reason = "Set at least one of limit, window, burst, minInterval";
+			throw new InvalidEndpointRequestException(reason, reason);
+		}
+		RateLimitPolicy result;
+		try {
+			// checked against every policy it will apply to: the base, the tiers and the configured overrides
+			result = override.applyTo(configured.policy());
+			for (RateLimitPolicy variant : configured.tiers().values()) {
+				override.applyTo(variant);
+			}
+			for (RateLimitPolicy variant : configured.overrides().values()) {
+				override.applyTo(variant);
+			}
+		}
+		catch (IllegalArgumentException ex) {
+			String reason = "Invalid override of policy '" + policy + "': " + ex.getMessage();
+			throw new InvalidEndpointRequestException(reason, reason);
+		}
+		RateLimitOverrides overrides = this.registry.overrides();
+		RuntimeOverride old = (key != null) ? overrides.identities(policy).get(key) : overrides.of(policy);
+		overrides.set(policy, key, override);
+		log(security, "set the runtime override of policy '" + policy + "'" + ((key != null) ? " for key '" + key
+				+ "'" : ""), old, override);
+		Map<String, Object> answer = new LinkedHashMap<>();
+		answer.put("policy", policy);
+		if (key != null) {
+			answer.put("key", key);
+		}
+		answer.put("override", override.values());
+		answer.put("effective", settings(result));
+		return answer;
+	}
+
+	private ConfiguredPolicy known(String policy) {
+		ConfiguredPolicy configured = this.registry.find(policy);
+		if (configured == null) {
+			String reason = "Unknown rate-limit policy '" + policy + "'; configured policies: "
+					+ this.registry.names();
+			throw new InvalidEndpointRequestException(reason, reason);
+		}
+		return configured;
+	}
+
+	/** The policy of an identity without a request: its configured override, else the base; then runtime overrides. */
+	private RateLimitPolicy effective(ConfiguredPolicy configured, String key) {
+		RateLimitPolicy policy = configured.overrides().getOrDefault(key, configured.policy());
+		return this.registry.overrides().apply(policy, key);
+	}
+
+	private static Map<String, Object> settings(RateLimitPolicy policy) {
+		Map<String, Object> settings = new LinkedHashMap<>();
+		settings.put("algorithm", policy.algorithm().id());
+		settings.put("limit", policy.limit());
+		settings.put("window", policy.window());
+		if (policy.algorithm().supportsBurst()) {
+			settings.put("burst", policy.burst());
+		}
+		if (policy.algorithm().supportsMinInterval() && !policy.minInterval().equals(Duration.ZERO)) {
+			settings.put("minInterval", policy.minInterval());
+		}
+		settings.put("cost", policy.cost());
+		settings.put("failureMode", policy.failureMode().id());
+		return settings;
+	}
+
+	private static void log(SecurityContext security, String what, @Nullable RuntimeOverride old,
+			@Nullable RuntimeOverride now) {
+		if (logger.isInfoEnabled()) {
+			String who = (security.getPrincipal() != null) ? security.getPrincipal().getName() : "anonymous";
+			logger.info("Rate limits: " + who + " " + what + " (old: " + ((old != null) ? old.format() : "none")
+					+ ", new: " + ((now != null) ? now.format() : "none") + ")");
+		}
+	}
+
+}

@@ -1,0 +1,38 @@
+package io.github.ratelimit.autoconfigure.endpoint;
+
+import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
+import io.github.ratelimit.core.RateLimitBackend;
+import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The {@code ratelimits} Actuator endpoint, when Spring Boot's actuator is on the classpath and the endpoint is
+ * available (exposed, and its access not {@code none}).
+ */
+@AutoConfiguration(after = RateLimitAutoConfiguration.class)
+@ConditionalOnClass(Endpoint.class)
+@ConditionalOnBean({ RateLimitPolicyRegistry.class, RateLimitBackend.class })
+@ConditionalOnAvailableEndpoint(RateLimitsEndpoint.class)
+public final class RateLimitsEndpointAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitsEndpoint rateLimitsEndpoint(RateLimitPolicyRegistry registry, RateLimitBackend backend) {
+		return new RateLimitsEndpoint(registry, backend);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(RateLimitsEndpoint.class)
+	RateLimitsEndpointWebExtension rateLimitsEndpointWebExtension(RateLimitsEndpoint endpoint) {
+		return new RateLimitsEndpointWebExtension(endpoint);
+	}
+
+}

@@ -1,0 +1,79 @@
+package io.github.ratelimit.autoconfigure.endpoint;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExtension;
+
+/**
+ * The {@code ratelimits} endpoint over HTTP: a refused override answers 400 with the reason in the body (which
+ * field, why), since Spring Boot's error responses leave messages out by default.
+ */
+@EndpointWebExtension(endpoint = RateLimitsEndpoint.class)
+public class RateLimitsEndpointWebExtension {
+
+	private final RateLimitsEndpoint endpoint;
+
+	/**
+	 * An extension.
+	 * @param endpoint the endpoint it answers for
+	 */
+	public RateLimitsEndpointWebExtension(RateLimitsEndpoint endpoint) {
+		this.endpoint = endpoint;
+	}
+
+	/**
+	 * {@link RateLimitsEndpoint#overridePolicy}, with a 400 naming what is wrong.
+	 * @param policy the policy name
+	 * @param limit the limit, or null
+	 * @param window the window, or null
+	 * @param burst the burst, or null
+	 * @param minInterval the minimum interval, or null
+	 * @param security who asks
+	 * @return the answer
+	 */
+	@WriteOperation
+	public WebEndpointResponse<Map<String, Object>> overridePolicy(@Selector String policy, @Nullable Long limit,
+			@Nullable String window, @Nullable Long burst, @Nullable String minInterval, SecurityContext security) {
+		return answer(() -> this.endpoint.overridePolicy(policy, limit, window, burst, minInterval, security));
+	}
+
+	/**
+	 * {@link RateLimitsEndpoint#overrideKey}, with a 400 naming what is wrong.
+	 * @param policy the policy name
+	 * @param key the identity
+	 * @param limit the limit, or null
+	 * @param window the window, or null
+	 * @param burst the burst, or null
+	 * @param minInterval the minimum interval, or null
+	 * @param security who asks
+	 * @return the answer
+	 */
+	@WriteOperation
+	public WebEndpointResponse<Map<String, Object>> overrideKey(@Selector String policy, @Selector String key,
+			@Nullable Long limit, @Nullable String window, @Nullable Long burst, @Nullable String minInterval,
+			SecurityContext security) {
+		return answer(() -> this.endpoint.overrideKey(policy, key, limit, window, burst, minInterval, security));
+	}
+
+	private static WebEndpointResponse<Map<String, Object>> answer(Supplier<Map<String, Object>> operation) {
+		try {
+			return new WebEndpointResponse<>(operation.get(), WebEndpointResponse.STATUS_OK);
+		}
+		catch (InvalidEndpointRequestException ex) {
+			Map<String, Object> body = new LinkedHashMap<>();
+			body.put("status", WebEndpointResponse.STATUS_BAD_REQUEST);
+			body.put("error", ex.getReason());
+			return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_BAD_REQUEST);
+		}
+	}
+
+}

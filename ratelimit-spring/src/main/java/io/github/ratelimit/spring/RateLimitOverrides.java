@@ -1,0 +1,270 @@
+package io.github.ratelimit.spring;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.github.ratelimit.core.RateLimitPolicy;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The runtime overrides of an application's policies: limits an operator set through the {@code ratelimits}
+ * Actuator endpoint, for a whole policy or for one identity, in place of the configured ones. They live in a
+ * {@link Store} (Redis, so that every instance applies them and they survive restarts; or memory, for one instance)
+ * and every instance keeps a copy in memory, refreshed when the store says something changed and at a fixed
+ * interval, so the hot path never waits for the store.
+ * <p>
+ * An override changes only the values it sets. A policy override applies to every identity of the policy, on top
+ * of its configured override or tier; an identity override applies on top of that for one identity.
+ */
+public final class RateLimitOverrides {
+
+	private static final Log logger = LogFactory.getLog(RateLimitOverrides.class);
+
+	/** Separates a policy from an identity in a store field: policy names cannot contain it. */
+	private static final char SEPARATOR = '|';
+
+	private final Store store;
+
+	private volatile Snapshot snapshot = Snapshot.EMPTY;
+
+	/**
+	 * Overrides kept in a store; call {@link #refresh()} (the store's change notifications do) to read it.
+	 * @param store where the overrides live
+	 */
+	public RateLimitOverrides(Store store) {
+		this.store = store;
+		store.onChange(this::refresh);
+	}
+
+	/**
+	 * Overrides kept in this instance's memory only.
+	 * @return the overrides
+	 */
+	public static RateLimitOverrides inMemory() {
+		return new RateLimitOverrides(new MemoryStore());
+	}
+
+	/**
+	 * The policy that applies with the runtime overrides of its name and of the identity.
+	 * @param policy the policy as configured for the identity (its configured override or tier included)
+	 * @param identity the identity
+	 * @return the policy to enforce
+	 */
+	public RateLimitPolicy apply(RateLimitPolicy policy, String identity) {
+		Snapshot current = this.snapshot;
+		if (current.isEmpty()) {
+			return policy;
+		}
+		return current.apply(policy, identity);
+	}
+
+	/**
+	 * Sets the override of a policy or of one identity of it, replacing an earlier one, and applies it here at once
+	 * (other instances within their refresh).
+	 * @param policy the policy name
+	 * @param identity the identity, or null for the whole policy
+	 * @param override the values
+	 */
+	public void set(String policy, @Nullable String identity, RuntimeOverride override) {
+		this.store.put(field(policy, identity), override.format());
+		refresh();
+	}
+
+	/**
+	 * Removes the override of a policy or of one identity of it.
+	 * @param policy the policy name
+	 * @param identity the identity, or null for the whole policy
+	 * @return whether there was one
+	 */
+	public boolean remove(String policy, @Nullable String identity) {
+		boolean removed = this.store.remove(field(policy, identity));
+		refresh();
+		return removed;
+	}
+
+	/**
+	 * The override of a whole policy, as this instance applies it.
+	 * @param policy the policy name
+	 * @return the override, or null
+	 */
+	public @Nullable RuntimeOverride of(String policy) {
+		return this.snapshot.policies.get(policy);
+	}
+
+	/**
+	 * The identity overrides of a policy, as this instance applies them.
+	 * @param policy the policy name
+	 * @return the overrides by identity
+	 */
+	public Map<String, RuntimeOverride> identities(String policy) {
+		return this.snapshot.identities.getOrDefault(policy, Map.of());
+	}
+
+	/**
+	 * Reads the store again. A store that cannot be read keeps the copy as it is (and logs why).
+	 */
+	public void refresh() {
+		Map<String, String> fields;
+		try {
+			fields = this.store.load();
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not read the rate-limit overrides; keeping the ones applied", ex);
+			return;
+		}
+		Map<String, RuntimeOverride> policies = new LinkedHashMap<>();
+		Map<String, Map<String, RuntimeOverride>> identities = new LinkedHashMap<>();
+		fields.forEach((field, value) -> {
+			try {
+				RuntimeOverride override = RuntimeOverride.parse(value);
+				int separator = field.indexOf(SEPARATOR);
+				if (separator < 0) {
+					policies.put(field, override);
+				}
+				else {
+					identities.computeIfAbsent(field.substring(0, separator), (name) -> new LinkedHashMap<>())
+						.put(field.substring(separator + 1), override);
+				}
+			}
+			catch (IllegalArgumentException ex) {
+				logger.warn("Ignoring the unreadable rate-limit override '" + field + "' = '" + value + "': "
+						+ ex.getMessage());
+			}
+		});
+		this.snapshot = new Snapshot(policies, identities);
+	}
+
+	private static String field(String policy, @Nullable String identity) {
+		return (identity != null) ? policy + SEPARATOR + identity : policy;
+	}
+
+	/** What an instance applies: immutable, swapped whole on every refresh. */
+	private static final class Snapshot {
+
+		static final Snapshot EMPTY = new Snapshot(Map.of(), Map.of());
+
+		/** At most this many overridden policies are kept built (one per policy and overridden identity). */
+		private static final int MAX_APPLIED = 10_000;
+
+		/** A policy and an override applied to it. */
+		private record Applied(RateLimitPolicy policy, RuntimeOverride override) {
+		}
+
+		final Map<String, RuntimeOverride> policies;
+
+		final Map<String, Map<String, RuntimeOverride>> identities;
+
+		/** Overridden policies by what they were made of, so that a hot identity's policy is built once. */
+		private final Map<Applied, RateLimitPolicy> applied = new ConcurrentHashMap<>();
+
+		Snapshot(Map<String, RuntimeOverride> policies, Map<String, Map<String, RuntimeOverride>> identities) {
+			this.policies = Collections.unmodifiableMap(policies);
+			this.identities = Collections.unmodifiableMap(identities);
+		}
+
+		boolean isEmpty() {
+			return this.policies.isEmpty() && this.identities.isEmpty();
+		}
+
+		RateLimitPolicy apply(RateLimitPolicy policy, String identity) {
+			RateLimitPolicy result = policy;
+			RuntimeOverride whole = this.policies.get(policy.name());
+			if (whole != null) {
+				result = safely(result, whole);
+			}
+			Map<String, RuntimeOverride> byIdentity = this.identities.get(policy.name());
+			RuntimeOverride own = (byIdentity != null) ? byIdentity.get(identity) : null;
+			if (own != null) {
+				result = safely(result, own);
+			}
+			return result;
+		}
+
+		/** An override that no longer fits the policy (its configuration changed) is skipped, not fatal. */
+		private RateLimitPolicy safely(RateLimitPolicy policy, RuntimeOverride override) {
+			Applied key = new Applied(policy, override);
+			RateLimitPolicy cached = this.applied.get(key);
+			if (cached != null) {
+				return cached;
+			}
+			try {
+				RateLimitPolicy overridden = override.applyTo(policy);
+				if (this.applied.size() < MAX_APPLIED) {
+					this.applied.put(key, overridden);
+				}
+				return overridden;
+			}
+			catch (IllegalArgumentException ex) {
+				logger.debug("Rate-limit override of '" + policy.name() + "' does not fit it: " + ex.getMessage());
+				return policy;
+			}
+		}
+
+	}
+
+	/**
+	 * Where runtime overrides live: fields (a policy name, or a policy name and an identity) with their values as
+	 * {@link RuntimeOverride#format()} writes them.
+	 */
+	public interface Store {
+
+		/**
+		 * Every field and its value.
+		 * @return the fields
+		 */
+		Map<String, String> load();
+
+		/**
+		 * Sets a field, and tells every instance that something changed.
+		 * @param field the field
+		 * @param value the value
+		 */
+		void put(String field, String value);
+
+		/**
+		 * Removes a field, and tells every instance that something changed.
+		 * @param field the field
+		 * @return whether it was there
+		 */
+		boolean remove(String field);
+
+		/**
+		 * Registers what to do when the overrides (may) have changed.
+		 * @param listener called on a change notification and at the store's reconcile interval
+		 */
+		void onChange(Runnable listener);
+
+	}
+
+	/** Overrides in this instance's memory. */
+	private static final class MemoryStore implements Store {
+
+		private final Map<String, String> fields = new ConcurrentHashMap<>();
+
+		@Override
+		public Map<String, String> load() {
+			return Map.copyOf(this.fields);
+		}
+
+		@Override
+		public void put(String field, String value) {
+			this.fields.put(field, value);
+		}
+
+		@Override
+		public boolean remove(String field) {
+			return this.fields.remove(field) != null;
+		}
+
+		@Override
+		public void onChange(Runnable listener) {
+			// set and remove refresh the overrides themselves
+		}
+
+	}
+
+}

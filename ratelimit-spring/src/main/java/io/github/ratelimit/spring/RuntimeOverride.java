@@ -1,0 +1,158 @@
+package io.github.ratelimit.spring;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import io.github.ratelimit.core.InvalidPolicyException;
+import io.github.ratelimit.core.RateLimitPolicy;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.format.datetime.standard.DurationFormatterUtils;
+
+/**
+ * Limits set at runtime (through the {@code ratelimits} Actuator endpoint) in place of a policy's configured ones,
+ * for the whole policy or for one identity. Each value left null keeps what the policy has.
+ *
+ * @param limit the limit, or null
+ * @param window the window, or null
+ * @param burst the burst (token bucket and GCRA), or null
+ * @param minInterval the minimum interval (sliding window log), or null
+ */
+public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @Nullable Long burst,
+		@Nullable Duration minInterval) {
+
+	/**
+	 * Whether it changes anything.
+	 * @return false when every value is null
+	 */
+	public boolean isEmpty() {
+		return this.limit == null && this.window == null && this.burst == null && this.minInterval == null;
+	}
+
+	/**
+	 * The policy with these values in place of its own. A burst that followed the limit (token bucket and GCRA with
+	 * no burst of their own) follows a new limit too.
+	 * @param policy the policy
+	 * @return the overridden policy
+	 * @throws InvalidPolicyException naming the field when a value is invalid for the policy
+	 */
+	public RateLimitPolicy applyTo(RateLimitPolicy policy) {
+		RateLimitPolicy.Builder builder = policy.toBuilder();
+		if (this.limit != null) {
+			builder.limit(this.limit);
+			if (this.burst == null && policy.algorithm().supportsBurst() && policy.burst() == policy.limit()) {
+				builder.burst(this.limit);
+			}
+		}
+		if (this.window != null) {
+			builder.window(this.window);
+		}
+		if (this.burst != null) {
+			builder.burst(this.burst);
+		}
+		if (this.minInterval != null) {
+			builder.minInterval(this.minInterval);
+		}
+		return builder.build();
+	}
+
+	/**
+	 * The values as text, e.g. {@code limit=500;window=PT1M}: how they are stored in Redis and logged.
+	 * @return the text
+	 */
+	public String format() {
+		StringBuilder text = new StringBuilder();
+		values().forEach((name, value) -> text.append((text.length() == 0) ? "" : ";").append(name).append('=')
+			.append(value));
+		return text.toString();
+	}
+
+	/**
+	 * The values set, by name ({@code limit}, {@code window}, {@code burst}, {@code min-interval}).
+	 * @return the values in that order
+	 */
+	public Map<String, Object> values() {
+		Map<String, Object> values = new LinkedHashMap<>();
+		if (this.limit != null) {
+			values.put("limit", this.limit);
+		}
+		if (this.window != null) {
+			values.put("window", this.window);
+		}
+		if (this.burst != null) {
+			values.put("burst", this.burst);
+		}
+		if (this.minInterval != null) {
+			values.put("min-interval", this.minInterval);
+		}
+		return values;
+	}
+
+	/**
+	 * Reads {@link #format()}'s text.
+	 * @param text the text
+	 * @return the override
+	 * @throws IllegalArgumentException naming the value that cannot be read
+	 */
+	public static RuntimeOverride parse(String text) {
+		Long limit = null;
+		Duration window = null;
+		Long burst = null;
+		Duration minInterval = null;
+		for (String pair : text.split(";")) {
+			if (pair.isBlank()) {
+				continue;
+			}
+			int equals = pair.indexOf('=');
+			if (equals < 0) {
+				throw new IllegalArgumentException("'" + pair + "' is not name=value");
+			}
+			String name = pair.substring(0, equals).trim();
+			String value = pair.substring(equals + 1).trim();
+			switch (name) {
+				case "limit" -> limit = number(name, value);
+				case "window" -> window = duration(name, value);
+				case "burst" -> burst = number(name, value);
+				case "min-interval", "minInterval" -> minInterval = duration(name, value);
+				default -> throw new IllegalArgumentException("unknown field '" + name
+						+ "'; expected limit, window, burst or min-interval");
+			}
+		}
+		return new RuntimeOverride(limit, window, burst, minInterval);
+	}
+
+	/**
+	 * A number of a field.
+	 * @param field the field, for the message
+	 * @param value the text
+	 * @return the number
+	 * @throws IllegalArgumentException naming the field
+	 */
+	public static long number(String field, String value) {
+		try {
+			return Long.parseLong(value.trim());
+		}
+		catch (NumberFormatException ex) {
+			throw new IllegalArgumentException(field + " must be a whole number but was '" + value + "'");
+		}
+	}
+
+	/**
+	 * A duration of a field, in Spring's formats ({@code 500ms}, {@code 1m}, {@code PT1H}).
+	 * @param field the field, for the message
+	 * @param value the text
+	 * @return the duration
+	 * @throws IllegalArgumentException naming the field
+	 */
+	public static Duration duration(String field, String value) {
+		try {
+			return DurationFormatterUtils.detectAndParse(value.trim());
+		}
+		catch (RuntimeException ex) {
+			throw new IllegalArgumentException(field + " must be a duration such as 500ms, 10s, 1m or PT1H but was '"
+					+ value + "'");
+		}
+	}
+
+}
