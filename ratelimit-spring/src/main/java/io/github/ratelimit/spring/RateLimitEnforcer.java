@@ -273,8 +273,12 @@ public final class RateLimitEnforcer {
 			@Nullable Object @Nullable [] args) {
 		RateLimitRequest.Builder builder = RateLimitRequest.builder();
 		List<PolicyDecision> denied = new ArrayList<>();
+		RateLimitOverrides overrides = this.policies.overrides();
 		for (Target target : targets) {
 			ConfiguredPolicy configured = target.policy();
+			if (!overrides.enforced(configured.name())) {
+				continue; // switched off at runtime: unchecked, uncounted
+			}
 			KeySpec key = (target.key() != null) ? target.key() : configured.key();
 			String identity = key.resolve(request, method, args);
 			if (identity == null) {

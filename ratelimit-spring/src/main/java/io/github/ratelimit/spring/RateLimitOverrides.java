@@ -27,6 +27,9 @@ public final class RateLimitOverrides {
 	/** Separates a policy from an identity in a store field: policy names cannot contain it. */
 	private static final char SEPARATOR = '|';
 
+	/** The store field of what applies to every policy (the kill switch): not a policy name. */
+	public static final String ALL = "*";
+
 	private final Store store;
 
 	private volatile Snapshot snapshot = Snapshot.EMPTY;
@@ -60,6 +63,16 @@ public final class RateLimitOverrides {
 			return policy;
 		}
 		return current.apply(policy, identity);
+	}
+
+	/**
+	 * Whether a policy is enforced: false while its kill switch, or the one of all policies, is off.
+	 * @param policy the policy name
+	 * @return true unless switched off
+	 */
+	public boolean enforced(String policy) {
+		Snapshot current = this.snapshot;
+		return current.isEmpty() || current.enforced(policy);
 	}
 
 	/**
@@ -168,6 +181,12 @@ public final class RateLimitOverrides {
 
 		boolean isEmpty() {
 			return this.policies.isEmpty() && this.identities.isEmpty();
+		}
+
+		boolean enforced(String policy) {
+			RuntimeOverride all = this.policies.get(ALL);
+			RuntimeOverride own = this.policies.get(policy);
+			return (all == null || !all.disables()) && (own == null || !own.disables());
 		}
 
 		RateLimitPolicy apply(RateLimitPolicy policy, String identity) {

@@ -18,16 +18,46 @@ import org.springframework.format.datetime.standard.DurationFormatterUtils;
  * @param window the window, or null
  * @param burst the burst (token bucket and GCRA), or null
  * @param minInterval the minimum interval (sliding window log), or null
+ * @param enabled false to switch enforcement off (the kill switch: requests pass unchecked and uncounted), true to
+ * switch it back on, or null
  */
 public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @Nullable Long burst,
-		@Nullable Duration minInterval) {
+		@Nullable Duration minInterval, @Nullable Boolean enabled) {
+
+	/**
+	 * An override of limits only.
+	 * @param limit the limit, or null
+	 * @param window the window, or null
+	 * @param burst the burst, or null
+	 * @param minInterval the minimum interval, or null
+	 */
+	public RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @Nullable Long burst,
+			@Nullable Duration minInterval) {
+		this(limit, window, burst, minInterval, null);
+	}
+
+	/**
+	 * Whether it switches enforcement off.
+	 * @return true when {@code enabled} is false
+	 */
+	public boolean disables() {
+		return Boolean.FALSE.equals(this.enabled);
+	}
+
+	/**
+	 * Whether it changes any limit.
+	 * @return true when a limit, window, burst or minimum interval is set
+	 */
+	public boolean changesLimits() {
+		return this.limit != null || this.window != null || this.burst != null || this.minInterval != null;
+	}
 
 	/**
 	 * Whether it changes anything.
 	 * @return false when every value is null
 	 */
 	public boolean isEmpty() {
-		return this.limit == null && this.window == null && this.burst == null && this.minInterval == null;
+		return !changesLimits() && this.enabled == null;
 	}
 
 	/**
@@ -38,6 +68,9 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 	 * @throws InvalidPolicyException naming the field when a value is invalid for the policy
 	 */
 	public RateLimitPolicy applyTo(RateLimitPolicy policy) {
+		if (!changesLimits()) {
+			return policy;
+		}
 		RateLimitPolicy.Builder builder = policy.toBuilder();
 		if (this.limit != null) {
 			builder.limit(this.limit);
@@ -69,7 +102,7 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 	}
 
 	/**
-	 * The values set, by name ({@code limit}, {@code window}, {@code burst}, {@code min-interval}).
+	 * The values set, by name ({@code limit}, {@code window}, {@code burst}, {@code min-interval}, {@code enabled}).
 	 * @return the values in that order
 	 */
 	public Map<String, Object> values() {
@@ -86,6 +119,9 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 		if (this.minInterval != null) {
 			values.put("min-interval", this.minInterval);
 		}
+		if (this.enabled != null) {
+			values.put("enabled", this.enabled);
+		}
 		return values;
 	}
 
@@ -100,6 +136,7 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 		Duration window = null;
 		Long burst = null;
 		Duration minInterval = null;
+		Boolean enabled = null;
 		for (String pair : text.split(";")) {
 			if (pair.isBlank()) {
 				continue;
@@ -115,11 +152,12 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 				case "window" -> window = duration(name, value);
 				case "burst" -> burst = number(name, value);
 				case "min-interval", "minInterval" -> minInterval = duration(name, value);
+				case "enabled" -> enabled = Boolean.parseBoolean(value);
 				default -> throw new IllegalArgumentException("unknown field '" + name
-						+ "'; expected limit, window, burst or min-interval");
+						+ "'; expected limit, window, burst, min-interval or enabled");
 			}
 		}
-		return new RuntimeOverride(limit, window, burst, minInterval);
+		return new RuntimeOverride(limit, window, burst, minInterval, enabled);
 	}
 
 	/**

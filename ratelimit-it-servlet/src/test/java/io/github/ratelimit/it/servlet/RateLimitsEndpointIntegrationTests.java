@@ -124,6 +124,37 @@ class RateLimitsEndpointIntegrationTests {
 	}
 
 	@Test
+	void theKillSwitchTurnsEnforcementOffForOnePolicyOrForAllOnEveryInstance() {
+		body(send(first, "POST", "/actuator/ratelimits/shared", "{\"enabled\": false}"), 200);
+		Wait.until(Duration.ofSeconds(2), () -> Boolean.FALSE.equals(sharedPolicyAsSeenBy(second).get("enforced")));
+		Http other = http(second);
+		for (int i = 0; i < 15; i++) {
+			assertThat(other.get("/shared/hello").statusCode()).isEqualTo(200);
+		}
+		// unchecked and uncounted
+		assertThat(body(send(second, "GET", "/actuator/ratelimits/shared/" + CLIENT, null), 200))
+			.containsEntry("remaining", 10);
+		body(send(first, "POST", "/actuator/ratelimits/shared", "{\"enabled\": true}"), 200);
+		Wait.until(Duration.ofSeconds(2), () -> Boolean.TRUE.equals(sharedPolicyAsSeenBy(second).get("enforced")));
+		assertThat(other.get("/shared/hello").headers().firstValue("X-RateLimit-Remaining")).hasValue("9");
+
+		body(send(first, "POST", "/actuator/ratelimits", "{\"enabled\": false}"), 200);
+		Wait.until(Duration.ofSeconds(2),
+				() -> Boolean.FALSE.equals(body(send(second, "GET", "/actuator/ratelimits", null), 200).get("enabled")));
+		for (int i = 0; i < 8; i++) {
+			// per-client admits 5 a minute when enforced
+			assertThat(other.status("/api/hello")).isEqualTo(200);
+		}
+		body(send(first, "POST", "/actuator/ratelimits", "{\"enabled\": true}"), 200);
+		Wait.until(Duration.ofSeconds(2),
+				() -> Boolean.TRUE.equals(body(send(second, "GET", "/actuator/ratelimits", null), 200).get("enabled")));
+	}
+
+	private static Map<String, Object> sharedPolicyAsSeenBy(ConfigurableApplicationContext instance) {
+		return map(map(body(send(instance, "GET", "/actuator/ratelimits", null), 200).get("policies")).get("shared"));
+	}
+
+	@Test
 	void overridesSurviveARestartOfEveryInstance() {
 		body(send(first, "POST", "/actuator/ratelimits/shared", "{\"limit\": 3}"), 200);
 		ConfigurableApplicationContext restarted = start("read-only");

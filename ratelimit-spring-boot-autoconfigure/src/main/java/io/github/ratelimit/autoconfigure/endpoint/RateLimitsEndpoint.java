@@ -78,9 +78,31 @@ public class RateLimitsEndpoint {
 					override.values()));
 			runtime.put("identities", identities);
 			described.put("runtimeOverrides", runtime);
+			described.put("enforced", overrides.enforced(configured.name()));
 			policies.put(configured.name(), described);
 		}
-		return Map.of("policies", policies);
+		RuntimeOverride all = overrides.of(RateLimitOverrides.ALL);
+		Map<String, Object> answer = new LinkedHashMap<>();
+		answer.put("enabled", all == null || !all.disables());
+		answer.put("policies", policies);
+		return answer;
+	}
+
+	/**
+	 * The kill switch of every policy: {@code {"enabled": false}} switches enforcement off everywhere (requests pass
+	 * unchecked and uncounted), {@code {"enabled": true}} back on. On every instance, like the overrides.
+	 * @param enabled whether policies are enforced
+	 * @param security who asks
+	 * @return the state now
+	 */
+	@WriteOperation
+	public Map<String, Object> switchAll(boolean enabled, SecurityContext security) {
+		RateLimitOverrides overrides = this.registry.overrides();
+		RuntimeOverride old = overrides.of(RateLimitOverrides.ALL);
+		RuntimeOverride now = new RuntimeOverride(null, null, null, null, enabled);
+		overrides.set(RateLimitOverrides.ALL, null, now);
+		log(security, "switched enforcement of every policy " + (enabled ? "on" : "off"), old, now);
+		return Map.of("enabled", enabled);
 	}
 
 	/**
@@ -141,13 +163,14 @@ public class RateLimitsEndpoint {
 	 * @param window the window ({@code 500ms}, {@code 1m}, {@code PT1H}), or null to keep it
 	 * @param burst the burst, or null to keep it
 	 * @param minInterval the minimum interval, or null to keep it
+	 * @param enabled false to switch the policy's enforcement off (its kill switch), true back on, or null
 	 * @param security who asks
 	 * @return the override and the policy it makes
 	 */
 	@WriteOperation
 	public Map<String, Object> overridePolicy(@Selector String policy, @Nullable Long limit, @Nullable String window,
-			@Nullable Long burst, @Nullable String minInterval, SecurityContext security) {
-		return override(policy, null, limit, window, burst, minInterval, security);
+			@Nullable Long burst, @Nullable String minInterval, @Nullable Boolean enabled, SecurityContext security) {
+		return override(policy, null, limit, window, burst, minInterval, enabled, security);
 	}
 
 	/**
@@ -164,7 +187,7 @@ public class RateLimitsEndpoint {
 	@WriteOperation
 	public Map<String, Object> overrideKey(@Selector String policy, @Selector String key, @Nullable Long limit,
 			@Nullable String window, @Nullable Long burst, @Nullable String minInterval, SecurityContext security) {
-		return override(policy, key, limit, window, burst, minInterval, security);
+		return override(policy, key, limit, window, burst, minInterval, null, security);
 	}
 
 	/**
@@ -183,19 +206,28 @@ public class RateLimitsEndpoint {
 	}
 
 	private Map<String, Object> override(String policy, @Nullable String key, @Nullable Long limit,
-			@Nullable String window, @Nullable Long burst, @Nullable String minInterval, SecurityContext security) {
+			@Nullable String window, @Nullable Long burst, @Nullable String minInterval, @Nullable Boolean enabled,
+			SecurityContext security) {
 		ConfiguredPolicy configured = known(policy);
+		RateLimitOverrides overrides = this.registry.overrides();
+		RuntimeOverride old = (key != null) ? overrides.identities(policy).get(key) : overrides.of(policy);
 		RuntimeOverride override;
 		try {
-			override = new RuntimeOverride(limit, (window != null) ? RuntimeOverride.duration("window", window) : null,
-					burst, (minInterval != null) ? RuntimeOverride.duration("minInterval", minInterval) : null);
+			// a write changes what it sets and keeps the rest of the override already there
+			override = new RuntimeOverride(
+					(limit != null) ? limit : (old != null) ? old.limit() : null,
+					(window != null) ? RuntimeOverride.duration("window", window) : (old != null) ? old.window() : null,
+					(burst != null) ? burst : (old != null) ? old.burst() : null,
+					(minInterval != null) ? RuntimeOverride.duration("minInterval", minInterval)
+							: (old != null) ? old.minInterval() : null,
+					(enabled != null) ? enabled : (old != null) ? old.enabled() : null);
 		}
 		catch (IllegalArgumentException ex) {
 			String reason = String.valueOf(ex.getMessage());
 			throw new InvalidEndpointRequestException(reason, reason);
 		}
-		if (override.isEmpty()) {
-			String reason = "Set at least one of limit, window, burst, minInterval";
+		if (limit == null && window == null && burst == null && minInterval == null && enabled == null) {
+			String reason = "Set at least one of limit, window, burst, minInterval" + ((key == null) ? ", enabled" : "");
 			throw new InvalidEndpointRequestException(reason, reason);
 		}
 		RateLimitPolicy result;
@@ -213,8 +245,6 @@ public class RateLimitsEndpoint {
 			String reason = "Invalid override of policy '" + policy + "': " + ex.getMessage();
 			throw new InvalidEndpointRequestException(reason, reason);
 		}
-		RateLimitOverrides overrides = this.registry.overrides();
-		RuntimeOverride old = (key != null) ? overrides.identities(policy).get(key) : overrides.of(policy);
 		overrides.set(policy, key, override);
 		log(security, "set the runtime override of policy '" + policy + "'" + ((key != null) ? " for key '" + key
 				+ "'" : ""), old, override);
@@ -225,6 +255,7 @@ public class RateLimitsEndpoint {
 		}
 		answer.put("override", override.values());
 		answer.put("effective", settings(result));
+		answer.put("enforced", overrides.enforced(policy));
 		return answer;
 	}
 

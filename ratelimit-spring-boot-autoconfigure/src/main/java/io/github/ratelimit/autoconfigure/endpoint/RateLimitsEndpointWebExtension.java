@@ -37,13 +37,16 @@ public class RateLimitsEndpointWebExtension {
 	 * @param window the window, or null
 	 * @param burst the burst, or null
 	 * @param minInterval the minimum interval, or null
+	 * @param enabled the policy's kill switch, or null
 	 * @param security who asks
 	 * @return the answer
 	 */
 	@WriteOperation
 	public WebEndpointResponse<Map<String, Object>> overridePolicy(@Selector String policy, @Nullable Long limit,
-			@Nullable String window, @Nullable Long burst, @Nullable String minInterval, SecurityContext security) {
-		return answer(() -> this.endpoint.overridePolicy(policy, limit, window, burst, minInterval, security));
+			@Nullable String window, @Nullable Long burst, @Nullable String minInterval, @Nullable Boolean enabled,
+			SecurityContext security) {
+		return answer(
+				() -> this.endpoint.overridePolicy(policy, limit, window, burst, minInterval, enabled, security));
 	}
 
 	/**
