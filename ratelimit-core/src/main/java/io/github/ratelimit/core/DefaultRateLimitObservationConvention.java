@@ -1,12 +1,11 @@
 package io.github.ratelimit.core;
 
 import io.micrometer.common.KeyValues;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The observation {@value #NAME} of each decision of a {@link DefaultRateLimiter}, with two low-cardinality key
  * values: {@code backend} (the kind of backend: {@code redis}, {@code local}, {@code custom}) and {@code outcome}
- * (the whole request's: see {@link #outcome(RateLimitDecision)}). No key value ever holds an identity, a key, a path
+ * (the whole request's: see {@link #outcome(RateLimitObservationContext)}). No key value ever holds an identity, a key, a path
  * or an address: the number of series stays bounded by the number of backends and outcomes.
  */
 public class DefaultRateLimitObservationConvention implements RateLimitObservationConvention {
@@ -35,6 +34,9 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	/** The outcome when an unguarded limiter threw instead of deciding. */
 	public static final String ERROR = "error";
 
+	/** The outcome while no decision is made: before it, or when the subscriber cancelled before it. */
+	public static final String UNKNOWN = "unknown";
+
 	@Override
 	public String getName() {
 		return NAME;
@@ -47,7 +49,22 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 
 	@Override
 	public KeyValues getLowCardinalityKeyValues(RateLimitObservationContext context) {
-		return KeyValues.of("backend", context.backend(), "outcome", outcome(context.decision()));
+		return KeyValues.of("backend", context.backend(), "outcome", outcome(context));
+	}
+
+	/**
+	 * The outcome of an observed request: the decision's ({@link #outcome(RateLimitDecision)}), {@value #ERROR} when
+	 * the limiter threw, {@value #UNKNOWN} while there is no decision (when the observation starts, or when the
+	 * subscriber cancelled before the decision was made).
+	 * @param context the observation's context
+	 * @return the outcome
+	 */
+	public static String outcome(RateLimitObservationContext context) {
+		RateLimitDecision decision = context.decision();
+		if (decision != null) {
+			return outcome(decision);
+		}
+		return (context.getError() != null) ? ERROR : UNKNOWN;
 	}
 
 	/**
@@ -70,14 +87,11 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	 * The outcome of a whole request, from the same values as {@link #outcome(PolicyDecision)}: {@value #ALLOWED} or
 	 * {@value #DENIED} when the backend decided; when the failure modes decided, a refusal is {@value #FAILED_CLOSED}
 	 * if a closed policy refused and {@value #LOCAL_DENIED} otherwise, an admission {@value #LOCAL_ALLOWED} if a
-	 * policy was enforced in memory and {@value #FAILED_OPEN} otherwise; {@value #ERROR} when there is no decision.
-	 * @param decision the decision, or null when the limiter threw
+	 * policy was enforced in memory and {@value #FAILED_OPEN} otherwise.
+	 * @param decision the decision
 	 * @return the outcome
 	 */
-	public static String outcome(@Nullable RateLimitDecision decision) {
-		if (decision == null) {
-			return ERROR;
-		}
+	public static String outcome(RateLimitDecision decision) {
 		if (!decision.degraded()) {
 			return decision.allowed() ? ALLOWED : DENIED;
 		}

@@ -220,9 +220,26 @@ public final class DefaultRateLimiter implements RateLimiter {
 				observation.parentObservation(parentObservation);
 			}
 			observation.start();
-			return decision.doOnNext(context::setDecision)
-				.doOnError(observation::error)
-				.doFinally((signal) -> observation.stop());
+			// stopped before the signal goes on, so that whoever gets the decision finds the observation complete;
+			// a cancel after the decision (block() cancels once it has its value) stops nothing twice
+			AtomicBoolean stopped = new AtomicBoolean();
+			return decision.doOnSuccess((made) -> {
+				if (made != null) {
+					context.setDecision(made);
+				}
+				if (stopped.compareAndSet(false, true)) {
+					observation.stop();
+				}
+			}).doOnError((ex) -> {
+				if (stopped.compareAndSet(false, true)) {
+					observation.error(ex);
+					observation.stop();
+				}
+			}).doOnCancel(() -> {
+				if (stopped.compareAndSet(false, true)) {
+					observation.stop();
+				}
+			});
 		});
 	}
 
