@@ -61,7 +61,6 @@ public final class RateLimitMeterBinder implements MeterBinder {
 				Gauge.builder(PERMITS_ACTIVE, limiter, (counted) -> counted.permitsInFlight(name))
 					.description("Concurrency permits this instance holds (acquired, not yet released)")
 					.tag("policy", name)
-					.baseUnit("permits")
 					.register(registry);
 			}
 		}
