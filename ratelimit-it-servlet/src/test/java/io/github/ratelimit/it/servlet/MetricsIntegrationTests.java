@@ -26,7 +26,8 @@ class MetricsIntegrationTests extends IntegrationTestSupport {
 				"ratelimit_decisions_total{outcome=\"allowed\",policy=\"per-order\"}",
 				"ratelimit_decision_seconds_count{backend=\"redis\",error=\"none\",outcome=\"denied\"}",
 				"ratelimit_decision_seconds_sum{backend=\"redis\",error=\"none\",outcome=\"allowed\"}",
-				"ratelimit_errors_total{kind=\"timeout\"}", "ratelimit_permits_active{policy=\"single\"}")
+				"ratelimit_decision_active_seconds", "ratelimit_errors_total{kind=\"timeout\"}",
+				"ratelimit_permits_active{policy=\"single\"}")
 			.doesNotContain(IDENTITY)
 			.doesNotContain("ratelimit_decision_seconds_bucket");
 	}

@@ -27,7 +27,8 @@ class MetricsIntegrationTests extends WebfluxIntegrationTestSupport {
 				"ratelimit_decisions_total{outcome=\"allowed\",policy=\"per-client\"}",
 				"ratelimit_decision_seconds_count{backend=\"redis\",error=\"none\",outcome=\"denied\"}",
 				"ratelimit_decision_seconds_sum{backend=\"redis\",error=\"none\",outcome=\"allowed\"}",
-				"ratelimit_errors_total{kind=\"timeout\"}", "ratelimit_permits_active{policy=\"slots\"}")
+				"ratelimit_decision_active_seconds", "ratelimit_errors_total{kind=\"timeout\"}",
+				"ratelimit_permits_active{policy=\"slots\"}")
 			.doesNotContain(IDENTITY)
 			.doesNotContain("ratelimit_decision_seconds_bucket");
 	}
