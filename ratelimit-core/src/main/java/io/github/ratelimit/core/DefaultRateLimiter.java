@@ -5,14 +5,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -33,6 +38,12 @@ import reactor.core.scheduler.Schedulers;
  * is still sent, and a concurrency permit that never reaches the backend is reclaimed after its policy's window.
  * <p>
  * Built with the constructor, the limiter is <em>unguarded</em>: backend failures reach the caller as exceptions.
+ * <p>
+ * Each decision is observed as {@value DefaultRateLimitObservationConvention#NAME} in the
+ * {@link ObservationRegistry} given to the builder (none by default, and then no observation context is made at
+ * all), with a {@link RateLimitObservationContext} that holds no identity. The limiter also counts, in memory, the
+ * {@linkplain #errorCount(BackendErrorKind) backend errors by kind} and the
+ * {@linkplain #permitsInFlight(String) concurrency permits in flight per policy}, for meters to read.
  */
 public final class DefaultRateLimiter implements RateLimiter {
 
@@ -40,21 +51,59 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 	private static final RateLimitDecision EMPTY = new RateLimitDecision(List.of(), Permit.NONE);
 
+	private static final RateLimitObservationConvention DEFAULT_CONVENTION =
+			new DefaultRateLimitObservationConvention();
+
+	/** Where Reactor's context holds the current observation (Micrometer's {@code ObservationThreadLocalAccessor}). */
+	private static final String OBSERVATION_KEY = "micrometer.observation";
+
 	private final RateLimitBackend backend;
 
 	private final @Nullable Guard guard;
+
+	private final ObservationRegistry observationRegistry;
+
+	private final @Nullable RateLimitObservationConvention observationConvention;
+
+	private final ErrorCounts errors;
+
+	private final PermitsInFlight permitsInFlight = new PermitsInFlight();
 
 	/**
 	 * An unguarded limiter: backend failures are thrown to the caller.
 	 * @param backend the backend
 	 */
 	public DefaultRateLimiter(RateLimitBackend backend) {
-		this(backend, null);
+		this(backend, ObservationRegistry.NOOP);
 	}
 
-	private DefaultRateLimiter(RateLimitBackend backend, @Nullable Guard guard) {
+	/**
+	 * An unguarded limiter whose decisions are observed.
+	 * @param backend the backend
+	 * @param observationRegistry where each decision is observed
+	 */
+	public DefaultRateLimiter(RateLimitBackend backend, ObservationRegistry observationRegistry) {
+		this(backend, observationRegistry, null);
+	}
+
+	/**
+	 * An unguarded limiter whose decisions are observed with a convention of its own.
+	 * @param backend the backend
+	 * @param observationRegistry where each decision is observed
+	 * @param observationConvention the convention, or null for {@link DefaultRateLimitObservationConvention}
+	 */
+	public DefaultRateLimiter(RateLimitBackend backend, ObservationRegistry observationRegistry,
+			@Nullable RateLimitObservationConvention observationConvention) {
+		this(backend, null, observationRegistry, observationConvention, new ErrorCounts());
+	}
+
+	private DefaultRateLimiter(RateLimitBackend backend, @Nullable Guard guard, ObservationRegistry observationRegistry,
+			@Nullable RateLimitObservationConvention observationConvention, ErrorCounts errors) {
 		this.backend = backend;
 		this.guard = guard;
+		this.observationRegistry = observationRegistry;
+		this.observationConvention = observationConvention;
+		this.errors = errors;
 		RequestIds.initialize();
 	}
 
@@ -111,11 +160,103 @@ public final class DefaultRateLimiter implements RateLimiter {
 		return this.backend;
 	}
 
+	/**
+	 * How often a guarded limiter met a kind of backend trouble since it was built. Always zero when unguarded.
+	 * @param kind the kind
+	 * @return the count
+	 */
+	public long errorCount(BackendErrorKind kind) {
+		return this.errors.count(kind);
+	}
+
+	/**
+	 * The concurrency permits this instance holds for a policy: taken by admitted requests and not yet released,
+	 * in units of cost. Counted in this instance's memory, for this instance's requests only.
+	 * @param policy the policy's name
+	 * @return the permits held
+	 */
+	public long permitsInFlight(String policy) {
+		return this.permitsInFlight.get(policy);
+	}
+
 	@Override
 	public RateLimitDecision check(RateLimitRequest request) {
 		if (request.entries().isEmpty()) {
 			return EMPTY;
 		}
+		if (this.observationRegistry.isNoop()) {
+			return decide(request);
+		}
+		RateLimitObservationContext context = observationContext(request);
+		Observation observation = observation(context).start();
+		try {
+			RateLimitDecision decision = decide(request);
+			context.setDecision(decision);
+			return decision;
+		}
+		catch (RuntimeException | Error ex) {
+			observation.error(ex);
+			throw ex;
+		}
+		finally {
+			observation.stop();
+		}
+	}
+
+	@Override
+	public Mono<RateLimitDecision> checkAsync(RateLimitRequest request) {
+		if (request.entries().isEmpty()) {
+			return Mono.just(EMPTY);
+		}
+		Mono<RateLimitDecision> decision = decideAsync(request);
+		if (this.observationRegistry.isNoop()) {
+			return decision;
+		}
+		return Mono.deferContextual((reactorContext) -> {
+			RateLimitObservationContext context = observationContext(request);
+			Observation observation = observation(context);
+			Object parent = reactorContext.hasKey(OBSERVATION_KEY) ? reactorContext.get(OBSERVATION_KEY) : null;
+			if (parent instanceof Observation parentObservation) {
+				observation.parentObservation(parentObservation);
+			}
+			observation.start();
+			// stopped before the signal goes on, so that whoever gets the decision finds the observation complete;
+			// a cancel after the decision (block() cancels once it has its value) stops nothing twice
+			AtomicBoolean stopped = new AtomicBoolean();
+			return decision.doOnSuccess((made) -> {
+				if (made != null) {
+					context.setDecision(made);
+				}
+				if (stopped.compareAndSet(false, true)) {
+					observation.stop();
+				}
+			}).doOnError((ex) -> {
+				if (stopped.compareAndSet(false, true)) {
+					observation.error(ex);
+					observation.stop();
+				}
+			}).doOnCancel(() -> {
+				if (stopped.compareAndSet(false, true)) {
+					observation.stop();
+				}
+			});
+		});
+	}
+
+	private RateLimitObservationContext observationContext(RateLimitRequest request) {
+		List<RateLimitPolicy> policies = new ArrayList<>(request.entries().size());
+		for (RateLimitRequest.Entry entry : request.entries()) {
+			policies.add(entry.policy());
+		}
+		return new RateLimitObservationContext(policies, this.backend.kind());
+	}
+
+	private Observation observation(RateLimitObservationContext context) {
+		return Observation.createNotStarted(this.observationConvention, DEFAULT_CONVENTION, () -> context,
+				this.observationRegistry);
+	}
+
+	private RateLimitDecision decide(RateLimitRequest request) {
 		String requestId = RequestIds.next();
 		Guard guard = this.guard;
 		if (guard == null) {
@@ -159,11 +300,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 	}
 
-	@Override
-	public Mono<RateLimitDecision> checkAsync(RateLimitRequest request) {
-		if (request.entries().isEmpty()) {
-			return Mono.just(EMPTY);
-		}
+	private Mono<RateLimitDecision> decideAsync(RateLimitRequest request) {
 		Guard guard = this.guard;
 		if (guard == null) {
 			return Mono.defer(() -> {
@@ -235,7 +372,10 @@ public final class DefaultRateLimiter implements RateLimiter {
 		call.whenComplete((acquisition, failure) -> {
 			if (acquisition != null && acquisition.decisions().stream().allMatch(PolicyDecision::allowed)) {
 				this.backend.releaseAsync(request.entries(), requestId, acquisition.entryTimesMicros())
-					.subscribe(null, (ex) -> logger.debug("Could not give back a late rate-limit acquisition", ex));
+					.subscribe(null, (ex) -> {
+						this.errors.add(BackendErrorKind.GIVE_BACK_FAILED);
+						logger.debug("Could not give back a late rate-limit acquisition", ex);
+					});
 			}
 		});
 	}
@@ -243,7 +383,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 	private RateLimitDecision decision(RateLimitRequest request, String requestId,
 			RateLimitBackend.Acquisition acquisition) {
 		return decision(request.entries(), acquisition.decisions(), this.backend, this.guard, request.entries(),
-				requestId, acquisition.entryTimesMicros(), null);
+				requestId, acquisition.entryTimesMicros(), null, this.permitsInFlight);
 	}
 
 	/**
@@ -256,10 +396,11 @@ public final class DefaultRateLimiter implements RateLimiter {
 	 * @param requestId the request id
 	 * @param acquiredAtMicros when the backend took each of them
 	 * @param failure why the failure modes decided, or null
+	 * @param inFlight where the permits handed out are counted until released
 	 */
 	private static RateLimitDecision decision(List<RateLimitRequest.Entry> entries, List<PolicyDecision> decisions,
 			RateLimitBackend source, @Nullable Guard guard, List<RateLimitRequest.Entry> taken, String requestId,
-			List<Long> acquiredAtMicros, @Nullable Throwable failure) {
+			List<Long> acquiredAtMicros, @Nullable Throwable failure, PermitsInFlight inFlight) {
 		if (!decisions.stream().allMatch(PolicyDecision::allowed)) {
 			return new RateLimitDecision(decisions, Permit.NONE, Permit.NONE, () -> decisions, failure);
 		}
@@ -272,8 +413,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 			}
 		}
 		Permit permit = held.isEmpty() ? Permit.NONE
-				: new BackendPermit(source, guard, held, requestId, heldSince);
-		Permit reversal = new BackendPermit(source, guard, taken, requestId, acquiredAtMicros);
+				: new BackendPermit(source, guard, held, requestId, heldSince, inFlight);
+		Permit reversal = new BackendPermit(source, guard, taken, requestId, acquiredAtMicros, null);
 		return new RateLimitDecision(decisions, permit, reversal, () -> reversed(entries, decisions), failure);
 	}
 
@@ -300,7 +441,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 	 */
 	private RateLimitDecision decideWithout(Guard guard, RateLimitRequest request, String requestId,
 			Throwable failure) {
-		WithoutBackend without = new WithoutBackend(guard, request, requestId, failure);
+		WithoutBackend without = new WithoutBackend(guard, request, requestId, failure, this.permitsInFlight);
 		if (without.local == null) {
 			return without.decision(null);
 		}
@@ -314,7 +455,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 	/** {@link #decideWithout} on the fallback's non-blocking path, for callers on an event loop. */
 	private Mono<RateLimitDecision> decideWithoutAsync(Guard guard, RateLimitRequest request, String requestId,
 			Throwable failure) {
-		WithoutBackend without = new WithoutBackend(guard, request, requestId, failure);
+		WithoutBackend without = new WithoutBackend(guard, request, requestId, failure, this.permitsInFlight);
 		RateLimitRequest local = without.local;
 		if (local == null) {
 			return Mono.just(without.decision(null));
@@ -344,9 +485,13 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 		private final @Nullable RateLimitRequest local;
 
+		private final PermitsInFlight inFlight;
+
 		private boolean refused;
 
-		WithoutBackend(Guard guard, RateLimitRequest request, String requestId, Throwable failure) {
+		WithoutBackend(Guard guard, RateLimitRequest request, String requestId, Throwable failure,
+				PermitsInFlight inFlight) {
+			this.inFlight = inFlight;
 			this.request = request;
 			this.requestId = requestId;
 			this.failure = failure;
@@ -393,7 +538,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 				all = reversed(entries, all);
 			}
 			return DefaultRateLimiter.decision(entries, all, this.fallback, null, this.local.entries(),
-					this.requestId, acquisition.entryTimesMicros(), this.failure);
+					this.requestId, acquisition.entryTimesMicros(), this.failure, this.inFlight);
 		}
 
 	}
@@ -413,13 +558,16 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 		private final Duration closedRetryAfter;
 
+		private final ErrorCounts errors;
+
 		/** Whether the last call failed; written only when it changes. */
 		private volatile boolean failing;
 
 		private volatile @Nullable Throwable lastFailure;
 
 		Guard(@Nullable Duration timeout, @Nullable CircuitBreaker breaker, RateLimitBackend fallback,
-				Duration closedRetryAfter) {
+				Duration closedRetryAfter, ErrorCounts errors) {
+			this.errors = errors;
 			this.timeout = timeout;
 			this.breaker = breaker;
 			this.fallback = fallback;
@@ -484,6 +632,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		void onError(long startNanos, Throwable error) {
+			this.errors.add(BackendErrorKind.BACKEND_ERROR);
 			markFailing(error);
 			record(() -> Objects.requireNonNull(this.breaker)
 				.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, error));
@@ -501,6 +650,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		 * a success, with its real duration; one that fails or stays silent is recorded as a failure.
 		 */
 		void onTimeout(long startNanos, CompletableFuture<?> call, TimeoutException timeout) {
+			this.errors.add(BackendErrorKind.TIMEOUT);
 			markFailing(timeout);
 			if (this.breaker == null || this.timeout == null) {
 				return;
@@ -527,6 +677,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		CallNotPermittedException callNotPermitted() {
+			this.errors.add(BackendErrorKind.CIRCUIT_OPEN);
 			return CallNotPermittedException.createCallNotPermittedException(Objects.requireNonNull(this.breaker));
 		}
 
@@ -539,7 +690,10 @@ public final class DefaultRateLimiter implements RateLimiter {
 				List<Long> acquiredAtMicros) {
 			Mono<Void> release = backend.releaseAsync(entries, requestId, acquiredAtMicros);
 			if (circuitOpen()) {
-				release.subscribe(null, (ex) -> logger.debug("Could not release a rate-limit permit", ex));
+				release.subscribe(null, (ex) -> {
+					this.errors.add(BackendErrorKind.RELEASE_FAILED);
+					logger.debug("Could not release a rate-limit permit", ex);
+				});
 				return;
 			}
 			CompletableFuture<@Nullable Void> call = release.toFuture();
@@ -552,9 +706,11 @@ public final class DefaultRateLimiter implements RateLimiter {
 				}
 			}
 			catch (TimeoutException ex) {
+				this.errors.add(BackendErrorKind.RELEASE_FAILED);
 				logger.debug("A rate-limit permit release is still pending after " + millis(this.timeout));
 			}
 			catch (ExecutionException ex) {
+				this.errors.add(BackendErrorKind.RELEASE_FAILED);
 				logger.debug("Could not release a rate-limit permit; it is reclaimed when its lease ends", ex);
 			}
 			catch (InterruptedException ex) {
@@ -575,6 +731,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 					answer = answer.timeout(this.timeout);
 				}
 				return answer.onErrorResume((ex) -> {
+					this.errors.add(BackendErrorKind.RELEASE_FAILED);
 					logger.debug("Could not release a rate-limit permit within the budget", ex);
 					return Mono.empty();
 				});
@@ -597,13 +754,27 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 		private final AtomicBoolean released = new AtomicBoolean();
 
+		/** Where the permits are counted while held, or null when this permit is not counted (a reversal). */
+		private final @Nullable PermitsInFlight inFlight;
+
 		BackendPermit(RateLimitBackend backend, @Nullable Guard guard, List<RateLimitRequest.Entry> entries,
-				String requestId, List<Long> acquiredAtMicros) {
+				String requestId, List<Long> acquiredAtMicros, @Nullable PermitsInFlight inFlight) {
 			this.backend = backend;
 			this.guard = guard;
 			this.entries = entries;
 			this.requestId = requestId;
 			this.acquiredAtMicros = acquiredAtMicros;
+			this.inFlight = inFlight;
+			if (inFlight != null) {
+				inFlight.add(entries, 1);
+			}
+		}
+
+		/** Counts the permits as released: once, when this permit is released for good. */
+		private void released() {
+			if (this.inFlight != null) {
+				this.inFlight.add(this.entries, -1);
+			}
 		}
 
 		/** Releases once; unguarded, a release that fails can be tried again. */
@@ -611,6 +782,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		public void release() {
 			if (this.released.compareAndSet(false, true)) {
 				if (this.guard != null) {
+					released();
 					this.guard.release(this.backend, this.entries, this.requestId, this.acquiredAtMicros);
 					return;
 				}
@@ -621,6 +793,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 					this.released.set(false);
 					throw ex;
 				}
+				released();
 			}
 		}
 
@@ -631,9 +804,11 @@ public final class DefaultRateLimiter implements RateLimiter {
 					return Mono.empty();
 				}
 				if (this.guard != null) {
+					released();
 					return this.guard.releaseAsync(this.backend, this.entries, this.requestId, this.acquiredAtMicros);
 				}
 				return this.backend.releaseAsync(this.entries, this.requestId, this.acquiredAtMicros)
+					.doOnSuccess((done) -> released())
 					.doOnError((ex) -> this.released.set(false));
 			});
 		}
@@ -641,6 +816,48 @@ public final class DefaultRateLimiter implements RateLimiter {
 		@Override
 		public boolean holdsAny() {
 			return !this.released.get();
+		}
+
+	}
+
+	/** The backend errors of a guarded limiter, by kind. */
+	private static final class ErrorCounts {
+
+		private final LongAdder[] counts = new LongAdder[BackendErrorKind.values().length];
+
+		ErrorCounts() {
+			for (int i = 0; i < this.counts.length; i++) {
+				this.counts[i] = new LongAdder();
+			}
+		}
+
+		void add(BackendErrorKind kind) {
+			this.counts[kind.ordinal()].increment();
+		}
+
+		long count(BackendErrorKind kind) {
+			return this.counts[kind.ordinal()].sum();
+		}
+
+	}
+
+	/** The concurrency permits held, by policy name, in units of cost. */
+	private static final class PermitsInFlight {
+
+		private final ConcurrentHashMap<String, AtomicLong> held = new ConcurrentHashMap<>();
+
+		void add(List<RateLimitRequest.Entry> entries, int sign) {
+			for (RateLimitRequest.Entry entry : entries) {
+				if (entry.policy().algorithm().holdsPermits()) {
+					this.held.computeIfAbsent(entry.policy().name(), (name) -> new AtomicLong())
+						.addAndGet(sign * (long) entry.cost());
+				}
+			}
+		}
+
+		long get(String policy) {
+			AtomicLong count = this.held.get(policy);
+			return (count != null) ? count.get() : 0;
 		}
 
 	}
@@ -659,6 +876,10 @@ public final class DefaultRateLimiter implements RateLimiter {
 		private @Nullable RateLimitBackend fallback;
 
 		private @Nullable Duration closedRetryAfter;
+
+		private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
+		private @Nullable RateLimitObservationConvention observationConvention;
 
 		private Builder(RateLimitBackend backend) {
 			this.backend = backend;
@@ -711,6 +932,26 @@ public final class DefaultRateLimiter implements RateLimiter {
 			return this;
 		}
 
+		/**
+		 * Where each decision is observed ({@value DefaultRateLimitObservationConvention#NAME}); none by default.
+		 * @param observationRegistry the registry
+		 * @return this builder
+		 */
+		public Builder observationRegistry(ObservationRegistry observationRegistry) {
+			this.observationRegistry = observationRegistry;
+			return this;
+		}
+
+		/**
+		 * A convention to replace {@link DefaultRateLimitObservationConvention}'s name and key values.
+		 * @param observationConvention the convention
+		 * @return this builder
+		 */
+		public Builder observationConvention(RateLimitObservationConvention observationConvention) {
+			this.observationConvention = observationConvention;
+			return this;
+		}
+
 		private Duration defaultClosedRetryAfter() {
 			if (this.circuitBreaker == null) {
 				return Duration.ofSeconds(1);
@@ -739,8 +980,10 @@ public final class DefaultRateLimiter implements RateLimiter {
 					}
 				});
 			}
-			return new DefaultRateLimiter(this.backend,
-					new Guard(this.timeout, this.circuitBreaker, fallback, retryAfter));
+			ErrorCounts errors = new ErrorCounts();
+			Guard guard = new Guard(this.timeout, this.circuitBreaker, fallback, retryAfter, errors);
+			return new DefaultRateLimiter(this.backend, guard, this.observationRegistry, this.observationConvention,
+					errors);
 		}
 
 	}

@@ -72,6 +72,16 @@ public interface RateLimitBackend {
 	}
 
 	/**
+	 * The kind of backend, as the {@code backend} key value of the decision observation: {@code redis},
+	 * {@code local}, or {@code custom} for any other implementation unless it says otherwise. A low-cardinality
+	 * name, never an address.
+	 * @return the kind of backend
+	 */
+	default String kind() {
+		return "custom";
+	}
+
+	/**
 	 * What an acquisition decided, and when. On Redis Cluster the entries of different hash slots are evaluated by
 	 * different servers, each on its own clock, so each entry has its own time.
 	 *

@@ -4,15 +4,18 @@ import java.time.Duration;
 
 import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.RateLimitBackend;
+import io.github.ratelimit.core.RateLimitObservationConvention;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -26,9 +29,11 @@ import org.springframework.context.annotation.Import;
  * local backend otherwise (with a warning that limits are then per instance). Over Redis the limiter is guarded: a
  * time budget per decision ({@code ratelimit.redis.timeout}), a Resilience4j circuit breaker
  * ({@code ratelimit.redis.circuit-breaker.*}) and each policy's failure mode, with an in-memory fallback for
- * {@code failure-mode: local}.
+ * {@code failure-mode: local}. Each decision is observed in the application's {@link ObservationRegistry} when it
+ * has one (see {@link RateLimitMetricsAutoConfiguration} for the meters).
  */
-@AutoConfiguration(afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
+@AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+		"org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({ RedisBackendConfiguration.class, LocalBackendConfiguration.class, RateLimitWebConfiguration.class,
@@ -58,12 +63,17 @@ public final class RateLimitAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimiter rateLimiter(RateLimitBackend backend, RateLimitProperties properties) {
+	RateLimiter rateLimiter(RateLimitBackend backend, RateLimitProperties properties,
+			ObjectProvider<ObservationRegistry> observationRegistry,
+			ObjectProvider<RateLimitObservationConvention> observationConvention) {
+		ObservationRegistry observations = observationRegistry.getIfUnique(() -> ObservationRegistry.NOOP);
+		RateLimitObservationConvention convention = observationConvention.getIfUnique();
 		if (backend instanceof LocalRateLimitBackend) {
-			return new DefaultRateLimiter(backend);
+			return new DefaultRateLimiter(backend, observations, convention);
 		}
 		RateLimitProperties.Redis redis = properties.getRedis();
 		DefaultRateLimiter.Builder builder = DefaultRateLimiter.builder(backend)
+			.observationRegistry(observations)
 			.timeout(positive("ratelimit.redis.timeout", redis.getTimeout()))
 			.fallback(new LocalRateLimitBackend(properties.getLocal().getMaximumKeys(),
 					LocalRateLimitBackend.systemClock()));
@@ -71,6 +81,9 @@ public final class RateLimitAutoConfiguration {
 		if (breaker.isEnabled()) {
 			builder.circuitBreaker(CircuitBreaker.of(CIRCUIT_BREAKER_NAME, circuitBreakerConfig(breaker)));
 			builder.closedRetryAfter(breaker.getWaitDurationInOpenState());
+		}
+		if (convention != null) {
+			builder.observationConvention(convention);
 		}
 		return builder.build();
 	}

@@ -148,7 +148,7 @@ class RateLimitResilienceConfigurationTests {
 	}
 
 	/** A loopback port nothing listens on (it was free a moment ago): connections to it are refused. */
-	private static int unusedPort() {
+	static int unusedPort() {
 		try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
 			return socket.getLocalPort();
 		}

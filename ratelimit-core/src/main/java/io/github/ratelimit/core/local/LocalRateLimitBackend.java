@@ -88,6 +88,15 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		};
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * @return {@code "local"}
+	 */
+	@Override
+	public String kind() {
+		return "local";
+	}
+
 	@Override
 	public Acquisition acquire(RateLimitRequest request, String requestId) {
 		String[] keys = keys(request.entries());

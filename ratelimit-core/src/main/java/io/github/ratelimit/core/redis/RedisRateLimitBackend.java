@@ -167,6 +167,15 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	/**
+	 * {@inheritDoc}
+	 * @return {@code "redis"}
+	 */
+	@Override
+	public String kind() {
+		return "redis";
+	}
+
+	/**
 	 * Starts the backend after its connection factory. After a stop, the non-blocking connection is opened again,
 	 * waiting for it at most two seconds; what takes longer goes on in the background (and a failure is left to the
 	 * next call, which opens it off the caller's thread).

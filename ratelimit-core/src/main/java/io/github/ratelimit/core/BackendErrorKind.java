@@ -1,0 +1,36 @@
+package io.github.ratelimit.core;
+
+import java.util.Locale;
+
+/**
+ * The kinds of backend trouble a guarded {@link DefaultRateLimiter} counts ({@link DefaultRateLimiter#errorCount}).
+ * None of them fails a caller: decisions are made by the failure modes, and what could not be given back is
+ * reclaimed by expiry or by a permit's lease.
+ */
+public enum BackendErrorKind {
+
+	/** A decision's backend call did not answer within the time budget. */
+	TIMEOUT,
+
+	/** A decision's backend call failed (a connection error, an error reply). */
+	BACKEND_ERROR,
+
+	/** A decision's backend call was not made because the circuit breaker is open. */
+	CIRCUIT_OPEN,
+
+	/** What a late answer took (after the budget) could not be given back. */
+	GIVE_BACK_FAILED,
+
+	/** A permit's release failed or was not confirmed within the budget. */
+	RELEASE_FAILED;
+
+	/**
+	 * The kind as a metric tag value: its name in lower case ({@code timeout}, {@code backend_error},
+	 * {@code circuit_open}, {@code give_back_failed}, {@code release_failed}).
+	 * @return the tag value
+	 */
+	public String tagValue() {
+		return name().toLowerCase(Locale.ROOT);
+	}
+
+}

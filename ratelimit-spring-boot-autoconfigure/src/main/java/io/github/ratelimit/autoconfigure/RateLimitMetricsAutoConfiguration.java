@@ -1,0 +1,44 @@
+package io.github.ratelimit.autoconfigure;
+
+import io.github.ratelimit.core.RateLimiter;
+import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The rate-limit meters, with Micrometer and a {@link MeterRegistry}: {@code ratelimit.decisions} (a counter per
+ * policy and outcome, counted from the {@code ratelimit.decision} observations, so it needs Spring Boot's observation
+ * support too), {@code ratelimit.errors} (backend errors by kind) and {@code ratelimit.permits.active} (concurrency
+ * permits held per policy). The {@code ratelimit.decision} timer itself comes from Spring Boot's own meter
+ * observation handler. No tag holds an identity, a key, a path or an address.
+ */
+@AutoConfiguration(after = RateLimitAutoConfiguration.class,
+		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+				"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+				"org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration" })
+@ConditionalOnClass(MeterRegistry.class)
+@ConditionalOnBean({ MeterRegistry.class, RateLimiter.class })
+@ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
+public final class RateLimitMetricsAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitDecisionMeterHandler rateLimitDecisionMeterHandler(ObjectProvider<MeterRegistry> meterRegistry) {
+		return new RateLimitDecisionMeterHandler(meterRegistry);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitMeterBinder rateLimitMeterBinder(ObjectProvider<RateLimiter> limiter,
+			ObjectProvider<RateLimitPolicyRegistry> policies) {
+		return new RateLimitMeterBinder(limiter, policies);
+	}
+
+}
