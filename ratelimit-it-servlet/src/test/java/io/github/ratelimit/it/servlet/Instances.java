@@ -21,14 +21,16 @@ final class Instances {
 	/**
 	 * Starts an instance.
 	 * @param redis the Redis every instance shares
-	 * @param properties more properties ({@code name=value})
+	 * @param properties more properties ({@code name=value}), over those of {@code application.yml}
 	 * @return the running instance
 	 */
 	static ConfigurableApplicationContext start(RedisServer redis, String... properties) {
-		List<String> all = new ArrayList<>(List.of("server.port=0", "spring.data.redis.host=" + redis.host(),
-				"spring.data.redis.port=" + redis.port()));
-		all.addAll(List.of(properties));
-		return new SpringApplicationBuilder(TestApplication.class).properties(all.toArray(String[]::new)).run();
+		List<String> arguments = new ArrayList<>(List.of("--server.port=0", "--spring.data.redis.host=" + redis.host(),
+				"--spring.data.redis.port=" + redis.port()));
+		for (String property : properties) {
+			arguments.add("--" + property);
+		}
+		return new SpringApplicationBuilder(TestApplication.class).run(arguments.toArray(String[]::new));
 	}
 
 	/**
