@@ -18,7 +18,10 @@ public enum BackendErrorKind {
 	/** A decision's backend call was not made because the circuit breaker is open. */
 	CIRCUIT_OPEN,
 
-	/** What a late answer took (after the budget) could not be given back. */
+	/**
+	 * What a late answer took (after the budget) could not be given back, or a Redis Cluster slot that admitted a
+	 * request another slot denied could not be given back.
+	 */
 	GIVE_BACK_FAILED,
 
 	/** A permit's release failed or was not confirmed within the budget. */

@@ -382,6 +382,9 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 	private RateLimitDecision decision(RateLimitRequest request, String requestId,
 			RateLimitBackend.Acquisition acquisition) {
+		for (int i = 0; i < acquisition.failedGiveBacks(); i++) {
+			this.errors.add(BackendErrorKind.GIVE_BACK_FAILED);
+		}
 		return decision(request.entries(), acquisition.decisions(), this.backend, this.guard, request.entries(),
 				requestId, acquisition.entryTimesMicros(), null, this.permitsInFlight);
 	}

@@ -89,8 +89,11 @@ public interface RateLimitBackend {
 	 * @param timeMicros the time of the evaluation in microseconds since the epoch (the first entry's)
 	 * @param entryTimesMicros for each entry, the time its evaluation used (the backend's clock, or the request's
 	 * explicit time)
+	 * @param failedGiveBacks how many parts of a denied request (Redis Cluster slots that admitted while another
+	 * denied) could not be given back: their quota stays taken until it refills or expires
 	 */
-	record Acquisition(List<PolicyDecision> decisions, long timeMicros, List<Long> entryTimesMicros) {
+	record Acquisition(List<PolicyDecision> decisions, long timeMicros, List<Long> entryTimesMicros,
+			int failedGiveBacks) {
 
 		public Acquisition {
 			decisions = List.copyOf(decisions);
@@ -102,12 +105,32 @@ public interface RateLimitBackend {
 		}
 
 		/**
+		 * An acquisition that had nothing to give back, or gave back all it had to.
+		 * @param decisions one decision per entry
+		 * @param timeMicros the time of the evaluation (the first entry's)
+		 * @param entryTimesMicros for each entry, the time its evaluation used
+		 */
+		public Acquisition(List<PolicyDecision> decisions, long timeMicros, List<Long> entryTimesMicros) {
+			this(decisions, timeMicros, entryTimesMicros, 0);
+		}
+
+		/**
 		 * An acquisition whose entries were all evaluated at one time.
 		 * @param decisions one decision per entry
 		 * @param timeMicros the time of the evaluation
 		 */
 		public Acquisition(List<PolicyDecision> decisions, long timeMicros) {
 			this(decisions, timeMicros, Collections.nCopies(decisions.size(), timeMicros));
+		}
+
+		/**
+		 * This acquisition, reporting give-backs that failed.
+		 * @param failed how many parts could not be given back
+		 * @return the acquisition
+		 */
+		public Acquisition withFailedGiveBacks(int failed) {
+			return (failed == 0) ? this
+					: new Acquisition(this.decisions, this.timeMicros, this.entryTimesMicros, this.failedGiveBacks + failed);
 		}
 
 	}

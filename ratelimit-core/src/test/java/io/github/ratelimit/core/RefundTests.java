@@ -181,9 +181,14 @@ class RefundTests {
 				.add(policy, kept)
 				.add(policy, denying)
 				.build();
-			RateLimitDecision decision = reactive ? fixture.limiter.checkAsync(request).block(Duration.ofSeconds(20))
-					: fixture.limiter.check(request);
+			DefaultRateLimiter limiter = (DefaultRateLimiter) fixture.limiter;
+			long failedBefore = limiter.errorCount(BackendErrorKind.GIVE_BACK_FAILED);
+			RateLimitDecision decision = reactive ? limiter.checkAsync(request).block(Duration.ofSeconds(20))
+					: limiter.check(request);
 			breakAndThaw.get(20, TimeUnit.SECONDS);
+			assertThat(limiter.errorCount(BackendErrorKind.GIVE_BACK_FAILED))
+				.as("reactive: %s: the failed give-back is counted (ratelimit.errors{kind=give_back_failed})", reactive)
+				.isEqualTo(failedBefore + 1);
 			assertThat(decision).isNotNull();
 			assertThat(decision.allowed()).as("reactive: %s: still a denial", reactive).isFalse();
 			assertThat(decision.decisions().get(2).allowed()).isFalse();

@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.PolicyDecision;
@@ -264,15 +265,17 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 			}
 			throw ex;
 		}
+		int failed = 0;
 		for (int i : ScriptReply.refundsNeeded(results)) {
 			try {
 				execute(calls.get(i), Mode.RELEASE, ScriptReply.timeMicros(results.get(i)));
 			}
 			catch (RuntimeException ex) {
 				giveBackFailed(calls.get(i), ex);
+				failed++;
 			}
 		}
-		return ScriptReply.acquisition(request.entries(), calls, results);
+		return ScriptReply.acquisition(request.entries(), calls, results).withFailedGiveBacks(failed);
 	}
 
 	@Override
@@ -311,13 +314,16 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 						.then(Mono.error(failure));
 				}
 				List<List<Long>> results = outcomes.stream().map(Outcome::result).toList();
+				AtomicInteger failed = new AtomicInteger();
 				return Flux.fromIterable(ScriptReply.refundsNeeded(results))
 					.flatMap((i) -> executeAsync(calls.get(i), Mode.RELEASE, ScriptReply.timeMicros(results.get(i)))
 						.onErrorResume((ex) -> {
 							giveBackFailed(calls.get(i), ex);
+							failed.incrementAndGet();
 							return Mono.empty();
 						}))
-					.then(Mono.fromSupplier(() -> ScriptReply.acquisition(request.entries(), calls, results)));
+					.then(Mono.fromSupplier(() -> ScriptReply.acquisition(request.entries(), calls, results)
+						.withFailedGiveBacks(failed.get())));
 			});
 	}
 
