@@ -55,9 +55,9 @@ class RedisBackendConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitOverrides rateLimitOverrides(RedisOverrideStore store) {
 		RateLimitOverrides overrides = new RateLimitOverrides(store);
-		// what is in Redis applies from the first request on (a Redis that does not answer leaves none applied until
-		// the store's reconcile reads them)
-		overrides.refresh();
+		// what is in Redis applies from the first request on; a Redis that does not answer within 2 s does not hold
+		// the start: the overrides apply once it answers (the store's reconcile reads them)
+		overrides.refresh(Duration.ofSeconds(2));
 		return overrides;
 	}
 

@@ -1,9 +1,14 @@
 package io.github.ratelimit.spring;
 
+import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.github.ratelimit.core.RateLimitPolicy;
 import org.apache.commons.logging.Log;
@@ -115,6 +120,29 @@ public final class RateLimitOverrides {
 	 */
 	public Map<String, RuntimeOverride> identities(String policy) {
 		return this.snapshot.identities.getOrDefault(policy, Map.of());
+	}
+
+	/**
+	 * Reads the store again, waiting for it at most {@code timeout}: for a start, so that a store that hangs (a frozen
+	 * Redis answers nothing until the client's command timeout) cannot hold the application's startup. What takes
+	 * longer goes on in the background.
+	 * @param timeout the longest wait
+	 * @return whether the store was read in time
+	 */
+	public boolean refresh(Duration timeout) {
+		CompletableFuture<Void> reading = CompletableFuture.runAsync(this::refresh);
+		try {
+			reading.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+			return true;
+		}
+		catch (TimeoutException | ExecutionException ex) {
+			logger.debug("The rate-limit overrides were not read within " + timeout + "; reading them in the background");
+			return false;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
 	}
 
 	/**
