@@ -1,5 +1,11 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import org.apache.commons.logging.Log;
@@ -17,6 +23,9 @@ final class RedisBackendWarmUp implements SmartInitializingSingleton {
 
 	private static final Log logger = LogFactory.getLog(RedisBackendWarmUp.class);
 
+	/** The longest the start waits for the warm-up. */
+	private static final Duration WAIT = Duration.ofSeconds(2);
+
 	private final RateLimitBackend backend;
 
 	RedisBackendWarmUp(RateLimitBackend backend) {
@@ -28,16 +37,33 @@ final class RedisBackendWarmUp implements SmartInitializingSingleton {
 		if (!(this.backend instanceof RedisRateLimitBackend redis)) {
 			return;
 		}
+		// a Redis that accepts connections but answers nothing (frozen, hung) would hold the start for the client's
+		// command timeout: the start waits a bounded time, the warm-up goes on in the background
+		CompletableFuture<Void> warmUp = CompletableFuture.runAsync(redis::connect);
 		try {
-			redis.connect();
+			warmUp.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 		}
-		catch (RuntimeException ex) {
-			logger.warn("Redis is not reachable at startup (" + ex.getMessage() + "): rate-limited requests are "
+		catch (TimeoutException ex) {
+			logger.warn("Redis did not answer within " + WAIT.toSeconds() + " s at startup: rate-limited requests are "
+					+ "decided by their policies' failure-mode until it answers; enforcement starts then, without a "
+					+ "restart");
+			warmUp.whenComplete((done, failure) -> {
+				if (failure != null && logger.isDebugEnabled()) {
+					logger.debug("Redis connection failure at startup", failure);
+				}
+			});
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+			logger.warn("Redis is not reachable at startup (" + cause.getMessage() + "): rate-limited requests are "
 					+ "decided by their policies' failure-mode until it answers; enforcement starts then, without a "
 					+ "restart");
 			if (logger.isDebugEnabled()) {
-				logger.debug("Redis connection failure at startup", ex);
+				logger.debug("Redis connection failure at startup", cause);
 			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
 		}
 	}
 

@@ -1,16 +1,22 @@
 package io.github.ratelimit.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.Enforcement;
 import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import io.github.ratelimit.testkit.RedisServer;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
@@ -50,6 +56,57 @@ class RateLimitResilienceConfigurationTests {
 			assertThat(policies.get("plain").failureMode()).isEqualTo(FailureMode.LOCAL);
 			assertThat(policies.get("strict").failureMode()).isEqualTo(FailureMode.CLOSED);
 		});
+	}
+
+	/**
+	 * A Redis that accepts connections but answers nothing (frozen with SIGSTOP, or a hung server): the client's
+	 * command timeout here is two minutes, so without a bound of its own the start would wait that long for the
+	 * warm-up and the overrides. The timeout of this test is far below it. Once Redis answers again, enforcement
+	 * starts without a restart. (Closing the context while Redis is still frozen would wait for Spring Data Redis's
+	 * connection factory, whose stop waits for the connect in progress: the test thaws Redis first.)
+	 */
+	@Test
+	@Timeout(value = 60, unit = TimeUnit.SECONDS)
+	void anApplicationStartsWhileRedisIsFrozenAndDecidesByTheFailureModesUntilItAnswers() {
+		try (RedisServer frozen = RedisServer.start()) {
+			frozen.freeze();
+			try {
+				new ApplicationContextRunner()
+					.withConfiguration(
+							AutoConfigurations.of(DataRedisAutoConfiguration.class, RateLimitAutoConfiguration.class))
+					.withPropertyValues("spring.data.redis.host=" + frozen.host(),
+							"spring.data.redis.port=" + frozen.port(), "spring.data.redis.timeout=120s",
+							"ratelimit.policies.plain.algorithm=gcra", "ratelimit.policies.plain.limit=2",
+							"ratelimit.policies.plain.window=1m")
+					.run((context) -> {
+						assertThat(context).hasNotFailed();
+						RateLimiter limiter = context.getBean(RateLimiter.class);
+						RateLimitPolicy plain = context.getBean(RateLimitPolicyRegistry.class).get("plain");
+						assertThat(limiter.check(RateLimitRequest.of(plain, "frozen")).decisions().get(0).enforcement())
+							.isEqualTo(Enforcement.FAILED_OPEN);
+						frozen.thaw();
+						// the circuit opened on the frozen calls: enforcement resumes once it lets a call through
+						RateLimitDecision first = limiter.check(RateLimitRequest.of(plain, "probe"));
+						while (first.decisions().get(0).enforcement() != Enforcement.ENFORCED) {
+							Thread.sleep(100);
+							first = limiter.check(RateLimitRequest.of(plain, "probe"));
+						}
+						// a decision the (50 ms) budget missed on this busy machine is decided by the failure mode
+						// and its late answer undone: the enforced ones are exact, two admitted then a denial
+						List<Boolean> enforced = new ArrayList<>();
+						while (enforced.size() < 3) {
+							RateLimitDecision decision = limiter.check(RateLimitRequest.of(plain, "thawed"));
+							if (decision.decisions().get(0).enforcement() == Enforcement.ENFORCED) {
+								enforced.add(decision.allowed());
+							}
+						}
+						assertThat(enforced).containsExactly(true, true, false);
+					});
+			}
+			finally {
+				frozen.thaw();
+			}
+		}
 	}
 
 	@Test

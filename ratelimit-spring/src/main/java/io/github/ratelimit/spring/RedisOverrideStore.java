@@ -111,8 +111,10 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	/**
-	 * Starts listening for changes and reconciling. Redis being unreachable does not fail the start: listening is
-	 * tried again at every reconcile until it works, and the overrides read last stay applied meanwhile.
+	 * Starts listening for changes and reconciling, both on the store's own thread: the start never waits for Redis
+	 * (a Redis that accepts connections but answers nothing would hold it for the client's command timeout). Redis
+	 * being unreachable fails nothing: listening is tried again at every reconcile until it works, and the overrides
+	 * read last stay applied meanwhile.
 	 */
 	@Override
 	public synchronized void start() {
@@ -120,13 +122,13 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 			return;
 		}
 		this.running = true;
-		listen();
 		ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor((task) -> {
 			Thread thread = new Thread(task, "ratelimit-overrides");
 			thread.setDaemon(true);
 			return thread;
 		});
 		long millis = this.reconcileInterval.toMillis();
+		scheduler.execute(this::listen);
 		scheduler.scheduleWithFixedDelay(this::reconcile, millis, millis, TimeUnit.MILLISECONDS);
 		this.reconciler = scheduler;
 	}
@@ -138,9 +140,15 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		changed();
 	}
 
-	private synchronized void listen() {
-		if (!this.running || this.container != null) {
-			return;
+	/**
+	 * Subscribes to the change channel, on the store's thread only. The subscription is made outside the store's
+	 * monitor, so that a stop never waits for a Redis that does not answer; a subscription a stop overtook is closed.
+	 */
+	private void listen() {
+		synchronized (this) {
+			if (!this.running || this.container != null) {
+				return;
+			}
 		}
 		RedisMessageListenerContainer listening = new RedisMessageListenerContainer();
 		listening.setConnectionFactory(this.connectionFactory);
@@ -148,11 +156,21 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		try {
 			listening.afterPropertiesSet();
 			listening.start();
-			this.container = listening;
 		}
 		catch (RuntimeException ex) {
 			logger.debug("Cannot listen for rate-limit override changes yet; reading them every "
 					+ this.reconcileInterval.toMillis() + " ms meanwhile", ex);
+			destroy(listening);
+			return;
+		}
+		boolean kept;
+		synchronized (this) {
+			kept = this.running && this.container == null;
+			if (kept) {
+				this.container = listening;
+			}
+		}
+		if (!kept) {
 			destroy(listening);
 		}
 	}

@@ -118,6 +118,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	private volatile boolean stopped;
 
 	/**
+	 * Guards the lifecycle flags. Distinct from the monitor that opening the connection holds: a connect to a Redis
+	 * that accepts connections but answers nothing (frozen, hung) holds that one for the client's timeout, and the
+	 * context's start and stop must not wait for it.
+	 */
+	private final Object lifecycleLock = new Object();
+
+	/**
 	 * A backend with the default key prefix {@value RateLimitKeys#DEFAULT_PREFIX}.
 	 * @param connectionFactory the Redis connection (Lettuce for the non-blocking form)
 	 */
@@ -184,7 +191,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	@Override
 	public void start() {
 		boolean reconnect;
-		synchronized (this) {
+		synchronized (this.lifecycleLock) {
 			reconnect = this.stopped && this.reactiveFactory != null;
 			this.stopped = false;
 			this.running = true;
@@ -214,14 +221,15 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	 */
 	@Override
 	public void stop() {
-		ReactiveRedisConnection connection;
-		synchronized (this) {
+		synchronized (this.lifecycleLock) {
 			this.running = false;
 			this.stopped = true;
-			connection = this.reactiveConnection;
-			this.reactiveConnection = null;
-			this.reactiveConnected = false;
 		}
+		// not under the connection's monitor, which a connect in progress may hold for the client's timeout; a
+		// connection such a connect completes after this is dropped by forgetIfRestarted once the factory restarts
+		ReactiveRedisConnection connection = this.reactiveConnection;
+		this.reactiveConnection = null;
+		this.reactiveConnected = false;
 		if (connection != null) {
 			try {
 				connection.close();
