@@ -31,6 +31,12 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	/** The outcome when the backend failed and the in-memory fallback refused. */
 	public static final String LOCAL_DENIED = "local_denied";
 
+	/**
+	 * The outcome of a policy in shadow mode that would have denied (the request was admitted all the same), and of
+	 * an admitted request that such a policy would have denied.
+	 */
+	public static final String SHADOW_DENIED = "shadow_denied";
+
 	/** The outcome when an unguarded limiter threw instead of deciding. */
 	public static final String ERROR = "error";
 
@@ -70,11 +76,15 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	/**
 	 * The outcome of one policy's decision: {@value #ALLOWED} or {@value #DENIED} when the backend decided,
 	 * otherwise by its {@link Enforcement}: {@value #FAILED_OPEN}, {@value #FAILED_CLOSED}, {@value #LOCAL_ALLOWED}
-	 * or {@value #LOCAL_DENIED}.
+	 * or {@value #LOCAL_DENIED}. A policy in shadow mode that would have denied is {@value #SHADOW_DENIED} (unless it
+	 * failed closed: {@value #FAILED_CLOSED} tells that Redis, not the client, caused it).
 	 * @param decision the policy's decision
 	 * @return the outcome
 	 */
 	public static String outcome(PolicyDecision decision) {
+		if (decision.policy().shadow() && !decision.allowed() && decision.enforcement() != Enforcement.FAILED_CLOSED) {
+			return SHADOW_DENIED;
+		}
 		return switch (decision.enforcement()) {
 			case ENFORCED -> decision.allowed() ? ALLOWED : DENIED;
 			case FAILED_OPEN -> FAILED_OPEN;
@@ -87,13 +97,17 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	 * The outcome of a whole request, from the same values as {@link #outcome(PolicyDecision)}: {@value #ALLOWED} or
 	 * {@value #DENIED} when the backend decided; when the failure modes decided, a refusal is {@value #FAILED_CLOSED}
 	 * if a closed policy refused and {@value #LOCAL_DENIED} otherwise, an admission {@value #LOCAL_ALLOWED} if a
-	 * policy was enforced in memory and {@value #FAILED_OPEN} otherwise.
+	 * policy was enforced in memory and {@value #FAILED_OPEN} otherwise. An admission the backend made that a policy
+	 * in shadow mode would have denied is {@value #SHADOW_DENIED}.
 	 * @param decision the decision
 	 * @return the outcome
 	 */
 	public static String outcome(RateLimitDecision decision) {
 		if (!decision.degraded()) {
-			return decision.allowed() ? ALLOWED : DENIED;
+			if (!decision.allowed()) {
+				return DENIED;
+			}
+			return decision.shadowDenied() ? SHADOW_DENIED : ALLOWED;
 		}
 		if (!decision.allowed()) {
 			return decision.failedClosed() ? FAILED_CLOSED : LOCAL_DENIED;

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -256,7 +257,147 @@ public final class DefaultRateLimiter implements RateLimiter {
 				this.observationRegistry);
 	}
 
+	/**
+	 * Decides a request. Entries of policies in shadow mode are decided apart from the others when both kinds are
+	 * present, at the same time, so that a shadow policy never changes what the others decide (the backend takes a
+	 * request's entries all or nothing); when the others deny, what the shadow policies took is given back, as it
+	 * would have been had they been enforced with them.
+	 */
 	private RateLimitDecision decide(RateLimitRequest request) {
+		ShadowSplit split = ShadowSplit.of(request);
+		if (split == null) {
+			return logShadowDenials(decideOne(request));
+		}
+		CompletableFuture<RateLimitDecision> shadow = decideOneAsync(split.shadow).toFuture();
+		RateLimitDecision enforced;
+		try {
+			enforced = decideOne(split.enforced);
+		}
+		catch (RuntimeException | Error ex) {
+			// unguarded: the failure reaches the caller, and what the shadow part takes is given back
+			shadow.thenAccept((decision) -> giveBack(decision.reversal()));
+			throw ex;
+		}
+		RateLimitDecision shadowDecision;
+		try {
+			shadowDecision = shadow.join();
+		}
+		catch (CompletionException ex) {
+			// unguarded: the failure reaches the caller, and what the enforced part took is given back
+			giveBack(enforced.reversal());
+			throw (ex.getCause() instanceof RuntimeException cause) ? cause : ex;
+		}
+		return logShadowDenials(combine(enforced, shadowDecision));
+	}
+
+	private Mono<RateLimitDecision> decideAsync(RateLimitRequest request) {
+		ShadowSplit split = ShadowSplit.of(request);
+		if (split == null) {
+			return decideOneAsync(request).map(this::logShadowDenials);
+		}
+		return Mono.zip(decideOneAsync(split.enforced), decideOneAsync(split.shadow))
+			.map((both) -> logShadowDenials(combine(both.getT1(), both.getT2())));
+	}
+
+	/** The decision of a request split in two: the admission and the reversal of the enforced part, plus the shadow's. */
+	private RateLimitDecision combine(RateLimitDecision enforced, RateLimitDecision shadow) {
+		List<PolicyDecision> all = new ArrayList<>(enforced.allDecisions());
+		all.addAll(shadow.allDecisions());
+		Throwable failure = enforced.failure().or(shadow::failure).orElse(null);
+		if (!enforced.allowed()) {
+			giveBack(shadow.reversal());
+			return new RateLimitDecision(all, Permit.NONE, Permit.NONE, () -> all, failure);
+		}
+		return new RateLimitDecision(all, PermitPair.of(enforced.permit(), shadow.permit()),
+				PermitPair.of(enforced.reversal(), shadow.reversal()), () -> {
+					List<PolicyDecision> reversed = new ArrayList<>(enforced.reversed().allDecisions());
+					reversed.addAll(shadow.reversed().allDecisions());
+					return reversed;
+				}, failure);
+	}
+
+	private void giveBack(Permit reversal) {
+		if (reversal.holdsAny()) {
+			reversal.releaseAsync().subscribe(null, (ex) -> {
+				this.errors.add(BackendErrorKind.GIVE_BACK_FAILED);
+				logger.debug("Could not give back what a shadow policy took for a denied request", ex);
+			});
+		}
+	}
+
+	private RateLimitDecision logShadowDenials(RateLimitDecision decision) {
+		if (logger.isDebugEnabled() && decision.shadowDenied()) {
+			for (PolicyDecision shadow : decision.shadowDecisions()) {
+				if (!shadow.allowed() && shadow.enforcement() != Enforcement.FAILED_CLOSED) {
+					logger.debug("Shadow policy '" + shadow.policy().name() + "' would have denied identity '"
+							+ shadow.identity() + "' (retry after " + shadow.retryAfter().toMillis() + " ms); admitted");
+				}
+			}
+		}
+		return decision;
+	}
+
+	/** A request's entries in two requests: those of policies in shadow mode, and the others. */
+	private record ShadowSplit(RateLimitRequest enforced, RateLimitRequest shadow) {
+
+		/** The split, or null when the entries are all of one kind (nothing to split). */
+		static @Nullable ShadowSplit of(RateLimitRequest request) {
+			int shadows = 0;
+			for (RateLimitRequest.Entry entry : request.entries()) {
+				if (entry.policy().shadow()) {
+					shadows++;
+				}
+			}
+			if (shadows == 0 || shadows == request.entries().size()) {
+				return null;
+			}
+			RateLimitRequest.Builder enforced = RateLimitRequest.builder();
+			RateLimitRequest.Builder shadow = RateLimitRequest.builder();
+			if (request.hasExplicitTime()) {
+				enforced.at(request.explicitTimeMicros());
+				shadow.at(request.explicitTimeMicros());
+			}
+			for (RateLimitRequest.Entry entry : request.entries()) {
+				(entry.policy().shadow() ? shadow : enforced).add(entry.policy(), entry.identity(), entry.cost());
+			}
+			return new ShadowSplit(enforced.build(), shadow.build());
+		}
+
+	}
+
+	/** Two permits released together. */
+	private record PermitPair(Permit first, Permit second) implements Permit {
+
+		static Permit of(Permit first, Permit second) {
+			if (first == Permit.NONE) {
+				return second;
+			}
+			return (second == Permit.NONE) ? first : new PermitPair(first, second);
+		}
+
+		@Override
+		public void release() {
+			try {
+				this.first.release();
+			}
+			finally {
+				this.second.release();
+			}
+		}
+
+		@Override
+		public Mono<Void> releaseAsync() {
+			return Mono.when(this.first.releaseAsync(), this.second.releaseAsync());
+		}
+
+		@Override
+		public boolean holdsAny() {
+			return this.first.holdsAny() || this.second.holdsAny();
+		}
+
+	}
+
+	private RateLimitDecision decideOne(RateLimitRequest request) {
 		String requestId = RequestIds.next();
 		Guard guard = this.guard;
 		if (guard == null) {
@@ -300,7 +441,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 	}
 
-	private Mono<RateLimitDecision> decideAsync(RateLimitRequest request) {
+	private Mono<RateLimitDecision> decideOneAsync(RateLimitRequest request) {
 		Guard guard = this.guard;
 		if (guard == null) {
 			return Mono.defer(() -> {

@@ -10,7 +10,9 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The outcome of a whole {@link RateLimitRequest}: admitted only when every policy admits it.
+ * The outcome of a whole {@link RateLimitRequest}: admitted only when every policy admits it. Policies in shadow mode
+ * ({@link RateLimitPolicy#shadow()}) never decide: their decisions are kept apart ({@link #shadowDecisions()}) and
+ * take no part in anything else this decision reports (admission, the deciding policy, the retry-after).
  */
 public final class RateLimitDecision {
 
@@ -21,6 +23,8 @@ public final class RateLimitDecision {
 		.thenComparing(PolicyDecision::resetAfter, Comparator.reverseOrder());
 
 	private final List<PolicyDecision> decisions;
+
+	private final List<PolicyDecision> shadowDecisions;
 
 	private final boolean allowed;
 
@@ -34,7 +38,7 @@ public final class RateLimitDecision {
 
 	/**
 	 * A decision that holds no reversal (for a custom {@link RateLimiter} or a test).
-	 * @param decisions one decision per policy
+	 * @param decisions one decision per policy (those of shadow policies are set apart)
 	 * @param permit the concurrency permits held
 	 */
 	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit) {
@@ -74,7 +78,13 @@ public final class RateLimitDecision {
 	RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal,
 			Supplier<List<PolicyDecision>> reversedDecisions, @Nullable Throwable failure) {
 		this.failure = failure;
-		this.decisions = List.copyOf(decisions);
+		List<PolicyDecision> enforced = new ArrayList<>(decisions.size());
+		List<PolicyDecision> shadow = new ArrayList<>(0);
+		for (PolicyDecision decision : decisions) {
+			(decision.policy().shadow() ? shadow : enforced).add(decision);
+		}
+		this.decisions = List.copyOf(enforced);
+		this.shadowDecisions = List.copyOf(shadow);
 		this.allowed = this.decisions.stream().allMatch(PolicyDecision::allowed);
 		this.permit = permit;
 		this.reversal = reversal;
@@ -116,11 +126,42 @@ public final class RateLimitDecision {
 	}
 
 	/**
-	 * One decision per policy, in request order.
+	 * One decision per policy, in request order, except the policies in shadow mode.
 	 * @return the decisions
 	 */
 	public List<PolicyDecision> decisions() {
 		return this.decisions;
+	}
+
+	/**
+	 * The decisions of the policies in shadow mode, in request order: what each would have decided. A shadow policy
+	 * that would have denied ({@link PolicyDecision#allowed()} false) admitted the request all the same.
+	 * @return the shadow decisions, empty when no shadow policy applied
+	 */
+	public List<PolicyDecision> shadowDecisions() {
+		return this.shadowDecisions;
+	}
+
+	/**
+	 * Whether a policy in shadow mode would have denied the request (had the backend or the fallback decide).
+	 * @return true when a shadow policy would have denied
+	 */
+	public boolean shadowDenied() {
+		return this.shadowDecisions.stream()
+			.anyMatch((decision) -> !decision.allowed() && decision.enforcement() != Enforcement.FAILED_CLOSED);
+	}
+
+	/**
+	 * Every decision, the shadow policies' after the others'.
+	 * @return all the decisions
+	 */
+	List<PolicyDecision> allDecisions() {
+		if (this.shadowDecisions.isEmpty()) {
+			return this.decisions;
+		}
+		List<PolicyDecision> all = new ArrayList<>(this.decisions);
+		all.addAll(this.shadowDecisions);
+		return all;
 	}
 
 	/**
@@ -180,7 +221,7 @@ public final class RateLimitDecision {
 			return decisions.get(0);
 		}
 		List<PolicyDecision> all = new ArrayList<>();
-		decisions.forEach((decision) -> all.addAll(decision.decisions()));
+		decisions.forEach((decision) -> all.addAll(decision.allDecisions()));
 		return new RateLimitDecision(all, Permit.NONE);
 	}
 
@@ -202,7 +243,8 @@ public final class RateLimitDecision {
 
 	@Override
 	public String toString() {
-		return "RateLimitDecision[" + (this.allowed ? "allowed" : "denied") + " " + this.decisions + "]";
+		return "RateLimitDecision[" + (this.allowed ? "allowed" : "denied") + " " + this.decisions
+				+ (this.shadowDecisions.isEmpty() ? "" : " shadow " + this.shadowDecisions) + "]";
 	}
 
 }

@@ -52,6 +52,8 @@ public final class RateLimitPolicy {
 
 	private final FailureMode failureMode;
 
+	private final boolean shadow;
+
 	private RateLimitPolicy(Builder builder) {
 		this.name = validateName(builder.name);
 		if (builder.algorithm == null) {
@@ -97,6 +99,7 @@ public final class RateLimitPolicy {
 					"must not exceed the capacity " + capacity() + " but was " + this.cost);
 		}
 		this.failureMode = builder.failureMode;
+		this.shadow = builder.shadow;
 	}
 
 	private static String validateName(@Nullable String name) {
@@ -133,7 +136,8 @@ public final class RateLimitPolicy {
 			.limit(this.limit)
 			.window(this.window)
 			.cost(this.cost)
-			.failureMode(this.failureMode);
+			.failureMode(this.failureMode)
+			.shadow(this.shadow);
 		if (this.algorithm.supportsBurst()) {
 			builder.burst(this.burst);
 		}
@@ -200,6 +204,16 @@ public final class RateLimitPolicy {
 	}
 
 	/**
+	 * Whether the policy runs in shadow mode: checked and counted as usual, but never denying. A request it would
+	 * have denied is admitted; its decision is reported apart ({@link RateLimitDecision#shadowDecisions()}), and its
+	 * quota is taken apart from the request's other policies, so that it never changes what they decide.
+	 * @return true in shadow mode
+	 */
+	public boolean shadow() {
+		return this.shadow;
+	}
+
+	/**
 	 * The most a single request may cost: the burst for token bucket and GCRA, the limit otherwise.
 	 * @return the capacity
 	 */
@@ -237,13 +251,14 @@ public final class RateLimitPolicy {
 		}
 		return this.limit == that.limit && this.burst == that.burst && this.cost == that.cost
 				&& this.name.equals(that.name) && this.algorithm == that.algorithm && this.window.equals(that.window)
-				&& this.minInterval.equals(that.minInterval) && this.failureMode == that.failureMode;
+				&& this.minInterval.equals(that.minInterval) && this.failureMode == that.failureMode
+				&& this.shadow == that.shadow;
 	}
 
 	@Override
 	public int hashCode() {
 		return Objects.hash(this.name, this.algorithm, this.limit, this.window, this.burst, this.minInterval,
-				this.cost, this.failureMode);
+				this.cost, this.failureMode, this.shadow);
 	}
 
 	@Override
@@ -252,7 +267,8 @@ public final class RateLimitPolicy {
 				+ (this.algorithm.supportsBurst() ? " burst " + this.burst : "")
 				+ (this.minInterval.isZero() ? "" : " min-interval " + this.minInterval)
 				+ (this.cost == 1 ? "" : " cost " + this.cost)
-				+ (this.failureMode == FailureMode.OPEN ? "" : " failure-mode " + this.failureMode.id()) + "]";
+				+ (this.failureMode == FailureMode.OPEN ? "" : " failure-mode " + this.failureMode.id())
+				+ (this.shadow ? " shadow" : "") + "]";
 	}
 
 	/**
@@ -275,6 +291,8 @@ public final class RateLimitPolicy {
 		private long cost = 1;
 
 		private FailureMode failureMode = FailureMode.OPEN;
+
+		private boolean shadow;
 
 		private Builder(String name) {
 			this.name = name;
@@ -317,6 +335,16 @@ public final class RateLimitPolicy {
 		 */
 		public Builder failureMode(FailureMode failureMode) {
 			this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
+			return this;
+		}
+
+		/**
+		 * Whether the policy runs in shadow mode (checked and counted, never denying); off by default.
+		 * @param shadow true for shadow mode
+		 * @return this builder
+		 */
+		public Builder shadow(boolean shadow) {
+			this.shadow = shadow;
 			return this;
 		}
 

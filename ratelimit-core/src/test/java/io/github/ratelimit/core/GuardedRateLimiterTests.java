@@ -377,6 +377,40 @@ class GuardedRateLimiterTests {
 		assertThat(this.limiter.check(RateLimitRequest.of(LOCAL, "bob")).allowed()).isFalse();
 	}
 
+	@ParameterizedTest
+	@EnumSource(Path.class)
+	void aShadowPolicyThatFailsClosedNeverRefusesAndALocalOneCountsInMemoryWhileRedisIsDown(Path path) {
+		RateLimitPolicy closedShadow = CLOSED.toBuilder().shadow(true).build();
+		RateLimitPolicy localShadow = policy("local-shadow", Algorithm.FIXED_WINDOW, FailureMode.LOCAL, 1).toBuilder()
+			.shadow(true)
+			.build();
+		this.redis.kill();
+		for (int i = 0; i < 3; i++) {
+			RateLimitDecision closed = path.check(this.limiter,
+					RateLimitRequest.builder().add(OPEN, "eve").add(closedShadow, "eve").build());
+			assertThat(closed.allowed()).isTrue();
+			assertThat(closed.failedClosed()).isFalse();
+			assertThat(closed.decisions()).singleElement()
+				.extracting(PolicyDecision::enforcement)
+				.isEqualTo(Enforcement.FAILED_OPEN);
+			assertThat(closed.shadowDecisions()).singleElement()
+				.extracting(PolicyDecision::enforcement)
+				.isEqualTo(Enforcement.FAILED_CLOSED);
+			// Redis, not the client, made it refuse: counted as failed_closed, not as a shadow denial
+			assertThat(DefaultRateLimitObservationConvention.outcome(closed.shadowDecisions().get(0)))
+				.isEqualTo(DefaultRateLimitObservationConvention.FAILED_CLOSED);
+			assertThat(closed.shadowDenied()).isFalse();
+			RateLimitDecision local = path.check(this.limiter,
+					RateLimitRequest.builder().add(OPEN, "eve").add(localShadow, "eve").build());
+			assertThat(local.allowed()).isTrue();
+			// the fallback counts the shadow policy as usual: one admitted, then it would have denied
+			assertThat(local.shadowDecisions()).singleElement()
+				.extracting(PolicyDecision::enforcement)
+				.isEqualTo(Enforcement.LOCAL_FALLBACK);
+			assertThat(local.shadowDecisions().get(0).allowed()).isEqualTo(i == 0);
+		}
+	}
+
 	/**
 	 * Redis decides. The first call of a new client also opens its connection, which a cold JVM may not do within
 	 * the budget: the starter opens it at startup; here the check waits until Redis decides.

@@ -52,7 +52,8 @@ final class PolicyProperties {
 			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(name)
 				.limit(source.getLimit())
 				.cost(source.getCost())
-				.failureMode((source.getFailureMode() != null) ? source.getFailureMode() : defaultFailureMode);
+				.failureMode((source.getFailureMode() != null) ? source.getFailureMode() : defaultFailureMode)
+				.shadow(source.isShadow());
 			if (source.getAlgorithm() != null) {
 				builder.algorithm(source.getAlgorithm());
 			}

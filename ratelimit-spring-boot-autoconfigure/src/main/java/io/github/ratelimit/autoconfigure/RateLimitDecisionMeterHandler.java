@@ -15,8 +15,8 @@ import org.springframework.beans.factory.ObjectProvider;
 /**
  * Counts {@value #DECISIONS} once per policy of every observed decision, tagged {@code policy} (the policy's name)
  * and {@code outcome} ({@link DefaultRateLimitObservationConvention#outcome(PolicyDecision)}: {@code allowed},
- * {@code denied}, {@code failed_open}, {@code failed_closed}, {@code local_allowed}, {@code local_denied}, or
- * {@code error} when the limiter threw). The number of series is bounded by the configured policies.
+ * {@code denied}, {@code shadow_denied} (a shadow policy that would have denied), {@code failed_open},
+ * {@code failed_closed}, {@code local_allowed}, {@code local_denied}, or {@code error} when the limiter threw). The number of series is bounded by the configured policies.
  */
 public final class RateLimitDecisionMeterHandler implements ObservationHandler<RateLimitObservationContext> {
 
@@ -51,6 +51,9 @@ public final class RateLimitDecisionMeterHandler implements ObservationHandler<R
 		}
 		for (PolicyDecision each : decision.decisions()) {
 			count(registry, each.policy().name(), DefaultRateLimitObservationConvention.outcome(each));
+		}
+		for (PolicyDecision shadow : decision.shadowDecisions()) {
+			count(registry, shadow.policy().name(), DefaultRateLimitObservationConvention.outcome(shadow));
 		}
 	}
 

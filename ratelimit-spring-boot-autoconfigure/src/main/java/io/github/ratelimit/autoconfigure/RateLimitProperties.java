@@ -486,6 +486,12 @@ public class RateLimitProperties {
 		private @Nullable FailureMode failureMode;
 
 		/**
+		 * Shadow mode: the policy is checked and counted as usual but never denies; a request it would have denied
+		 * is admitted and counted under the outcome shadow_denied. For rolling out a new limit safely.
+		 */
+		private boolean shadow;
+
+		/**
 		 * Limits replacing the policy's own for specific keys (e.g. one enterprise customer's API key). Use the
 		 * bracket notation for keys with special characters: overrides."[key-123]".limit=1000.
 		 */
@@ -555,6 +561,14 @@ public class RateLimitProperties {
 
 		public void setFailureMode(@Nullable FailureMode failureMode) {
 			this.failureMode = failureMode;
+		}
+
+		public boolean isShadow() {
+			return this.shadow;
+		}
+
+		public void setShadow(boolean shadow) {
+			this.shadow = shadow;
 		}
 
 		public MissingKey getMissingKey() {

@@ -113,8 +113,20 @@ public final class RateLimitEnforcer {
 	 * @param policy the configured policy
 	 * @param key a key replacing the policy's own, or null
 	 * @param cost a cost replacing the policy's own, or 0
+	 * @param shadow whether this use of the policy is in shadow mode even if the policy is not
 	 */
-	public record Target(ConfiguredPolicy policy, @Nullable KeySpec key, long cost) {
+	public record Target(ConfiguredPolicy policy, @Nullable KeySpec key, long cost, boolean shadow) {
+
+		/**
+		 * A target that uses the policy as configured, shadow mode included.
+		 * @param policy the configured policy
+		 * @param key a key replacing the policy's own, or null
+		 * @param cost a cost replacing the policy's own, or 0
+		 */
+		public Target(ConfiguredPolicy policy, @Nullable KeySpec key, long cost) {
+			this(policy, key, cost, false);
+		}
+
 	}
 
 	/**
@@ -209,7 +221,7 @@ public final class RateLimitEnforcer {
 			throw new IllegalStateException(where + " has cost " + annotation.cost() + "; it must be between 1 and "
 					+ policy.policy().capacity() + " (or 0 for the policy's cost)");
 		}
-		return new Target(policy, key, annotation.cost());
+		return new Target(policy, key, annotation.cost(), annotation.shadow());
 	}
 
 	private ConfiguredPolicy inline(RateLimited annotation, String where) {
@@ -286,6 +298,9 @@ public final class RateLimitEnforcer {
 					case SKIP:
 						continue;
 					case DENY:
+						if (target.shadow() || configured.policy().shadow()) {
+							continue; // a shadow policy never denies
+						}
 						RateLimitPolicy policy = configured.policy();
 						long window = policy.windowMicros();
 						denied.add(PolicyDecision.of(new RateLimitRequest.Entry(policy, MissingKey.ANONYMOUS, policy.cost()),
@@ -296,6 +311,9 @@ public final class RateLimitEnforcer {
 				}
 			}
 			RateLimitPolicy effective = this.policies.effective(configured, identity, request);
+			if (target.shadow() && !effective.shadow()) {
+				effective = effective.toBuilder().shadow(true).build();
+			}
 			builder.add(effective, identity, (target.cost() > 0) ? Math.min(target.cost(), effective.capacity())
 					: effective.cost());
 		}

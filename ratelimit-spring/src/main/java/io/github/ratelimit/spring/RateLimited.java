@@ -94,6 +94,14 @@ public @interface RateLimited {
 	String failureMode() default "";
 
 	/**
+	 * Shadow mode for this use of the policy (inline or configured): checked and counted as usual, but never
+	 * denying; a request it would have denied is admitted and counted under the outcome {@code shadow_denied}. A
+	 * configured policy with {@code shadow: true} is in shadow mode wherever it is used.
+	 * @return true for shadow mode
+	 */
+	boolean shadow() default false;
+
+	/**
 	 * Holds repeated {@link RateLimited} annotations.
 	 */
 	@Target({ ElementType.METHOD, ElementType.TYPE })

@@ -288,6 +288,7 @@ public class RateLimitsEndpoint {
 		}
 		settings.put("cost", policy.cost());
 		settings.put("failureMode", policy.failureMode().id());
+		settings.put("shadow", policy.shadow());
 		return settings;
 	}
 
