@@ -43,6 +43,18 @@ public class DemoController {
 		return "free";
 	}
 
+	@GetMapping("/shadow/rule")
+	public String shadowRule() {
+		return "rule";
+	}
+
+	@GetMapping("/shadow/method/{id}")
+	@RateLimited(name = "trial-inline", algorithm = "fixed-window", limit = 1, window = "1h", key = "#id",
+			shadow = true)
+	public String shadowMethod(@PathVariable String id) {
+		return "method " + id;
+	}
+
 	@GetMapping("/boom")
 	public String boom() {
 		throw new IllegalStateException("boom");

@@ -63,6 +63,18 @@ public class WebfluxTestApplication {
 			this.tenants = tenants;
 		}
 
+		@GetMapping("/shadow/rule")
+		public Mono<String> shadowRule() {
+			return Mono.just("rule");
+		}
+
+		@GetMapping("/shadow/method/{id}")
+		@RateLimited(name = "trial-inline", algorithm = "fixed-window", limit = 1, window = "1h", key = "#id",
+				shadow = true)
+		public Mono<String> shadowMethod(@PathVariable String id) {
+			return Mono.just("method " + id);
+		}
+
 		@GetMapping("/tenants/{tenant}/mono")
 		@RateLimited(name = "tenant-mono", algorithm = "sliding-window-log", limit = 2, window = "1h", key = "#tenant")
 		public Mono<String> mono(@PathVariable String tenant) {
