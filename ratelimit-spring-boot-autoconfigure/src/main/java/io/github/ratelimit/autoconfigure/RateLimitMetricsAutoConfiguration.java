@@ -11,13 +11,15 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * The rate-limit meters, with Micrometer and a {@link MeterRegistry}: {@code ratelimit.decisions} (a counter per
  * policy and outcome, counted from the {@code ratelimit.decision} observations, so it needs Spring Boot's observation
  * support too), {@code ratelimit.errors} (backend errors by kind) and {@code ratelimit.permits.active} (concurrency
  * permits held per policy). The {@code ratelimit.decision} timer itself comes from Spring Boot's own meter
- * observation handler. No tag holds an identity, a key, a path or an address.
+ * observation handler. With Resilience4j's Micrometer module, the circuit breaker's own
+ * {@code resilience4j.circuitbreaker.*} meters too ({@link RateLimitCircuitBreakerMeterBinder}). No tag holds an identity, a key, a path or an address.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class,
 		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
@@ -39,6 +41,19 @@ public final class RateLimitMetricsAutoConfiguration {
 	RateLimitMeterBinder rateLimitMeterBinder(ObjectProvider<RateLimiter> limiter,
 			ObjectProvider<RateLimitPolicyRegistry> policies) {
 		return new RateLimitMeterBinder(limiter, policies);
+	}
+
+	/** The circuit breaker's own Resilience4j meters, with Resilience4j's Micrometer module (the starter has it). */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics")
+	static final class CircuitBreakerMetricsConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		RateLimitCircuitBreakerMeterBinder rateLimitCircuitBreakerMeterBinder(ObjectProvider<RateLimiter> limiter) {
+			return new RateLimitCircuitBreakerMeterBinder(limiter);
+		}
+
 	}
 
 }

@@ -32,4 +32,15 @@ class MetricsIntegrationTests extends IntegrationTestSupport {
 			.doesNotContain("ratelimit_decision_seconds_bucket");
 	}
 
+	@Test
+	void theCircuitBreakerHasResilience4jsOwnMeters() {
+		assertThat(this.http.status("/orders/breaker-probe")).isEqualTo(200);
+		String scrape = this.http.get("/actuator/prometheus").body();
+		assertThat(scrape).contains(
+				"resilience4j_circuitbreaker_state{name=\"ratelimit-redis\",state=\"closed\"} 1.0",
+				"resilience4j_circuitbreaker_state{name=\"ratelimit-redis\",state=\"open\"} 0.0",
+				"resilience4j_circuitbreaker_calls_seconds_count{kind=\"successful\",name=\"ratelimit-redis\"}",
+				"resilience4j_circuitbreaker_failure_rate{name=\"ratelimit-redis\"}");
+	}
+
 }
