@@ -29,7 +29,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The Grafana dashboard ({@code docs/operations/grafana-dashboard.json}) and the example Prometheus alert rules
  * ({@code docs/operations/prometheus-alerts.yml}) against what the application really exports: both parse, every
- * panel has a query, and every PromQL expression names only {@code ratelimit_*} series, and only labels on them,
+ * panel has a query, and every PromQL expression names only {@code ratelimit_*} series (and the circuit breaker's
+ * {@code resilience4j_circuitbreaker_*}), and only labels on them,
  * that {@code /actuator/prometheus} shows after a few allowed and denied requests. Two scrapes: the shared
  * application's (histograms off, the default) and that of an instance started with
  * {@code management.metrics.distribution.percentiles-histogram.ratelimit.decision=true} (so {@code _bucket}
@@ -47,9 +48,10 @@ class DashboardIntegrationTests extends IntegrationTestSupport {
 	/** Labels Prometheus attaches to every series it scrapes: never in the application's own exposition. */
 	private static final Set<String> TARGET_LABELS = Set.of("instance", "job");
 
-	private static final Pattern SERIES = Pattern.compile("\\bratelimit_[a-z_]+\\b");
+	private static final Pattern SERIES = Pattern.compile("\\b(?:ratelimit|resilience4j_circuitbreaker)_[a-z_]+\\b");
 
-	private static final Pattern SELECTOR = Pattern.compile("\\b(ratelimit_[a-z_]+)\\s*\\{([^}]*)}");
+	private static final Pattern SELECTOR = Pattern
+		.compile("\\b((?:ratelimit|resilience4j_circuitbreaker)_[a-z_]+)\\s*\\{([^}]*)}");
 
 	private static final Pattern MATCHER = Pattern.compile("(?:^|,)\\s*([a-zA-Z_][a-zA-Z0-9_]*)\\s*(?:=~|!~|!=|=)");
 
@@ -232,7 +234,8 @@ class DashboardIntegrationTests extends IntegrationTestSupport {
 		Map<String, Set<String>> series = new HashMap<>();
 		for (String line : scrape.split("\n")) {
 			Matcher exposed = EXPOSED.matcher(line);
-			if (!line.startsWith("#") && exposed.matches() && exposed.group(1).startsWith("ratelimit_")) {
+			if (!line.startsWith("#") && exposed.matches() && (exposed.group(1).startsWith("ratelimit_")
+					|| exposed.group(1).startsWith("resilience4j_circuitbreaker_"))) {
 				Set<String> labels = series.computeIfAbsent(exposed.group(1), (name) -> new TreeSet<>());
 				if (exposed.group(2) != null) {
 					labels.addAll(labels(EXPOSED_LABEL, exposed.group(2)));
