@@ -176,6 +176,13 @@ class RateLimitsEndpointIntegrationTests {
 		assertThat(badWindow.body()).contains("window");
 		assertThat(send(first, "POST", "/actuator/ratelimits/shared", "{}").statusCode()).isEqualTo(400);
 		assertThat(send(first, "POST", "/actuator/ratelimits/nope", "{\"limit\": 5}").statusCode()).isEqualTo(400);
+		// deletes on an unknown policy name it too
+		for (String path : new String[] { "/actuator/ratelimits/nope", "/actuator/ratelimits/nope/" + CLIENT,
+				"/actuator/ratelimits/nope/" + CLIENT + "?override=true" }) {
+			HttpResponse<String> unknown = send(first, "DELETE", path, null);
+			assertThat(unknown.statusCode()).as(path).isEqualTo(400);
+			assertThat(unknown.body()).as(path).contains("Unknown rate-limit policy 'nope'");
+		}
 		assertThat(limitSeenBy(first, CLIENT)).isEqualTo(10);
 		assertThat(redis.commands().hgetall("rl:overrides")).isEmpty();
 	}

@@ -151,8 +151,13 @@ public class RateLimitsEndpoint {
 			log(security, "removed the runtime override of policy '" + policy + "' for key '" + key + "'", old, null);
 			return Map.of("policy", policy, "key", key, "overrideRemoved", removed);
 		}
-		this.backend.reset(List.of(new RateLimitRequest.Entry(effective(configured, key), key, 1)));
-		log(security, "reset key '" + key + "' of policy '" + policy + "'", null, null);
+		RateLimitRequest.Entry entry = new RateLimitRequest.Entry(effective(configured, key), key, 1);
+		String before = stateBefore(entry);
+		this.backend.reset(List.of(entry));
+		if (logger.isInfoEnabled()) {
+			logger.info("Rate limits: " + who(security) + " reset key '" + key + "' of policy '" + policy + "' (before: "
+					+ before + ", after: full quota)");
+		}
 		return Map.of("policy", policy, "key", key, "reset", true);
 	}
 
@@ -292,11 +297,27 @@ public class RateLimitsEndpoint {
 		return settings;
 	}
 
+	/** What an identity had left before a reset, for the log; never fails the reset. */
+	private String stateBefore(RateLimitRequest.Entry entry) {
+		try {
+			PolicyDecision state = this.backend.inspect(RateLimitRequest.builder()
+				.add(entry.policy(), entry.identity(), entry.cost())
+				.build()).get(0);
+			return state.remaining() + " of " + state.limit() + " remaining";
+		}
+		catch (RuntimeException ex) {
+			return "unknown (" + ex.getClass().getSimpleName() + ")";
+		}
+	}
+
+	private static String who(SecurityContext security) {
+		return (security.getPrincipal() != null) ? security.getPrincipal().getName() : "anonymous";
+	}
+
 	private static void log(SecurityContext security, String what, @Nullable RuntimeOverride old,
 			@Nullable RuntimeOverride now) {
 		if (logger.isInfoEnabled()) {
-			String who = (security.getPrincipal() != null) ? security.getPrincipal().getName() : "anonymous";
-			logger.info("Rate limits: " + who + " " + what + " (old: " + ((old != null) ? old.format() : "none")
+			logger.info("Rate limits: " + who(security) + " " + what + " (old: " + ((old != null) ? old.format() : "none")
 					+ ", new: " + ((now != null) ? now.format() : "none") + ")");
 		}
 	}

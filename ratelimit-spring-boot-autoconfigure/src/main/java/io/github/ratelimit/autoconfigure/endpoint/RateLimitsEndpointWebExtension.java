@@ -8,14 +8,15 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExtension;
 
 /**
- * The {@code ratelimits} endpoint over HTTP: a refused override answers 400 with the reason in the body (which
- * field, why), since Spring Boot's error responses leave messages out by default.
+ * The {@code ratelimits} endpoint over HTTP: a refused override, reset or removal answers 400 with the reason in
+ * the body (which field or policy, why), since Spring Boot's error responses leave messages out by default.
  */
 @EndpointWebExtension(endpoint = RateLimitsEndpoint.class)
 public class RateLimitsEndpointWebExtension {
@@ -65,6 +66,32 @@ public class RateLimitsEndpointWebExtension {
 			@Nullable Long limit, @Nullable String window, @Nullable Long burst, @Nullable String minInterval,
 			SecurityContext security) {
 		return answer(() -> this.endpoint.overrideKey(policy, key, limit, window, burst, minInterval, security));
+	}
+
+	/**
+	 * {@link RateLimitsEndpoint#reset}, with a 400 naming what is wrong (an unknown policy).
+	 * @param policy the policy name
+	 * @param key the identity
+	 * @param override whether to remove the identity's runtime override rather than its state
+	 * @param security who asks
+	 * @return the answer
+	 */
+	@DeleteOperation
+	public WebEndpointResponse<Map<String, Object>> reset(@Selector String policy, @Selector String key,
+			@Nullable Boolean override, SecurityContext security) {
+		return answer(() -> this.endpoint.reset(policy, key, override, security));
+	}
+
+	/**
+	 * {@link RateLimitsEndpoint#removeOverride}, with a 400 naming what is wrong (an unknown policy).
+	 * @param policy the policy name
+	 * @param security who asks
+	 * @return the answer
+	 */
+	@DeleteOperation
+	public WebEndpointResponse<Map<String, Object>> removeOverride(@Selector String policy,
+			SecurityContext security) {
+		return answer(() -> this.endpoint.removeOverride(policy, security));
 	}
 
 	private static WebEndpointResponse<Map<String, Object>> answer(Supplier<Map<String, Object>> operation) {
