@@ -10,7 +10,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * {@code /hello} is limited per client address by a filter rule ({@code per-client} in {@code application.yml});
- * {@code /greet/{name}} also by an annotation whose SpEL key is the path variable: two greetings of one name per
+ * {@code /greet/{name}} by an annotation whose SpEL key is the path variable: two greetings of one name per
  * 30 seconds, whoever asks.
  */
 @RestController

@@ -8,7 +8,7 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * Redis in a Docker container, handed to Spring Boot with {@code @ServiceConnection}: the alternative to the
- * embedded {@code redis-server} where Docker exists ({@code TestcontainersSampleApplication},
+ * embedded {@code redis-server} where Docker exists ({@code TestSampleApplication --sample.redis=docker},
  * {@code SampleApplicationContainerTests}).
  */
 @TestConfiguration(proxyBeanMethods = false)
