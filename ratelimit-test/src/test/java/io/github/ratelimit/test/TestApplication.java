@@ -9,7 +9,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * A user's application: {@code /api/**} limited per client address by a filter rule, {@code /keyed/**} per API key,
+ * A user's application: {@code /api/hello} and {@code /api/orders} limited per client address by filter rules, {@code /keyed/**} per API key,
  * {@code /names/{name}} by an inline {@code @RateLimited} policy keyed by the path variable.
  */
 @SpringBootApplication
@@ -25,6 +25,11 @@ public class TestApplication {
 		@GetMapping({ "/api/hello", "/keyed/hello" })
 		public String hello() {
 			return "hello";
+		}
+
+		@GetMapping("/api/orders")
+		public String orders() {
+			return "[]";
 		}
 
 		@GetMapping("/names/{name}")
