@@ -50,8 +50,8 @@ public final class RateLimitKeys {
 
 	/**
 	 * Whether a key is a rate-limit state key of this layout, for a policy and an identity. The key's policy name is
-	 * everything between the identity's closing brace and the last colon, so it is compared exactly (a policy name may
-	 * hold colons).
+	 * everything between the identity's closing brace and the last colon, compared whole: {@code per-client} does not
+	 * match {@code per-client-2}.
 	 * @param key a storage key
 	 * @param policyName the policy, or null for any
 	 * @param identity the raw identity, or null for any
