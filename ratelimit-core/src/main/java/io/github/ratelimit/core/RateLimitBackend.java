@@ -3,6 +3,7 @@ package io.github.ratelimit.core;
 import java.util.Collections;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -69,6 +70,20 @@ public interface RateLimitBackend {
 	 */
 	default void reset(List<RateLimitRequest.Entry> entries) {
 		throw new UnsupportedOperationException(getClass().getName() + " cannot reset state");
+	}
+
+	/**
+	 * Forgets the state of every identity of a policy, of every policy of an identity, or of everything, whatever
+	 * the policy's algorithm, tier or override: what tests reset between cases and operators' tools after a
+	 * change. It walks the keyspace (Redis {@code SCAN}, on every Cluster master), so it is no call for a request
+	 * path. Runtime overrides are not state and stay.
+	 * @param policyName the policy, or null for every policy
+	 * @param identity the raw identity, or null for every identity
+	 * @return how many keys were removed
+	 * @throws UnsupportedOperationException when the backend cannot list its state
+	 */
+	default long resetMatching(@Nullable String policyName, @Nullable String identity) {
+		throw new UnsupportedOperationException(getClass().getName() + " cannot list its state");
 	}
 
 	/**

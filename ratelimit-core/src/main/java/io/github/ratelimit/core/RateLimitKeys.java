@@ -5,6 +5,8 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Turns a policy and a raw identity into a storage key, {@code <prefix>{<identity>}:<policy>:<algorithm>}.
  * <p>
@@ -44,6 +46,55 @@ public final class RateLimitKeys {
 	 */
 	public String key(RateLimitPolicy policy, String identity) {
 		return this.prefix + '{' + safeIdentity(identity) + "}:" + policy.name() + ':' + policy.algorithm().code();
+	}
+
+	/**
+	 * Whether a key is a rate-limit state key of this layout, for a policy and an identity. The key's policy name is
+	 * everything between the identity's closing brace and the last colon, compared whole: {@code per-client} does not
+	 * match {@code per-client-2}.
+	 * @param key a storage key
+	 * @param policyName the policy, or null for any
+	 * @param identity the raw identity, or null for any
+	 * @return true when the key holds state of that policy and identity
+	 */
+	public boolean matches(String key, @Nullable String policyName, @Nullable String identity) {
+		if (!key.startsWith(this.prefix) || key.length() <= this.prefix.length()
+				|| key.charAt(this.prefix.length()) != '{') {
+			return false;
+		}
+		int close = key.indexOf('}', this.prefix.length() + 1); // stored identities hold no braces
+		int last = key.lastIndexOf(':');
+		if (close < 0 || close + 1 >= key.length() || key.charAt(close + 1) != ':' || last <= close + 1) {
+			return false;
+		}
+		if (identity != null && !key.substring(this.prefix.length() + 1, close).equals(safeIdentity(identity))) {
+			return false;
+		}
+		return policyName == null || key.substring(close + 2, last).equals(policyName);
+	}
+
+	/**
+	 * A glob pattern (for {@code SCAN MATCH}) of the state keys of a policy and an identity: every key that
+	 * {@link #matches} accepts matches it, and possibly a few more, so check each with {@link #matches}.
+	 * @param policyName the policy, or null for any
+	 * @param identity the raw identity, or null for any
+	 * @return the pattern
+	 */
+	public String pattern(@Nullable String policyName, @Nullable String identity) {
+		return glob(this.prefix) + '{' + ((identity != null) ? glob(safeIdentity(identity)) : "*") + "}:"
+				+ ((policyName != null) ? glob(policyName) + ":*" : "*");
+	}
+
+	private static String glob(String literal) {
+		StringBuilder escaped = new StringBuilder(literal.length());
+		for (int i = 0; i < literal.length(); i++) {
+			char c = literal.charAt(i);
+			if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') {
+				escaped.append('\\');
+			}
+			escaped.append(c);
+		}
+		return escaped.toString();
 	}
 
 	/**

@@ -161,6 +161,27 @@ public final class RateLimitEnforcer {
 	}
 
 	/**
+	 * A policy by name: a configured one, else one defined inline by a {@link RateLimited} method resolved so far
+	 * (public methods are resolved at startup, others on their first call).
+	 * @param name the policy name
+	 * @return the policy, or null when there is none of that name
+	 */
+	public @Nullable ConfiguredPolicy findPolicy(String name) {
+		ConfiguredPolicy configured = this.policies.find(name);
+		if (configured != null) {
+			return configured;
+		}
+		for (List<Target> targets : this.annotated.values()) {
+			for (Target target : targets) {
+				if (target.policy().name().equals(name)) {
+					return target.policy();
+				}
+			}
+		}
+		return null;
+	}
+
+	/**
 	 * The {@link RateLimited} policies of a method (its own and its class's), resolved once per method.
 	 * @param method the handler method
 	 * @param targetClass the class of the handler bean

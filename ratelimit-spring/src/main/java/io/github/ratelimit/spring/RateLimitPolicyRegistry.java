@@ -54,6 +54,18 @@ public final class RateLimitPolicyRegistry {
 	}
 
 	/**
+	 * The policy that applies to an identity outside a request, so without a tier: its configured override, else the
+	 * base policy; then the runtime overrides of the policy and of the identity. For tools that read or reset one
+	 * identity (the Actuator endpoint, tests).
+	 * @param configured the configured policy
+	 * @param identity the identity
+	 * @return the policy a request of that identity without a tier gets
+	 */
+	public RateLimitPolicy effective(ConfiguredPolicy configured, String identity) {
+		return this.overrides.apply(configured.overrides().getOrDefault(identity, configured.policy()), identity);
+	}
+
+	/**
 	 * The runtime overrides applied on top of the configured policies.
 	 * @return the overrides
 	 */

@@ -9,20 +9,21 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * Endpoints limited by the starter: {@code /hello} by a filter rule, {@code /greet/{name}} also by an annotation
- * whose key is the path variable.
+ * {@code /hello} is limited per client address by a filter rule ({@code per-client} in {@code application.yml});
+ * {@code /greet/{name}} by an annotation whose SpEL key is the path variable: two greetings of one name per
+ * 30 seconds, whoever asks.
  */
 @RestController
-class GreetingController {
+public class GreetingController {
 
 	@GetMapping("/hello")
-	Map<String, String> hello() {
+	public Map<String, String> hello() {
 		return Map.of("greeting", "hello");
 	}
 
 	@GetMapping("/greet/{name}")
 	@RateLimited(name = "per-name", algorithm = "sliding-window-log", limit = 2, window = "30s", key = "#name")
-	Map<String, String> greet(@PathVariable String name) {
+	public Map<String, String> greet(@PathVariable String name) {
 		return Map.of("greeting", "hello " + name);
 	}
 

@@ -207,6 +207,26 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		}
 	}
 
+	/** Forgets every matching key, each under its own lock. */
+	@Override
+	public long resetMatching(@Nullable String policyName, @Nullable String identity) {
+		long removed = 0;
+		for (String key : List.copyOf(this.states.asMap().keySet())) {
+			if (this.keys.matches(key, policyName, identity)) {
+				ReentrantLock[] held = Objects.requireNonNull(lock(new String[] { key }, true));
+				try {
+					if (this.states.asMap().remove(key) != null) {
+						removed++;
+					}
+				}
+				finally {
+					unlock(held);
+				}
+			}
+		}
+		return removed;
+	}
+
 	@Override
 	public void release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros) {
 		String[] keys = keys(entries);

@@ -34,11 +34,16 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisClusterConnection;
+import org.springframework.data.redis.connection.RedisClusterNode;
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionCommands;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.ScanOptions;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -358,6 +363,48 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		}
 		for (String key : keys) {
 			this.template.delete(key);
+		}
+	}
+
+	/**
+	 * Scans for the matching keys (on Cluster, on every master) and deletes them one by one, each in its own slot.
+	 */
+	@Override
+	public long resetMatching(@Nullable String policyName, @Nullable String identity) {
+		ScanOptions options = ScanOptions.scanOptions().match(this.keys.pattern(policyName, identity)).count(1000).build();
+		List<String> found = new ArrayList<>();
+		if (isCluster()) {
+			try (RedisClusterConnection connection = this.connectionFactory.getClusterConnection()) {
+				for (RedisClusterNode node : connection.clusterGetNodes()) {
+					if (node.isMaster()) {
+						collect(connection.scan(node, options), policyName, identity, found);
+					}
+				}
+			}
+		}
+		else {
+			try (RedisConnection connection = this.connectionFactory.getConnection()) {
+				collect(connection.keyCommands().scan(options), policyName, identity, found);
+			}
+		}
+		long removed = 0;
+		for (String key : found) {
+			if (Boolean.TRUE.equals(this.template.delete(key))) {
+				removed++;
+			}
+		}
+		return removed;
+	}
+
+	private void collect(Cursor<byte[]> cursor, @Nullable String policyName, @Nullable String identity,
+			List<String> found) {
+		try (cursor) {
+			while (cursor.hasNext()) {
+				String key = new String(cursor.next(), StandardCharsets.UTF_8);
+				if (this.keys.matches(key, policyName, identity)) {
+					found.add(key);
+				}
+			}
 		}
 	}
 

@@ -274,10 +274,8 @@ public class RateLimitsEndpoint {
 		return configured;
 	}
 
-	/** The policy of an identity without a request: its configured override, else the base; then runtime overrides. */
 	private RateLimitPolicy effective(ConfiguredPolicy configured, String key) {
-		RateLimitPolicy policy = configured.overrides().getOrDefault(key, configured.policy());
-		return this.registry.overrides().apply(policy, key);
+		return this.registry.effective(configured, key);
 	}
 
 	private static Map<String, Object> settings(RateLimitPolicy policy) {

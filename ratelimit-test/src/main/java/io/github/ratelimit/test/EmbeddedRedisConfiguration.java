@@ -1,0 +1,43 @@
+package io.github.ratelimit.test;
+
+import io.github.ratelimit.testkit.RedisBinary;
+import io.github.ratelimit.testkit.RedisServer;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * A real Redis for an application run during development, Spring Boot's development-time services pattern without
+ * Docker: a {@code redis-server} process of its own on a free loopback port, started with the context, stopped
+ * with it, and handed to Spring Boot as its {@code DataRedisConnectionDetails}. Typically in
+ * {@code src/test/java}, run with {@code ./mvnw spring-boot:test-run}:
+ * <pre>{@code
+ * public class TestMyApplication {
+ *     public static void main(String[] args) {
+ *         SpringApplication.from(MyApplication::main).with(EmbeddedRedisConfiguration.class).run(args);
+ *     }
+ * }
+ * }</pre>
+ * In tests, prefer {@link EmbeddedRedis}, whose server is shared by every test class; do not use both in one
+ * context.
+ */
+@TestConfiguration(proxyBeanMethods = false)
+public class EmbeddedRedisConfiguration {
+
+	private static final Log logger = LogFactory.getLog(EmbeddedRedisConfiguration.class);
+
+	@Bean(destroyMethod = "close")
+	RedisServer embeddedRedisServer() {
+		RedisServer server = RedisServer.start();
+		logger.info("Started " + RedisBinary.get() + " on " + server.uri() + " (stopped with the application)");
+		return server;
+	}
+
+	@Bean
+	EmbeddedRedisConnectionDetails embeddedRedisConnectionDetails(RedisServer embeddedRedisServer) {
+		return EmbeddedRedisConnectionDetails.of(embeddedRedisServer);
+	}
+
+}

@@ -1,0 +1,76 @@
+package io.github.ratelimit.test;
+
+import java.util.List;
+
+import io.github.ratelimit.testkit.HostAndPort;
+import io.github.ratelimit.testkit.RedisClusterServer;
+import io.github.ratelimit.testkit.RedisServer;
+import io.github.ratelimit.testkit.RedisServers;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
+
+/**
+ * Spring Boot's Redis {@code ConnectionDetails} of a testkit server: a bean of this type replaces
+ * {@code spring.data.redis.*} (host, port, cluster nodes) with the server's loopback address.
+ */
+public final class EmbeddedRedisConnectionDetails implements DataRedisConnectionDetails {
+
+	private final @Nullable Standalone standalone;
+
+	private final @Nullable Cluster cluster;
+
+	private EmbeddedRedisConnectionDetails(@Nullable Standalone standalone, @Nullable Cluster cluster) {
+		this.standalone = standalone;
+		this.cluster = cluster;
+	}
+
+	/**
+	 * The connection details of a standalone server.
+	 * @param server the server
+	 * @return its connection details
+	 */
+	public static EmbeddedRedisConnectionDetails of(RedisServer server) {
+		return new EmbeddedRedisConnectionDetails(Standalone.of(server.host(), server.port()), null);
+	}
+
+	/**
+	 * The connection details of a Redis Cluster: every master is a seed node.
+	 * @param cluster the cluster
+	 * @return its connection details
+	 */
+	public static EmbeddedRedisConnectionDetails of(RedisClusterServer cluster) {
+		List<Node> nodes = cluster.masters().stream().map((HostAndPort master) -> new Node(master.host(), master.port()))
+			.toList();
+		return new EmbeddedRedisConnectionDetails(null, () -> nodes);
+	}
+
+	/**
+	 * The connection details of the JVM's shared server of a topology, starting it on first use.
+	 * @param topology the setup
+	 * @return its connection details
+	 */
+	static EmbeddedRedisConnectionDetails shared(EmbeddedRedis.Topology topology) {
+		return switch (topology) {
+			case STANDALONE -> of(RedisServers.standalone());
+			case CLUSTER -> of(RedisServers.cluster());
+		};
+	}
+
+	@Override
+	public @Nullable Standalone getStandalone() {
+		return this.standalone;
+	}
+
+	@Override
+	public @Nullable Cluster getCluster() {
+		return this.cluster;
+	}
+
+	@Override
+	public String toString() {
+		return (this.standalone != null) ? "redis://" + this.standalone.getHost() + ":" + this.standalone.getPort()
+				: "cluster " + ((this.cluster != null) ? this.cluster.getNodes() : List.of());
+	}
+
+}

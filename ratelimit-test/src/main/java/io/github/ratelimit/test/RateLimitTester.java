@@ -1,0 +1,125 @@
+package io.github.ratelimit.test;
+
+import io.github.ratelimit.core.PolicyDecision;
+import io.github.ratelimit.core.RateLimitBackend;
+import io.github.ratelimit.core.RateLimitRequest;
+import io.github.ratelimit.spring.ConfiguredPolicy;
+import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Resets and reads rate limits in tests, without knowing how the state is stored: the same calls work on Redis
+ * (standalone, Sentinel, Cluster) and on the local backend. Auto-configured whenever the limiter is, with this
+ * module on the test class path.
+ * <pre>{@code
+ * @BeforeEach
+ * void resetLimits() {
+ *     rateLimits.resetAll();
+ * }
+ *
+ * @Test
+ * void sixthCallIsRefused() {
+ *     for (int i = 0; i < 5; i++) {
+ *         assertThat(mvc.get().uri("/api/orders")).hasStatusOk();
+ *     }
+ *     assertThat(mvc.get().uri("/api/orders")).hasStatus(HttpStatus.TOO_MANY_REQUESTS);
+ *     assertThat(rateLimits.state("per-client", "127.0.0.1").remaining()).isZero();
+ * }
+ * }</pre>
+ * Identities are the resolved keys as the limiter stores them: the client address for {@code ip} (MockMvc's is
+ * {@code 127.0.0.1}), the header's value for {@code header:...}, the principal's name, the value of a SpEL key.
+ * Policies are configured ones ({@code ratelimit.policies.*}) or defined inline by {@code @RateLimited}.
+ */
+public class RateLimitTester {
+
+	private final RateLimitBackend backend;
+
+	private final RateLimitPolicyRegistry registry;
+
+	private final @Nullable RateLimitEnforcer enforcer;
+
+	/**
+	 * A tester.
+	 * @param backend where the limits live
+	 * @param registry the configured policies and their runtime overrides
+	 * @param enforcer the web enforcer, which also knows the inline {@code @RateLimited} policies, or null outside a
+	 * web application
+	 */
+	public RateLimitTester(RateLimitBackend backend, RateLimitPolicyRegistry registry,
+			@Nullable RateLimitEnforcer enforcer) {
+		this.backend = backend;
+		this.registry = registry;
+		this.enforcer = enforcer;
+	}
+
+	/**
+	 * Forgets every limit's state: every identity starts fresh under every policy. Runtime overrides set through the
+	 * {@code ratelimits} endpoint stay.
+	 * @return how many stored states were removed
+	 */
+	public long resetAll() {
+		return this.backend.resetMatching(null, null);
+	}
+
+	/**
+	 * Forgets the state of every identity of one policy; other policies keep theirs.
+	 * @param policy the policy name
+	 * @return how many stored states were removed
+	 */
+	public long reset(String policy) {
+		return this.backend.resetMatching(policy, null);
+	}
+
+	/**
+	 * Forgets the state of one identity of one policy (under the base policy, its tiers and overrides alike); other
+	 * identities and policies keep theirs.
+	 * @param policy the policy name
+	 * @param identity the identity
+	 * @return how many stored states were removed
+	 */
+	public long reset(String policy, String identity) {
+		return this.backend.resetMatching(policy, identity);
+	}
+
+	/**
+	 * Forgets the state of one identity under every policy.
+	 * @param identity the identity
+	 * @return how many stored states were removed
+	 */
+	public long resetIdentity(String identity) {
+		return this.backend.resetMatching(null, identity);
+	}
+
+	/**
+	 * The state of an identity under a policy as a request would see it now, taking nothing: whether it would be
+	 * admitted, the remaining quota, when the quota is full again and, when refused, when to retry. Read with the
+	 * identity's configured and runtime overrides applied; a tier, which comes from a request, is not.
+	 * @param policy the policy name
+	 * @param identity the identity
+	 * @return the state; {@link PolicyDecision#limit()} is the limit that applies
+	 * @throws IllegalArgumentException naming the known policies when there is none of that name
+	 */
+	public PolicyDecision state(String policy, String identity) {
+		ConfiguredPolicy configured = (this.enforcer != null) ? this.enforcer.findPolicy(policy)
+				: this.registry.find(policy);
+		if (configured == null) {
+			throw new IllegalArgumentException("Unknown rate-limit policy '" + policy + "'; configured policies: "
+					+ this.registry.names() + " (an inline @RateLimited policy is known once its method is resolved:"
+					+ " at startup for public methods, else after the first call)");
+		}
+		return this.backend.inspect(RateLimitRequest.of(this.registry.effective(configured, identity), identity))
+			.get(0);
+	}
+
+	/**
+	 * The quota an identity has left under a policy: {@code state(policy, identity).remaining()}.
+	 * @param policy the policy name
+	 * @param identity the identity
+	 * @return the remaining quota
+	 */
+	public long remaining(String policy, String identity) {
+		return state(policy, identity).remaining();
+	}
+
+}
