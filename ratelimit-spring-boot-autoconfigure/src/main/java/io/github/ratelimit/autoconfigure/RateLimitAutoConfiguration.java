@@ -43,6 +43,16 @@ public final class RateLimitAutoConfiguration {
 	/** Name of the circuit breaker around Redis, as it appears in logs, health and metrics. */
 	public static final String CIRCUIT_BREAKER_NAME = "ratelimit-redis";
 
+	/**
+	 * Checks {@code ratelimit.*} before any bean is created: unknown names and invalid values stop the start with
+	 * Spring Boot's failure report, before an embedded web server starts.
+	 * @return the check
+	 */
+	@Bean
+	static RateLimitPropertiesCheck rateLimitPropertiesCheck() {
+		return new RateLimitPropertiesCheck();
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitPolicyRegistry rateLimitPolicies(RateLimitProperties properties, BeanFactory beanFactory,

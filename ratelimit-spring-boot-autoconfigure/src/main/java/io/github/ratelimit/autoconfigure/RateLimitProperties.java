@@ -19,9 +19,10 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * Configuration of rate limiting, under the prefix {@code ratelimit}.
+ * Configuration of rate limiting, under the prefix {@code ratelimit}. A name under {@code ratelimit.} that no
+ * property here has is a mistake and stops the start (see {@code RateLimitPropertiesCheck}).
  */
-@ConfigurationProperties("ratelimit")
+@ConfigurationProperties(prefix = "ratelimit", ignoreUnknownFields = false)
 public class RateLimitProperties {
 
 	/**

@@ -51,7 +51,7 @@ class RateLimitWebConfiguration {
 	 * @return the rules
 	 * @throws InvalidConfigurationPropertyValueException naming the property at fault
 	 */
-	private static List<RateLimitRule> rules(RateLimitProperties properties, RateLimitPolicyRegistry policies) {
+	static List<RateLimitRule> rules(RateLimitProperties properties, RateLimitPolicyRegistry policies) {
 		List<RateLimitRule> rules = new ArrayList<>();
 		List<RateLimitProperties.Rule> sources = properties.getFilter().getRules();
 		for (int i = 0; i < sources.size(); i++) {

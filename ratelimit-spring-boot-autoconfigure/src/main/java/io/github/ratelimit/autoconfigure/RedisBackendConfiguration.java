@@ -12,7 +12,6 @@ import io.lettuce.core.resource.Delay;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
-import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -43,11 +42,8 @@ class RedisBackendConfiguration {
 	@ConditionalOnMissingBean
 	RedisOverrideStore rateLimitOverrideStore(RedisConnectionFactory connectionFactory,
 			RateLimitProperties properties) {
-		Duration interval = properties.getOverrides().getReconcileInterval();
-		if (interval.isNegative() || interval.isZero()) {
-			throw new InvalidConfigurationPropertyValueException("ratelimit.overrides.reconcile-interval", interval,
-					"must be a positive duration");
-		}
+		Duration interval = RateLimitAutoConfiguration.positive("ratelimit.overrides.reconcile-interval",
+				properties.getOverrides().getReconcileInterval());
 		return new RedisOverrideStore(connectionFactory, properties.getKeyPrefix(), interval);
 	}
 
@@ -77,11 +73,7 @@ class RedisBackendConfiguration {
 
 		@Bean
 		ClientResourcesBuilderCustomizer rateLimitReconnectDelayCustomizer(RateLimitProperties properties) {
-			Duration max = properties.getRedis().getMaxReconnectDelay();
-			if (max == null || max.isNegative()) {
-				throw new InvalidConfigurationPropertyValueException("ratelimit.redis.max-reconnect-delay", max,
-						"must be 0 or positive");
-			}
+			Duration max = RateLimitPropertiesCheck.maxReconnectDelay(properties.getRedis().getMaxReconnectDelay());
 			return (builder) -> {
 				if (!max.isZero()) {
 					builder.reconnectDelay(() -> Delay.exponential(Duration.ofMillis(1), max, 2, TimeUnit.MILLISECONDS));

@@ -1,0 +1,215 @@
+package io.github.ratelimit.autoconfigure;
+
+import java.beans.PropertyDescriptor;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.BeanUtils;
+import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
+import org.springframework.boot.context.properties.source.ConfigurationProperty;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName.Form;
+import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.origin.Origin;
+import org.springframework.core.Ordered;
+import org.springframework.core.ResolvableType;
+
+/**
+ * Describes names under {@code ratelimit.} that no property has (a typo, a singular for a plural), each with where it
+ * was set and the closest known name, in Spring Boot's "APPLICATION FAILED TO START" report. Runs before Spring Boot's
+ * own analysis of unbound properties, which names the property but suggests nothing.
+ */
+class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<UnboundConfigurationPropertiesException>
+		implements Ordered {
+
+	private static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of("ratelimit");
+
+	@Override
+	public int getOrder() {
+		return Ordered.HIGHEST_PRECEDENCE;
+	}
+
+	@Override
+	protected @Nullable FailureAnalysis analyze(Throwable rootFailure, UnboundConfigurationPropertiesException cause) {
+		Set<ConfigurationProperty> unbound = cause.getUnboundProperties();
+		if (unbound.isEmpty() || !unbound.stream().allMatch((property) -> ROOT.isAncestorOf(property.getName()))) {
+			return null;
+		}
+		StringBuilder description = new StringBuilder("Unknown rate-limit ")
+			.append((unbound.size() == 1) ? "property" : "properties")
+			.append(": no property of the starter has ")
+			.append((unbound.size() == 1) ? "this name" : "these names")
+			.append(", so ")
+			.append((unbound.size() == 1) ? "it" : "they")
+			.append(" would be ignored.\n");
+		StringBuilder action = new StringBuilder();
+		for (ConfigurationProperty property : unbound) {
+			Suggestion suggestion = suggest(property.getName());
+			description.append("\n    Property: ").append(property.getName());
+			description.append("\n    Value: \"").append(property.getValue()).append('"');
+			Origin origin = property.getOrigin();
+			if (origin != null) {
+				description.append("\n    Origin: ").append(origin);
+			}
+			if (suggestion.replacement() != null) {
+				description.append("\n    Did you mean: ").append(suggestion.replacement());
+			}
+			description.append('\n');
+			if (suggestion.replacement() != null) {
+				action.append("Rename '")
+					.append(property.getName())
+					.append("' to '")
+					.append(suggestion.replacement())
+					.append("'.\n");
+			}
+			else if (!suggestion.known().isEmpty()) {
+				action.append("Replace or remove '")
+					.append(property.getName())
+					.append("'. Known names after '")
+					.append(suggestion.parent())
+					.append(".': ")
+					.append(String.join(", ", suggestion.known()))
+					.append(".\n");
+			}
+			else {
+				action.append("Remove '").append(property.getName()).append("': '").append(suggestion.parent())
+					.append("' takes a single value.\n");
+			}
+		}
+		action.append("Every rate-limit property is listed in the starter's configuration metadata (your IDE "
+				+ "completes them) and in its configuration reference.");
+		return new FailureAnalysis(description.toString(), action.toString(), cause);
+	}
+
+	/**
+	 * Walks an unknown name along the properties of {@link RateLimitProperties} to the first element that matches
+	 * none, and proposes the closest known name in its place.
+	 * @param name an unknown name under {@code ratelimit.}
+	 * @return the suggestion
+	 */
+	static Suggestion suggest(ConfigurationPropertyName name) {
+		ResolvableType type = ResolvableType.forClass(RateLimitProperties.class);
+		for (int i = ROOT.getNumberOfElements(); i < name.getNumberOfElements(); i++) {
+			Class<?> resolved = type.toClass();
+			if (Map.class.isAssignableFrom(resolved)) {
+				type = type.asMap().getGeneric(1);
+				continue;
+			}
+			if (Collection.class.isAssignableFrom(resolved)) {
+				type = type.as(Collection.class).getGeneric(0);
+				continue;
+			}
+			String parent = name.chop(i).toString();
+			if (!isPropertiesType(resolved)) {
+				return new Suggestion(parent, List.of(), null);
+			}
+			String element = name.getElement(i, Form.DASHED);
+			List<String> known = new ArrayList<>(properties(resolved).keySet());
+			PropertyDescriptor descriptor = properties(resolved).get(element);
+			if (descriptor == null) {
+				String closest = closest(element, known);
+				return new Suggestion(parent, known, (closest != null) ? replace(name, i, closest) : null);
+			}
+			type = ResolvableType.forMethodReturnType(descriptor.getReadMethod());
+		}
+		return new Suggestion(name.toString(), List.of(), null);
+	}
+
+	private static boolean isPropertiesType(Class<?> type) {
+		return type == RateLimitProperties.class || type.getEnclosingClass() == RateLimitProperties.class;
+	}
+
+	/** The bound properties of a type, by their dashed names, in a stable order. */
+	private static Map<String, PropertyDescriptor> properties(Class<?> type) {
+		Map<String, PropertyDescriptor> properties = new TreeMap<>();
+		for (PropertyDescriptor descriptor : BeanUtils.getPropertyDescriptors(type)) {
+			if (descriptor.getReadMethod() != null && !descriptor.getName().equals("class")) {
+				properties.put(dashed(descriptor.getName()), descriptor);
+			}
+		}
+		return properties;
+	}
+
+	private static String dashed(String camelCase) {
+		StringBuilder dashed = new StringBuilder();
+		for (char c : camelCase.toCharArray()) {
+			if (Character.isUpperCase(c)) {
+				dashed.append('-').append(Character.toLowerCase(c));
+			}
+			else {
+				dashed.append(c);
+			}
+		}
+		return dashed.toString();
+	}
+
+	/** The known name closest to an unknown one, if it is close enough to be a slip rather than another idea. */
+	private static @Nullable String closest(String unknown, Collection<String> known) {
+		String best = null;
+		int bestDistance = Integer.MAX_VALUE;
+		for (String candidate : new TreeSet<>(known)) {
+			int distance = distance(unknown, candidate);
+			if (distance < bestDistance) {
+				best = candidate;
+				bestDistance = distance;
+			}
+		}
+		int tolerance = Math.max(2, Math.min(unknown.length(), (best != null) ? best.length() : 0) / 2);
+		return (bestDistance <= tolerance) ? best : null;
+	}
+
+	/** Levenshtein distance: the fewest insertions, deletions and substitutions that turn one word into the other. */
+	static int distance(String a, String b) {
+		int[] previous = new int[b.length() + 1];
+		int[] current = new int[b.length() + 1];
+		for (int j = 0; j <= b.length(); j++) {
+			previous[j] = j;
+		}
+		for (int i = 1; i <= a.length(); i++) {
+			current[0] = i;
+			for (int j = 1; j <= b.length(); j++) {
+				int substitution = previous[j - 1] + ((a.charAt(i - 1) == b.charAt(j - 1)) ? 0 : 1);
+				current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
+			}
+			int[] swap = previous;
+			previous = current;
+			current = swap;
+		}
+		return previous[b.length()];
+	}
+
+	/** The name with one element replaced, written as in a properties file. */
+	private static String replace(ConfigurationPropertyName name, int index, String replacement) {
+		StringBuilder result = new StringBuilder();
+		for (int i = 0; i < name.getNumberOfElements(); i++) {
+			String element = (i == index) ? replacement : name.getElement(i, Form.ORIGINAL);
+			boolean bracketed = name.isNumericIndex(i) || element.indexOf('.') >= 0
+					|| !ConfigurationPropertyName.isValid(element);
+			if (bracketed) {
+				result.append('[').append(element).append(']');
+			}
+			else {
+				result.append((i > 0) ? "." : "").append(element);
+			}
+		}
+		return result.toString();
+	}
+
+	/**
+	 * What an unknown name could have meant.
+	 * @param parent the known name above the first unknown element
+	 * @param known the names known after the parent, empty when the parent takes a single value
+	 * @param replacement the whole name with the closest known element in place of the unknown one, if one is close
+	 */
+	record Suggestion(String parent, List<String> known, @Nullable String replacement) {
+	}
+
+}

@@ -1,0 +1,108 @@
+package io.github.ratelimit.autoconfigure;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import io.github.ratelimit.core.FailureMode;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.BeanWrapper;
+import org.springframework.beans.PropertyAccessorFactory;
+import org.springframework.boot.configurationmetadata.ConfigurationMetadataProperty;
+import org.springframework.boot.configurationmetadata.ConfigurationMetadataRepository;
+import org.springframework.boot.configurationmetadata.ConfigurationMetadataRepositoryJsonBuilder;
+import org.springframework.boot.configurationmetadata.ValueHint;
+import org.springframework.boot.convert.ApplicationConversionService;
+import org.springframework.core.convert.ConversionService;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The configuration metadata the starter ships (what IDEs complete and explain), read the way IDEs read it: every
+ * property described, every default the one the code has, every hinted value one the binder accepts.
+ */
+class ConfigurationMetadataTests {
+
+	private static final ConversionService conversion = ApplicationConversionService.getSharedInstance();
+
+	private static Map<String, ConfigurationMetadataProperty> properties;
+
+	@BeforeAll
+	static void readMetadata() throws IOException {
+		try (InputStream metadata = ConfigurationMetadataTests.class
+			.getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+			assertThat(metadata).as("generated metadata").isNotNull();
+			ConfigurationMetadataRepository repository = ConfigurationMetadataRepositoryJsonBuilder.create(metadata)
+				.build();
+			properties = repository.getAllProperties()
+				.entrySet()
+				.stream()
+				.filter((entry) -> entry.getKey().startsWith("ratelimit."))
+				.collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
+		}
+	}
+
+	@Test
+	void everyPropertyIsDescribed() {
+		assertThat(properties).containsKeys("ratelimit.enabled", "ratelimit.policies", "ratelimit.filter.rules",
+				"ratelimit.redis.timeout", "ratelimit.failure-mode");
+		assertThat(properties.values()).allSatisfy((property) -> assertThat(property.getDescription())
+			.as(property.getId())
+			.isNotBlank());
+	}
+
+	@Test
+	void everyScalarPropertyDeclaresTheDefaultTheCodeHas() {
+		BeanWrapper defaults = PropertyAccessorFactory.forBeanPropertyAccess(new RateLimitProperties());
+		List<String> checked = new ArrayList<>();
+		for (ConfigurationMetadataProperty property : properties.values()) {
+			if (property.getType().startsWith("java.util.")) {
+				continue;
+			}
+			String path = Arrays.stream(property.getId().substring("ratelimit.".length()).split("\\."))
+				.map(ConfigurationMetadataTests::camelCase)
+				.collect(Collectors.joining("."));
+			Object actual = defaults.getPropertyValue(path);
+			assertThat(property.getDefaultValue()).as("default of " + property.getId()).isNotNull();
+			Object declared = conversion.convert(property.getDefaultValue(), defaults.getPropertyType(path));
+			assertThat(declared).as("default of " + property.getId()).isEqualTo(actual);
+			checked.add(property.getId());
+		}
+		assertThat(checked).contains("ratelimit.key-prefix", "ratelimit.filter.order", "ratelimit.local.maximum-keys",
+				"ratelimit.failure-mode", "ratelimit.redis.circuit-breaker.wait-duration-in-open-state");
+	}
+
+	@Test
+	void failureModeHintsAreExactlyTheModesTheBinderAccepts() {
+		List<ValueHint> hints = properties.get("ratelimit.failure-mode").getHints().getValueHints();
+		Set<FailureMode> hinted = hints.stream()
+			.map((hint) -> conversion.convert(hint.getValue(), FailureMode.class))
+			.collect(Collectors.toSet());
+		assertThat(hinted).isEqualTo(EnumSet.allOf(FailureMode.class));
+		assertThat(hints).allSatisfy((hint) -> assertThat(hint.getDescription()).isNotBlank());
+	}
+
+	private static String camelCase(String dashed) {
+		StringBuilder result = new StringBuilder();
+		boolean upper = false;
+		for (char c : dashed.toCharArray()) {
+			if (c == '-') {
+				upper = true;
+			}
+			else {
+				result.append(upper ? Character.toUpperCase(c) : c);
+				upper = false;
+			}
+		}
+		return result.toString();
+	}
+
+}
