@@ -18,9 +18,10 @@ import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
  * response end, so a client that sends its next request once it has the previous response is never refused by the
  * permit of that previous one. A single-buffer body is held until the release completed; a streamed body's end
  * (the last chunk) waits for it; a response without body releases before completing. The filter's release when
- * the exchange terminates stays in place for errors and cancellation; releasing twice does nothing.
+ * the exchange terminates stays in place for errors and cancellation; releasing twice does nothing. Public for other
+ * reactive integrations (the Spring Cloud Gateway module).
  */
-class ReleasingResponse extends ServerHttpResponseDecorator {
+public class ReleasingResponse extends ServerHttpResponseDecorator {
 
 	private final Supplier<Mono<Void>> release;
 
@@ -29,7 +30,13 @@ class ReleasingResponse extends ServerHttpResponseDecorator {
 		this.release = release;
 	}
 
-	static ServerHttpResponse of(ServerHttpResponse delegate, Supplier<Mono<Void>> release) {
+	/**
+	 * A response that runs a release before the client can see it end.
+	 * @param delegate the response
+	 * @param release the release (run once per write that ends the response; it must tolerate running twice)
+	 * @return the response to hand down the chain
+	 */
+	public static ServerHttpResponse of(ServerHttpResponse delegate, Supplier<Mono<Void>> release) {
 		return (delegate instanceof ZeroCopyHttpOutputMessage) ? new ZeroCopy(delegate, release)
 				: new ReleasingResponse(delegate, release);
 	}
