@@ -33,6 +33,8 @@ final class Backend implements AutoCloseable {
 	}
 
 	static Backend start() {
+		// without it the JDK's server answers small responses after the client's delayed ACK (about 40 ms)
+		System.setProperty("sun.net.httpserver.nodelay", "true");
 		try {
 			HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
 			Backend backend = new Backend(server);
