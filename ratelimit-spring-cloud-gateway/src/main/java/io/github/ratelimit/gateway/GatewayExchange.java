@@ -3,11 +3,11 @@ package io.github.ratelimit.gateway;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.github.ratelimit.core.Permit;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.RequestContext;
 import io.github.ratelimit.spring.Rejection;
 import io.github.ratelimit.spring.reactive.ExchangeRequestContext;
+import io.github.ratelimit.spring.reactive.HeldPermits;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -33,11 +33,9 @@ final class GatewayExchange {
 
 	private final List<RateLimitDecision> admitted = new ArrayList<>();
 
-	private final List<Permit> permits = new ArrayList<>();
+	private final HeldPermits permits = new HeldPermits();
 
 	private @Nullable Rejection rejection;
-
-	private boolean closed;
 
 	GatewayExchange(ServerWebExchange exchange) {
 		this.request = ExchangeRequestContext.resolve(exchange).cache();
@@ -59,15 +57,11 @@ final class GatewayExchange {
 	 */
 	Mono<Void> admitted(RateLimitDecision decision) {
 		synchronized (this) {
-			if (!this.closed) {
+			if (!this.permits.isClosed()) {
 				this.admitted.add(decision);
-				if (decision.permit().holdsAny()) {
-					this.permits.add(decision.permit());
-				}
-				return Mono.empty();
 			}
 		}
-		return release(decision.permit().releaseAsync(), "release a rate-limit permit");
+		return this.permits.hold(decision.permit());
 	}
 
 	/**
@@ -84,7 +78,10 @@ final class GatewayExchange {
 			this.admitted.clear();
 		}
 		return Flux.fromIterable(earlier)
-			.flatMap((decision) -> release(decision.reversal().releaseAsync(), "give back the quota of a denied request"))
+			.flatMap((decision) -> decision.reversal().releaseAsync().onErrorResume((ex) -> {
+				logger.warn("Could not give back what a request denied by a later filter took", ex);
+				return Mono.empty();
+			}))
 			.then();
 	}
 
@@ -101,23 +98,7 @@ final class GatewayExchange {
 	 * @return completes once released
 	 */
 	Mono<Void> close() {
-		List<Permit> held;
-		synchronized (this) {
-			if (this.closed) {
-				return Mono.empty();
-			}
-			this.closed = true;
-			held = new ArrayList<>(this.permits);
-			this.permits.clear();
-		}
-		return Flux.fromIterable(held).flatMap((permit) -> release(permit.releaseAsync(), "release a rate-limit permit")).then();
-	}
-
-	private static Mono<Void> release(Mono<Void> release, String what) {
-		return release.onErrorResume((ex) -> {
-			logger.warn("Could not " + what + "; the policy's window reclaims it", ex);
-			return Mono.empty();
-		});
+		return this.permits.close();
 	}
 
 }

@@ -44,14 +44,7 @@ class GatewayClusterIntegrationTests {
 
 	@AfterAll
 	static void stop() {
-		for (ConfigurableApplicationContext gateway : new ConfigurableApplicationContext[] { first, second }) {
-			if (gateway != null) {
-				gateway.close();
-			}
-		}
-		if (backend != null) {
-			backend.close();
-		}
+		GatewayTestApplication.closeAll(first, second, backend);
 	}
 
 	@BeforeEach

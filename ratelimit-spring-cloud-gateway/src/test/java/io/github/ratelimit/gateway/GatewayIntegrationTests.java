@@ -60,14 +60,7 @@ class GatewayIntegrationTests {
 
 	@AfterAll
 	static void stop() {
-		for (ConfigurableApplicationContext gateway : new ConfigurableApplicationContext[] { first, second }) {
-			if (gateway != null) {
-				gateway.close();
-			}
-		}
-		if (backend != null) {
-			backend.close();
-		}
+		GatewayTestApplication.closeAll(first, second, backend);
 	}
 
 	@BeforeEach

@@ -37,15 +37,7 @@ class GatewayRedisOutageIntegrationTests {
 
 	@AfterAll
 	static void stop() {
-		if (gateway != null) {
-			gateway.close();
-		}
-		if (backend != null) {
-			backend.close();
-		}
-		if (redis != null) {
-			redis.close();
-		}
+		GatewayTestApplication.closeAll(gateway, backend, redis);
 	}
 
 	@Test

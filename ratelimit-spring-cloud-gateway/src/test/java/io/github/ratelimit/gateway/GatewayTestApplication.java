@@ -50,6 +50,23 @@ class GatewayTestApplication {
 			.run(args.toArray(String[]::new));
 	}
 
+	/**
+	 * Closes what a test class started, in order, skipping what never started.
+	 * @param resources gateways, backends, servers
+	 */
+	static void closeAll(AutoCloseable... resources) {
+		for (AutoCloseable resource : resources) {
+			if (resource != null) {
+				try {
+					resource.close();
+				}
+				catch (Exception ex) {
+					throw new IllegalStateException("Could not close " + resource, ex);
+				}
+			}
+		}
+	}
+
 	static int port(ConfigurableApplicationContext gateway) {
 		return gateway.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
 	}
