@@ -173,6 +173,22 @@ class GatewayIntegrationTests {
 	}
 
 	@Test
+	void aDenialByALaterFilterOfTheRouteGivesBackWhatTheEarlierOneTook() {
+		for (int i = 0; i < 3; i++) {
+			assertThat(get(first, "/layered/a", "busy-client", "X-Tenant", "full-tenant").statusCode()).isEqualTo(200);
+		}
+		// the client filter admits, the tenant filter denies: the client's count is given back
+		for (int i = 0; i < 3; i++) {
+			assertThat(get(second, "/layered/a", "quiet-client", "X-Tenant", "full-tenant").statusCode())
+				.isEqualTo(429);
+		}
+		for (int i = 0; i < 3; i++) {
+			assertThat(get((i % 2 == 0) ? first : second, "/layered/a", "quiet-client", "X-Tenant", "other-tenant")
+				.statusCode()).as("request %d of a client whose denied requests took nothing", i + 1).isEqualTo(200);
+		}
+	}
+
+	@Test
 	void theGatewaysOwnRedisRateLimiterKeepsWorkingOnItsRoute() {
 		List<Integer> statuses = new ArrayList<>();
 		for (int i = 0; i < 4; i++) {
@@ -198,10 +214,12 @@ class GatewayIntegrationTests {
 		assertThatException().isThrownBy(() -> GatewayTestApplication.start(backend, badRoute(null)))
 			.satisfies((ex) -> assertThat(invalidProperty(ex).getReason()).contains("must name its policies"));
 		List<String> withDefaults = new ArrayList<>(List.of(badRoute(null)));
-		withDefaults.add("--ratelimit.gateway.default-policies=short");
+		withDefaults.add("--ratelimit.gateway.default-policies=shared");
 		try (ConfigurableApplicationContext gateway = GatewayTestApplication.start(backend,
 				withDefaults.toArray(String[]::new))) {
-			assertThat(get(gateway, "/bad/a", "default-client").statusCode()).isEqualTo(200);
+			for (int i = 0; i < 5; i++) {
+				assertThat(get(gateway, "/bad/a", "default-client").statusCode()).isEqualTo(200);
+			}
 			assertThat(get(gateway, "/bad/a", "default-client").statusCode()).isEqualTo(429);
 		}
 	}

@@ -17,6 +17,8 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Primary;
+import org.springframework.http.client.ReactorResourceFactory;
 
 /**
  * A gateway as users run it: Spring Cloud Gateway with the starter and this module, routes and policies from
@@ -31,10 +33,31 @@ class GatewayTestApplication {
 		.connectTimeout(Duration.ofSeconds(5))
 		.build();
 
-	/** The identity of every route: the X-Client header, so that each test counts for clients of its own. */
+	/**
+	 * The identity of every route (and the gateway's default key resolver): the X-Client header, so that each test
+	 * counts for clients of its own.
+	 */
 	@Bean
+	@Primary
 	KeyResolver clientKeyResolver() {
 		return (exchange) -> Mono.justOrEmpty(exchange.getRequest().getHeaders().getFirst("X-Client"));
+	}
+
+	/**
+	 * Event loops of this gateway's own: with Reactor Netty's global ones (Spring Boot's default), closing one
+	 * gateway of the JVM disposes the loops the others run on.
+	 */
+	@Bean
+	ReactorResourceFactory reactorResourceFactory() {
+		ReactorResourceFactory factory = new ReactorResourceFactory();
+		factory.setUseGlobalResources(false);
+		return factory;
+	}
+
+	/** The tenant of a request, from the X-Tenant header. */
+	@Bean
+	KeyResolver tenantKeyResolver() {
+		return (exchange) -> Mono.justOrEmpty(exchange.getRequest().getHeaders().getFirst("X-Tenant"));
 	}
 
 	/**
@@ -71,13 +94,16 @@ class GatewayTestApplication {
 		return gateway.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
 	}
 
-	static HttpResponse<String> get(ConfigurableApplicationContext gateway, String path, String client) {
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port(gateway) + path))
+	static HttpResponse<String> get(ConfigurableApplicationContext gateway, String path, String client,
+			String... headers) {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port(gateway) + path))
 			.timeout(Duration.ofSeconds(10))
-			.header("X-Client", client)
-			.build();
+			.header("X-Client", client);
+		for (int i = 0; i < headers.length; i += 2) {
+			request.header(headers[i], headers[i + 1]);
+		}
 		try {
-			return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+			return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
 		}
 		catch (Exception ex) {
 			throw new IllegalStateException("GET " + path + " (X-Client: " + client + ") failed", ex);
