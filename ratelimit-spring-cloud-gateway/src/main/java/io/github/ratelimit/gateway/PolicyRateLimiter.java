@@ -16,6 +16,7 @@ import io.github.ratelimit.spring.Rejection;
 import io.github.ratelimit.spring.RequestContext;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
 
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
@@ -145,7 +146,7 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 	}
 
 	private Mono<Response> check(RequestContext request, List<RateLimitEnforcer.Target> targets,
-			@Nullable GatewayExchange exchange, reactor.util.context.ContextView context) {
+			@Nullable GatewayExchange exchange, ContextView context) {
 		// the check goes on when the client goes away, so that what it takes is recorded, then released
 		CompletableFuture<Response> future = this.enforcer.checkAsync(request, targets, null, null)
 			.flatMap((decision) -> respond(decision, request, exchange))
