@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.testkit.RedisServer;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.github.ratelimit.testkit.RedisServers;
 import org.greenbytes.http.sfv.IntegerItem;
 import org.greenbytes.http.sfv.Item;
@@ -94,6 +96,18 @@ class GatewayIntegrationTests {
 		HttpResponse<String> fromFirst = get(first, "/shared/orders", "shared-client");
 		assertThat(fromFirst.statusCode()).isEqualTo(429);
 		assertThat(fromFirst.body()).contains("\"type\":\"about:blank\"");
+		// the route's decisions are the starter's meters, by policy and outcome
+		assertThat(decisions(first, "shared", "allowed") + decisions(second, "shared", "allowed")).isEqualTo(5);
+		assertThat(decisions(first, "shared", "denied")).isEqualTo(2);
+		assertThat(decisions(second, "shared", "denied")).isEqualTo(2);
+	}
+
+	private static double decisions(ConfigurableApplicationContext gateway, String policy, String outcome) {
+		Counter counter = gateway.getBean(MeterRegistry.class)
+			.find("ratelimit.decisions")
+			.tags("policy", policy, "outcome", outcome)
+			.counter();
+		return (counter != null) ? counter.count() : 0;
 	}
 
 	@Test
