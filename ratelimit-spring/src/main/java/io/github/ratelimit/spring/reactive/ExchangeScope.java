@@ -1,7 +1,6 @@
 package io.github.ratelimit.spring.reactive;
 
 import java.lang.reflect.Method;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -50,9 +49,7 @@ final class ExchangeScope {
 
 	private final List<RateLimitDecision> decisions = new CopyOnWriteArrayList<>();
 
-	private final List<Permit> permits = new CopyOnWriteArrayList<>();
-
-	private boolean closed;
+	private final HeldPermits permits = new HeldPermits();
 
 	private ExchangeScope(ServerWebExchange exchange, RequestContext request, boolean filterOwned) {
 		this.exchange = exchange;
@@ -187,16 +184,10 @@ final class ExchangeScope {
 	 * @return completes once recorded (or released)
 	 */
 	Mono<Void> record(RateLimitDecision decision) {
-		synchronized (this) {
-			if (!this.closed) {
-				this.decisions.add(decision);
-				if (decision.permit().holdsAny()) {
-					this.permits.add(decision.permit());
-				}
-				return Mono.empty();
-			}
+		if (!this.permits.isClosed()) {
+			this.decisions.add(decision);
 		}
-		return release(decision.permit());
+		return this.permits.hold(decision.permit());
 	}
 
 	/**
@@ -204,7 +195,7 @@ final class ExchangeScope {
 	 * @return the live list
 	 */
 	List<Permit> permits() {
-		return this.permits;
+		return this.permits.live();
 	}
 
 	/**
@@ -213,28 +204,11 @@ final class ExchangeScope {
 	 * @return completes once released
 	 */
 	Mono<Void> close() {
-		List<Permit> held;
-		synchronized (this) {
-			if (this.closed) {
-				return Mono.empty();
-			}
-			this.closed = true;
-			held = new ArrayList<>(this.permits);
-		}
-		if (held.isEmpty()) {
-			return Mono.empty();
-		}
-		return Flux.fromIterable(held).flatMap(ExchangeScope::release).then();
+		return this.permits.close();
 	}
 
 	static Mono<Void> release(Permit permit) {
-		if (permit == Permit.NONE) {
-			return Mono.empty();
-		}
-		return permit.releaseAsync().onErrorResume((ex) -> {
-			logger.warn("Could not release a rate-limit permit; it is reclaimed after its policy's window", ex);
-			return Mono.empty();
-		});
+		return HeldPermits.release(permit);
 	}
 
 	/**

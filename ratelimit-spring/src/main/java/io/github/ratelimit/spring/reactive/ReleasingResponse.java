@@ -2,6 +2,7 @@ package io.github.ratelimit.spring.reactive;
 
 import java.io.File;
 import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 import org.reactivestreams.Publisher;
@@ -16,11 +17,13 @@ import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 /**
  * The response the rest of the chain writes to: it releases the exchange's permits before the client can see the
  * response end, so a client that sends its next request once it has the previous response is never refused by the
- * permit of that previous one. A single-buffer body is held until the release completed; a streamed body's end
- * (the last chunk) waits for it; a response without body releases before completing. The filter's release when
- * the exchange terminates stays in place for errors and cancellation; releasing twice does nothing.
+ * permit of that previous one. A single-buffer body is held until the release completed; so is the chunk of a
+ * streamed body that completes its declared {@code Content-Length} (a proxied response, say); a streamed body of
+ * unknown length releases after its last chunk; a response without body releases before completing. The filter's
+ * release when the exchange terminates stays in place for errors and cancellation; releasing twice does nothing.
+ * Public for other reactive integrations (the Spring Cloud Gateway module).
  */
-class ReleasingResponse extends ServerHttpResponseDecorator {
+public class ReleasingResponse extends ServerHttpResponseDecorator {
 
 	private final Supplier<Mono<Void>> release;
 
@@ -29,7 +32,13 @@ class ReleasingResponse extends ServerHttpResponseDecorator {
 		this.release = release;
 	}
 
-	static ServerHttpResponse of(ServerHttpResponse delegate, Supplier<Mono<Void>> release) {
+	/**
+	 * A response that runs a release before the client can see it end.
+	 * @param delegate the response
+	 * @param release the release (run once per write that ends the response; it must tolerate running twice)
+	 * @return the response to hand down the chain
+	 */
+	public static ServerHttpResponse of(ServerHttpResponse delegate, Supplier<Mono<Void>> release) {
 		return (delegate instanceof ZeroCopyHttpOutputMessage) ? new ZeroCopy(delegate, release)
 				: new ReleasingResponse(delegate, release);
 	}
@@ -42,7 +51,15 @@ class ReleasingResponse extends ServerHttpResponseDecorator {
 				.switchIfEmpty(Mono.defer(() -> this.release.get().then(Mono.empty())));
 			return super.writeWith(released);
 		}
-		return super.writeWith(Flux.<DataBuffer>from(body).concatWith(Mono.defer(() -> this.release.get().then(Mono.empty()))));
+		Flux<DataBuffer> chunks = Flux.from(body);
+		long length = getHeaders().getContentLength();
+		if (length > 0) {
+			// the chunk that completes the declared length ends the response for the client: it waits for the release
+			AtomicLong written = new AtomicLong();
+			chunks = chunks.concatMap((buffer) -> (written.addAndGet(buffer.readableByteCount()) >= length)
+					? this.release.get().thenReturn(buffer) : Mono.just(buffer));
+		}
+		return super.writeWith(chunks.concatWith(Mono.defer(() -> this.release.get().then(Mono.empty()))));
 	}
 
 	@Override

@@ -1,0 +1,74 @@
+package io.github.ratelimit.gateway;
+
+import io.github.ratelimit.spring.Rejection;
+import io.github.ratelimit.spring.reactive.ReleasingResponse;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.core.Ordered;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * The gateway-wide half of the {@link PolicyRateLimiter}: runs before every route filter, keeps what the limiter
+ * decides for the exchange, and
+ * <ul>
+ * <li>turns the {@code RequestRateLimiter} filter's bare denial (a status and an empty body) into the starter's
+ * rejection: the {@link io.github.ratelimit.spring.RateLimitRejectionHandler}'s status (429, or 503 when a
+ * {@code closed} policy could not be checked), headers and body (RFC 9457 by default, {@code ratelimit.problem.*});</li>
+ * <li>releases the concurrency permits the request holds before the client sees the proxied response end, and when
+ * the exchange fails or is cancelled.</li>
+ * </ul>
+ */
+public class RateLimitGatewayFilter implements GlobalFilter, Ordered {
+
+	/** Before the gateway's own global filters and every route filter. */
+	public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 100;
+
+	@Override
+	public int getOrder() {
+		return ORDER;
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+		GatewayExchange state = new GatewayExchange(exchange);
+		ServerHttpResponse response = ReleasingResponse.of(new RejectingResponse(exchange.getResponse(), state),
+				state::close);
+		return chain.filter(exchange.mutate().response(response).build())
+			.contextWrite((context) -> context.put(GatewayExchange.KEY, state))
+			.doFinally((signal) -> state.close().subscribe());
+	}
+
+	/** Completes a response denied by the limiter with the rejection instead of an empty body. */
+	private static final class RejectingResponse extends ServerHttpResponseDecorator {
+
+		private final GatewayExchange state;
+
+		RejectingResponse(ServerHttpResponse delegate, GatewayExchange state) {
+			super(delegate);
+			this.state = state;
+		}
+
+		@Override
+		public Mono<Void> setComplete() {
+			Rejection rejection = this.state.rejection();
+			if (rejection == null || isCommitted()) {
+				return super.setComplete();
+			}
+			ServerHttpResponse response = getDelegate();
+			response.setStatusCode(HttpStatusCode.valueOf(rejection.status()));
+			HttpHeaders headers = response.getHeaders();
+			rejection.headers().forEach(headers::put);
+			byte[] body = rejection.body();
+			return (body.length == 0) ? super.setComplete()
+					: response.writeWith(Mono.fromSupplier(() -> response.bufferFactory().wrap(body)));
+		}
+
+	}
+
+}
