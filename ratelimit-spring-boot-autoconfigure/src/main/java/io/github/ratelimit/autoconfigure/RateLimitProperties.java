@@ -55,6 +55,8 @@ public class RateLimitProperties {
 
 	private final Overrides overrides = new Overrides();
 
+	private final Gateway gateway = new Gateway();
+
 	private final Filter filter = new Filter();
 
 	private final Headers headers = new Headers();
@@ -107,6 +109,10 @@ public class RateLimitProperties {
 
 	public Overrides getOverrides() {
 		return this.overrides;
+	}
+
+	public Gateway getGateway() {
+		return this.gateway;
 	}
 
 	/**
@@ -685,6 +691,28 @@ public class RateLimitProperties {
 
 		public void setLimits(Map<String, Limits> limits) {
 			this.limits = limits;
+		}
+
+	}
+
+	/**
+	 * Spring Cloud Gateway routes (the ratelimit-spring-cloud-gateway module); declared here so that every name under
+	 * ratelimit. is checked in one place.
+	 */
+	public static class Gateway {
+
+		/**
+		 * Policies (names under ratelimit.policies) checked for the routes whose RequestRateLimiter filter names none
+		 * in its ratelimit.policies argument.
+		 */
+		private List<String> defaultPolicies = new ArrayList<>();
+
+		public List<String> getDefaultPolicies() {
+			return this.defaultPolicies;
+		}
+
+		public void setDefaultPolicies(List<String> defaultPolicies) {
+			this.defaultPolicies = defaultPolicies;
 		}
 
 	}

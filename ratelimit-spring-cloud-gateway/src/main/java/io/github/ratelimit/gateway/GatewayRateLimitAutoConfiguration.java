@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
+import io.github.ratelimit.autoconfigure.RateLimitProperties;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 
@@ -14,7 +15,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
@@ -39,7 +39,6 @@ import org.springframework.context.annotation.Primary;
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @ConditionalOnBean(RateLimitEnforcer.class)
-@EnableConfigurationProperties(GatewayRateLimitProperties.class)
 public final class GatewayRateLimitAutoConfiguration {
 
 	/** The bean name routes use to name this limiter: {@code rate-limiter: "#{@policyRateLimiter}"}. */
@@ -51,8 +50,9 @@ public final class GatewayRateLimitAutoConfiguration {
 	@Primary
 	@ConditionalOnMissingBean
 	PolicyRateLimiter policyRateLimiter(RateLimitEnforcer enforcer, RateLimitPolicyRegistry policies,
-			ConfigurationService configurationService, GatewayRateLimitProperties properties,
+			ConfigurationService configurationService, RateLimitProperties rateLimitProperties,
 			ObjectProvider<GatewayProperties> gateway) {
+		RateLimitProperties.Gateway properties = rateLimitProperties.getGateway();
 		PolicyRateLimiter limiter;
 		try {
 			limiter = new PolicyRateLimiter(enforcer, policies, configurationService, properties.getDefaultPolicies());
