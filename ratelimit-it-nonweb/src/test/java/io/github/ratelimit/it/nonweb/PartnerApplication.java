@@ -3,13 +3,15 @@ package io.github.ratelimit.it.nonweb;
 import io.github.ratelimit.core.RateLimiter;
 
 import org.springframework.beans.factory.config.BeanPostProcessor;
-import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 
 /**
  * A plain Spring Boot application (no web server on the classpath) whose partner client is rate-limited.
  */
-@SpringBootApplication
+@SpringBootConfiguration
+@EnableAutoConfiguration
 public class PartnerApplication {
 
 	@Bean
