@@ -46,7 +46,8 @@ public @interface RateLimited {
 	/**
 	 * The key: {@code ip}, {@code header:<Name>}, {@code principal}, {@code global}, {@code @beanName} (a
 	 * {@link KeyResolver} bean), or a SpEL expression over {@code #request}, {@code #principal} and the method's
-	 * parameters by name (e.g. {@code #tenantId}). Empty: the policy's own key.
+	 * parameters by name (e.g. {@code #tenantId}). Empty: the policy's own key. Outside a web request {@code ip} and
+	 * {@code header:} find no identity, and {@code principal} is the security context's authenticated user.
 	 * @return the key specification
 	 */
 	String key() default "";
@@ -105,7 +106,7 @@ public @interface RateLimited {
 	boolean shadow() default false;
 
 	/**
-	 * How long a call outside a controller's request handling may wait for its turn when denied: the call waits
+	 * How long a call of a bean method (not a controller's handler) may wait for its turn when denied: the call waits
 	 * for the decision's retry-after (parking the thread, or delaying without blocking for {@code Mono},
 	 * {@code Flux} and {@code CompletableFuture}) and is checked again, until admitted, or until the next wait would
 	 * end after this much time since the call: then {@link RateLimitExceededException} is thrown. In the formats of

@@ -52,8 +52,9 @@ import org.springframework.util.function.SingletonSupplier;
  * (blocking, {@code CompletableFuture}).
  * <p>
  * A controller's handler methods of other return types cannot be checked without blocking the event loop, so they
- * fail at startup ({@link ReactiveRateLimitedMethodPostProcessor}); this interceptor refuses them too. {@code CompletableFuture} and
- * RxJava types are refused because the Reactor context, and with it the exchange, does not reach through them.
+ * fail at startup ({@link ReactiveRateLimitedMethodPostProcessor}); this interceptor refuses them too.
+ * {@code CompletableFuture} and RxJava types are refused on controllers because the Reactor context, and with it the
+ * exchange, does not reach through them.
  */
 public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
