@@ -14,7 +14,7 @@ import org.springframework.util.ClassUtils;
  * What key resolvers see of a {@link RateLimited} bean method called outside a web request (a service called by a
  * scheduled job, a message listener, another thread, a non-web application): no client address, no headers, no
  * attributes; the principal is the authenticated user of Spring Security's security context, when Spring Security
- * is present and the calling thread has one. SpEL keys over the method's arguments, {@code global} and
+ * is present and the calling thread has one when the method is called. SpEL keys over the method's arguments, {@code global} and
  * {@code @bean} keys work as in a request; {@code ip} and {@code header:} keys find no identity (see
  * {@link MissingKey}).
  */
@@ -30,9 +30,18 @@ final class MethodCallContext implements RequestContext {
 
 	private final Object invocation;
 
+	private final @Nullable Principal principal;
+
+	/**
+	 * The context of a call, taking the principal from the calling thread now: the checks of a call that waits for
+	 * its turn may run on other threads.
+	 * @param method the method called
+	 * @param invocation the AOP invocation
+	 */
 	MethodCallContext(Method method, Object invocation) {
 		this.method = method;
 		this.invocation = invocation;
+		this.principal = SECURITY_PRESENT ? SecurityPrincipal.current() : null;
 	}
 
 	@Override
@@ -61,7 +70,7 @@ final class MethodCallContext implements RequestContext {
 
 	@Override
 	public @Nullable Principal principal() {
-		return SECURITY_PRESENT ? SecurityPrincipal.current() : null;
+		return this.principal;
 	}
 
 	@Override

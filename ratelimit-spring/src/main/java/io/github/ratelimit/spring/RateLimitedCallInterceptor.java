@@ -9,7 +9,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -276,14 +275,14 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		}
 
 		/**
-		 * How long to wait before asking again: the decision's retry-after (at least a millisecond), or -1 when the
-		 * call may not wait that long.
+		 * How long to wait before asking again: the decision's retry-after, or -1 when the call may not wait that
+		 * long, or when the denial names no wait (nothing waiting could change).
 		 */
 		private long nextWait(RateLimitDecision decision, long deadline) {
-			if (this.maxWait.isZero()) {
+			long wait = decision.retryAfter().toNanos();
+			if (this.maxWait.isZero() || wait <= 0) {
 				return -1;
 			}
-			long wait = Math.max(decision.retryAfter().toNanos(), TimeUnit.MILLISECONDS.toNanos(1));
 			return (System.nanoTime() + wait - deadline <= 0) ? wait : -1;
 		}
 

@@ -3,6 +3,7 @@ package io.github.ratelimit.it.nonweb;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.spring.RateLimited;
+import reactor.core.publisher.Mono;
 
 import org.springframework.scheduling.annotation.Scheduled;
 
@@ -36,6 +37,15 @@ public class NightlyJob {
 	@RateLimited(name = "per-user-report", algorithm = "fixed-window", limit = 1, window = "1h", key = "principal")
 	public String report() {
 		return "report";
+	}
+
+	/**
+	 * One quote every 300 ms per authenticated user, waiting for the turn without blocking.
+	 * @return the quote
+	 */
+	@RateLimited("per-user-quote")
+	public Mono<String> quote() {
+		return Mono.just("quote");
 	}
 
 }

@@ -9,6 +9,7 @@ import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
@@ -66,6 +67,20 @@ class ScheduledAndPrincipalIntegrationTests {
 			.satisfies((denial) -> assertThat(denial.decision().deciding().orElseThrow().identity()).isEqualTo("alice"));
 		authenticate("bob");
 		assertThat(job.report()).isEqualTo("report");
+	}
+
+	@Test
+	void aCallThatWaitsKeepsThePrincipalItWasMadeWithOnEveryCheck() {
+		redis.flushAll();
+		this.context = start();
+		NightlyJob job = this.context.getBean(NightlyJob.class);
+		authenticate("alice");
+		Mono<String> first = job.quote();
+		Mono<String> second = job.quote();
+		SecurityContextHolder.clearContext();
+		// the second waits for alice's next turn: its later checks run on a timer thread without a security context
+		assertThat(first.block()).isEqualTo("quote");
+		assertThat(second.block()).isEqualTo("quote");
 	}
 
 	private static void authenticate(String user) {
