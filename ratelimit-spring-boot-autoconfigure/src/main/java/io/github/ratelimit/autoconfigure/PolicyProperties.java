@@ -68,6 +68,10 @@ final class PolicyProperties {
 			}
 			return builder.build();
 		});
+		if (source.getMaxWait().isNegative()) {
+			throw new InvalidConfigurationPropertyValueException(property + ".max-wait", source.getMaxWait(),
+					"must not be negative (0 means never wait)");
+		}
 		KeySpec key = keySpec(property + ".key", source.getKey(), beans);
 		Map<String, RateLimitPolicy> overrides = new LinkedHashMap<>();
 		source.getOverrides()

@@ -83,6 +83,16 @@ public class RateLimitProperties {
 		return this.policies;
 	}
 
+	/**
+	 * The {@code max-wait} of a configured policy.
+	 * @param policy the policy name
+	 * @return its longest wait, or null when no such policy is configured
+	 */
+	public @Nullable Duration maxWait(String policy) {
+		Policy configured = this.policies.get(policy);
+		return (configured != null) ? configured.getMaxWait() : null;
+	}
+
 	public void setPolicies(Map<String, Policy> policies) {
 		this.policies = policies;
 	}
@@ -499,6 +509,13 @@ public class RateLimitProperties {
 		private boolean shadow;
 
 		/**
+		 * How long a call of a @RateLimited bean method (not a controller's) may wait for its turn when this policy
+		 * denies it, retrying after each retry-after, before it throws RateLimitExceededException. Zero: never wait.
+		 * The annotation's maxWait takes precedence.
+		 */
+		private Duration maxWait = Duration.ZERO;
+
+		/**
 		 * Limits replacing the policy's own for specific keys (e.g. one enterprise customer's API key). Use the
 		 * bracket notation for keys with special characters: overrides."[key-123]".limit=1000.
 		 */
@@ -576,6 +593,14 @@ public class RateLimitProperties {
 
 		public void setShadow(boolean shadow) {
 			this.shadow = shadow;
+		}
+
+		public Duration getMaxWait() {
+			return this.maxWait;
+		}
+
+		public void setMaxWait(Duration maxWait) {
+			this.maxWait = maxWait;
 		}
 
 		public MissingKey getMissingKey() {

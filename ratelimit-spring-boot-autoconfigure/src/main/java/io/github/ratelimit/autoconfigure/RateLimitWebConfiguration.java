@@ -14,17 +14,16 @@ import io.github.ratelimit.spring.RateLimitRule;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * What the servlet and the reactive integrations share: the enforcer (rules, annotations, keys, headers) and the
- * rejection handler.
+ * What the servlet, the reactive and the non-web integrations share: the enforcer (rules, annotations, keys,
+ * headers) and the rejection handler. Declared in non-web applications too, where {@code @RateLimited} bean methods
+ * use the enforcer's annotations and keys.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnWebApplication
 class RateLimitWebConfiguration {
 
 	@Bean

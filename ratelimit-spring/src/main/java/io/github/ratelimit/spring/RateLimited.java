@@ -10,15 +10,18 @@ import java.lang.annotation.Target;
 import org.springframework.core.annotation.AliasFor;
 
 /**
- * Rate-limits a controller method, or every handler method of a controller class. Repeatable: all policies of a
- * method (and of its class) are evaluated together with the filter rules that match the request.
+ * Rate-limits a method, or every public method of a class: a controller's handler methods (denials become the 429)
+ * or any other Spring bean's methods, such as services, {@code @Scheduled} jobs, message listeners and HTTP clients,
+ * in web and non-web applications (denials throw {@link RateLimitExceededException}, or the call waits for its turn
+ * up to {@link #maxWait()}). Repeatable: all policies of a method (and of its class) are evaluated together, in a
+ * request with the filter rules that match it.
  * <p>
  * Either name a policy of {@code ratelimit.policies} ({@code @RateLimited("per-user")}), or define one inline
  * ({@code @RateLimited(name = "search", algorithm = "gcra", limit = 10, window = "1s")}). Unknown policy names and
  * invalid inline definitions fail at startup.
  * <p>
  * For reactive handlers ({@code Mono}, {@code Flux}) the check runs when the result is subscribed to, without
- * blocking.
+ * blocking; for a bean method returning {@code CompletableFuture} the check does not block the caller either.
  */
 @Target({ ElementType.METHOD, ElementType.TYPE })
 @Retention(RetentionPolicy.RUNTIME)
@@ -43,7 +46,8 @@ public @interface RateLimited {
 	/**
 	 * The key: {@code ip}, {@code header:<Name>}, {@code principal}, {@code global}, {@code @beanName} (a
 	 * {@link KeyResolver} bean), or a SpEL expression over {@code #request}, {@code #principal} and the method's
-	 * parameters by name (e.g. {@code #tenantId}). Empty: the policy's own key.
+	 * parameters by name (e.g. {@code #tenantId}). Empty: the policy's own key. Outside a web request {@code ip} and
+	 * {@code header:} find no identity, and {@code principal} is the security context's authenticated user.
 	 * @return the key specification
 	 */
 	String key() default "";
@@ -100,6 +104,17 @@ public @interface RateLimited {
 	 * @return true for shadow mode
 	 */
 	boolean shadow() default false;
+
+	/**
+	 * How long a call of a bean method (not a controller's handler) may wait for its turn when denied: the call waits
+	 * for the decision's retry-after (parking the thread, or delaying without blocking for {@code Mono},
+	 * {@code Flux} and {@code CompletableFuture}) and is checked again, until admitted, or until the next wait would
+	 * end after this much time since the call: then {@link RateLimitExceededException} is thrown. In the formats of
+	 * {@link #window()}; empty means the policies' {@code max-wait} (the longest of them), {@code 0} means never
+	 * wait. When several annotations of a method set it, the longest applies.
+	 * @return the longest wait
+	 */
+	String maxWait() default "";
 
 	/**
 	 * Holds repeated {@link RateLimited} annotations.

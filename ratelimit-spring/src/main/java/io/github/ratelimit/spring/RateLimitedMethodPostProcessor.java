@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.util.function.Supplier;
 
 import org.aopalliance.intercept.MethodInterceptor;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.framework.AopInfrastructureBean;
@@ -21,10 +22,12 @@ import org.springframework.util.function.SingletonSupplier;
  * call, and validates each annotated method when its bean is created, so an unknown policy name or an invalid inline
  * policy fails the application at startup. No AspectJ needed.
  * <p>
- * One post-processor, two extensions: the servlet one
- * ({@code io.github.ratelimit.spring.servlet.ServletRateLimitedMethodPostProcessor}) and the reactive one
- * ({@code io.github.ratelimit.spring.reactive.ReactiveRateLimitedMethodPostProcessor}), each giving its interceptor
- * and, through {@link #checkBean}, what else its side must refuse at startup.
+ * One post-processor, three extensions: the servlet one
+ * ({@code io.github.ratelimit.spring.servlet.ServletRateLimitedMethodPostProcessor}), the reactive one
+ * ({@code io.github.ratelimit.spring.reactive.ReactiveRateLimitedMethodPostProcessor}) and the non-web one
+ * ({@link BeanRateLimitedMethodPostProcessor}), each giving its interceptor and, through {@link #checkBean}, what
+ * else its side must refuse at startup. Exactly one of them is registered in an application, so a method is
+ * checked once per call.
  */
 public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
 
@@ -34,6 +37,8 @@ public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactory
 
 	private final Pointcut pointcut;
 
+	private final transient @Nullable RateLimitedCallInterceptor calls;
+
 	/**
 	 * A post-processor that looks the enforcer up only when the first {@link RateLimited} bean is created, so that
 	 * the enforcer, the limiter and the Redis connection are ordinary beans that every other post-processor (metrics,
@@ -42,7 +47,20 @@ public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactory
 	 * @param interceptor the servlet or reactive interceptor to apply
 	 */
 	protected RateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer, MethodInterceptor interceptor) {
+		this(enforcer, interceptor, null);
+	}
+
+	/**
+	 * A post-processor whose interceptor lets bean method calls wait for their turn: their {@code maxWait} is
+	 * validated at startup too.
+	 * @param enforcer supplies the enforcer, called at most once
+	 * @param interceptor the interceptor to apply
+	 * @param calls what checks bean method calls (and resolves their {@code maxWait}), or null
+	 */
+	protected RateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer, MethodInterceptor interceptor,
+			@Nullable RateLimitedCallInterceptor calls) {
 		this.enforcer = SingletonSupplier.of(enforcer);
+		this.calls = calls;
 		this.pointcut = new ComposablePointcut(new AnnotationMatchingPointcut(RateLimited.class, true))
 			.union(new AnnotationMatchingPointcut(RateLimited.List.class, true))
 			// method annotations also on interface methods and as meta-annotations, as the enforcer resolves them
@@ -76,6 +94,9 @@ public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactory
 		ReflectionUtils.doWithMethods(ClassUtils.getUserClass(type), (method) -> {
 			if (this.pointcut.getMethodMatcher().matches(method, type)) {
 				this.enforcer.get().annotationTargets(method, type);
+				if (this.calls != null) {
+					this.calls.maxWait(method, type);
+				}
 			}
 		}, (Method method) -> !method.isSynthetic() && !method.isBridge()
 				&& method.getDeclaringClass() != Object.class && java.lang.reflect.Modifier.isPublic(method.getModifiers()));

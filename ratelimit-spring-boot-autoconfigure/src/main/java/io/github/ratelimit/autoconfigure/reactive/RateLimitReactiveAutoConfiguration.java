@@ -45,8 +45,10 @@ public final class RateLimitReactiveAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(RateLimitedMethodPostProcessor.class)
 	static ReactiveRateLimitedMethodPostProcessor rateLimitedMethodPostProcessor(
-			ObjectProvider<RateLimitEnforcer> enforcer) {
-		return new ReactiveRateLimitedMethodPostProcessor(enforcer::getObject);
+			ObjectProvider<RateLimitEnforcer> enforcer, ObjectProvider<RateLimitProperties> properties) {
+		// the enforcer and the properties are looked up when the first @RateLimited bean appears
+		return new ReactiveRateLimitedMethodPostProcessor(enforcer::getObject,
+				(policy) -> properties.getObject().maxWait(policy));
 	}
 
 }

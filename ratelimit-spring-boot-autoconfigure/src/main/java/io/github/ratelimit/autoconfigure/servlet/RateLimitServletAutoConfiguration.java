@@ -60,9 +60,10 @@ public final class RateLimitServletAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(RateLimitedMethodPostProcessor.class)
 	static ServletRateLimitedMethodPostProcessor rateLimitedMethodPostProcessor(
-			ObjectProvider<RateLimitEnforcer> enforcer) {
-		// the enforcer is looked up when the first @RateLimited bean appears, not with the post-processor
-		return new ServletRateLimitedMethodPostProcessor(enforcer::getObject);
+			ObjectProvider<RateLimitEnforcer> enforcer, ObjectProvider<RateLimitProperties> properties) {
+		// the enforcer and the properties are looked up when the first @RateLimited bean appears
+		return new ServletRateLimitedMethodPostProcessor(enforcer::getObject,
+				(policy) -> properties.getObject().maxWait(policy));
 	}
 
 	@Configuration(proxyBeanMethods = false)

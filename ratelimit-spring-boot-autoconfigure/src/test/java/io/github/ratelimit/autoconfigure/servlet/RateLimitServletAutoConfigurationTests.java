@@ -130,13 +130,14 @@ class RateLimitServletAutoConfigurationTests {
 	}
 
 	@Test
-	void rateLimitedBeansAreProxiedAndLimitedInRequests() {
+	void rateLimitedBeansAreProxiedAndLimitedInAndOutsideRequests() {
 		this.runner.withUserConfiguration(RateLimitedBeanConfiguration.class).run((context) -> {
 			Greeter greeter = context.getBean(Greeter.class);
 			assertThat(AopUtils.isCglibProxy(greeter)).isTrue();
-			for (int i = 0; i < 3; i++) {
-				assertThat(greeter.greet("outside a request")).isEqualTo("hello outside a request");
-			}
+			// outside a request the ip key finds no identity: the calls share one (missing-key: shared)
+			assertThat(greeter.greet("outside a request")).isEqualTo("hello outside a request");
+			assertThatExceptionOfType(RateLimitExceededException.class)
+				.isThrownBy(() -> greeter.greet("outside a request"));
 			assertLimited(greeter);
 		});
 	}

@@ -88,6 +88,16 @@ final class ExchangeScope {
 	 * @param context the subscriber's context
 	 * @return the scope, or an error when the subscription does not run for an exchange
 	 */
+	/**
+	 * Whether a subscription happens within a WebFlux exchange: one that went through the filter, or one that
+	 * Spring's {@code ServerWebExchangeContextFilter} put into the Reactor context.
+	 * @param context the subscriber's context
+	 * @return true when {@link #current} finds the exchange
+	 */
+	static boolean isPresent(ContextView context) {
+		return context.hasKey(KEY) || ServerWebExchangeContextFilter.getExchange(context).isPresent();
+	}
+
 	static Mono<ExchangeScope> current(ContextView context) {
 		ExchangeScope scope = context.getOrDefault(KEY, null);
 		if (scope != null) {

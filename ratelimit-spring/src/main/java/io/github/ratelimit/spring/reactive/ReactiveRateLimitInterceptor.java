@@ -9,6 +9,8 @@ import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimited;
+import io.github.ratelimit.spring.RateLimitedCallInterceptor;
+import io.github.ratelimit.spring.RequestContext;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
@@ -43,13 +45,22 @@ import org.springframework.util.function.SingletonSupplier;
  * {@code ServerWebExchangeContextFilter}, when the application registers one, and each call releases its own permits
  * when its result terminates.
  * <p>
- * Other return types cannot be checked without blocking the event loop, so they fail at startup
- * ({@link ReactiveRateLimitedMethodPostProcessor}); this interceptor refuses them too. {@code CompletableFuture} and
- * RxJava types are refused because the Reactor context, and with it the exchange, does not reach through them.
+ * A subscription outside an exchange (a scheduled job, a message listener), and within one a call of a bean method
+ * that may wait for its turn ({@code maxWait}), are checked as bean method calls by the
+ * {@link RateLimitedCallInterceptor}: a denial signals {@link RateLimitExceededException} or is waited out with
+ * delays, never a blocked thread. So are the calls of a non-controller bean's methods of other return types
+ * (blocking, {@code CompletableFuture}).
+ * <p>
+ * A controller's handler methods of other return types cannot be checked without blocking the event loop, so they
+ * fail at startup ({@link ReactiveRateLimitedMethodPostProcessor}); this interceptor refuses them too.
+ * {@code CompletableFuture} and RxJava types are refused on controllers because the Reactor context, and with it the
+ * exchange, does not reach through them.
  */
 public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
 	private final Supplier<RateLimitEnforcer> enforcer;
+
+	private final RateLimitedCallInterceptor calls;
 
 	/**
 	 * An interceptor.
@@ -64,7 +75,18 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	 * @param enforcer supplies the enforcer, called at most once
 	 */
 	public ReactiveRateLimitInterceptor(Supplier<RateLimitEnforcer> enforcer) {
+		this(enforcer, new RateLimitedCallInterceptor(enforcer, (policy) -> null));
+	}
+
+	/**
+	 * An interceptor that looks the enforcer up on its first call.
+	 * @param enforcer supplies the enforcer, called at most once
+	 * @param calls checks the calls that are not an exchange's (outside one, waiting for a turn, or of a bean
+	 * method that is no controller's and does not return a publisher)
+	 */
+	public ReactiveRateLimitInterceptor(Supplier<RateLimitEnforcer> enforcer, RateLimitedCallInterceptor calls) {
 		this.enforcer = SingletonSupplier.of(enforcer);
+		this.calls = calls;
 	}
 
 	@Override
@@ -77,6 +99,9 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 			if (ReflectionUtils.isObjectMethod(method)) {
 				return invocation.proceed();
 			}
+			if (!RateLimitedCallInterceptor.isController(targetClass)) {
+				return this.calls.invoke(invocation);
+			}
 			throw new IllegalStateException(unsupportedMessage(method, targetClass));
 		}
 		RateLimitEnforcer enforcer = this.enforcer.get();
@@ -85,16 +110,42 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		@Nullable Object[] args = invocation.getArguments().clone();
+		boolean waits = !this.calls.maxWait(method, targetClass).isZero();
 		if (returnType == Mono.class) {
-			return Mono.deferContextual((context) -> ExchangeScope.current(context)
-				.flatMap((scope) -> Mono.usingWhen(admit(enforcer, scope, targets, method, args),
-						(decision) -> Mono.from(call(invocation)), (decision) -> done(scope, decision),
-						(decision, error) -> done(scope, decision), (decision) -> done(scope, decision))));
+			return Mono.deferContextual((context) -> !ExchangeScope.isPresent(context)
+					? Mono.from(beanCall(invocation, null))
+					: ExchangeScope.current(context)
+						.flatMap((scope) -> waits ? Mono.from(beanCall(invocation, scope.request()))
+								: Mono.usingWhen(admit(enforcer, scope, targets, method, args),
+										(decision) -> Mono.from(call(invocation)), (decision) -> done(scope, decision),
+										(decision, error) -> done(scope, decision),
+										(decision) -> done(scope, decision))));
 		}
-		return Flux.deferContextual((context) -> ExchangeScope.current(context)
-			.flatMapMany((scope) -> Flux.usingWhen(admit(enforcer, scope, targets, method, args),
-					(decision) -> call(invocation), (decision) -> done(scope, decision),
-					(decision, error) -> done(scope, decision), (decision) -> done(scope, decision))));
+		return Flux.deferContextual((context) -> {
+			if (!ExchangeScope.isPresent(context)) {
+				return beanCall(invocation, null);
+			}
+			return ExchangeScope.current(context).flatMapMany((scope) -> {
+				if (waits) {
+					return beanCall(invocation, scope.request());
+				}
+				return Flux.usingWhen(admit(enforcer, scope, targets, method, args), (decision) -> call(invocation),
+						(decision) -> done(scope, decision), (decision, error) -> done(scope, decision),
+						(decision) -> done(scope, decision));
+			});
+		});
+	}
+
+	/** Checks the call as a bean method call (outside an exchange, or waiting for its turn). */
+	@SuppressWarnings("unchecked")
+	private Flux<Object> beanCall(MethodInvocation invocation, @Nullable RequestContext request) {
+		try {
+			Object result = this.calls.invoke(invocation, request);
+			return (result != null) ? Flux.from((Publisher<Object>) result) : Flux.empty();
+		}
+		catch (Throwable ex) {
+			return Flux.error(ex);
+		}
 	}
 
 	/**

@@ -1,18 +1,23 @@
 package io.github.ratelimit.spring.reactive;
 
+import java.time.Duration;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimited;
+import io.github.ratelimit.spring.RateLimitedCallInterceptor;
 import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.Pointcut;
 
 /**
  * Proxies the beans with {@link RateLimited} methods of a WebFlux application with a
  * {@link ReactiveRateLimitInterceptor}, validates their annotations at startup, and fails the startup when a
- * rate-limited method does not return {@code Mono}, {@code Flux} or {@code Publisher} (such a method could only be
- * checked by blocking the event loop).
+ * controller's rate-limited method does not return {@code Mono}, {@code Flux} or {@code Publisher} (such a method
+ * could only be checked by blocking the event loop). Other beans' methods may return anything: they are checked as
+ * bean method calls ({@link RateLimitedCallInterceptor}).
  * <p>
  * The enforcer is looked up only when the first bean with {@code @RateLimited} methods is created, so that it, the
  * limiter and the Redis connection are ordinary beans, processed by every other post-processor.
@@ -26,12 +31,29 @@ public final class ReactiveRateLimitedMethodPostProcessor extends RateLimitedMet
 	 * @param enforcer supplies the enforcer when the first rate-limited bean is created
 	 */
 	public ReactiveRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer) {
-		super(enforcer, new ReactiveRateLimitInterceptor(enforcer));
+		this(enforcer, (policy) -> null);
+	}
+
+	/**
+	 * A post-processor whose bean method calls may wait for their turn up to their policies' {@code max-wait}.
+	 * @param enforcer supplies the enforcer when the first rate-limited bean is created
+	 * @param policyMaxWait the {@code max-wait} of a configured policy by name, null when it has none
+	 */
+	public ReactiveRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer,
+			Function<String, @Nullable Duration> policyMaxWait) {
+		this(enforcer, new RateLimitedCallInterceptor(enforcer, policyMaxWait));
+	}
+
+	private ReactiveRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer,
+			RateLimitedCallInterceptor calls) {
+		super(enforcer, new ReactiveRateLimitInterceptor(enforcer, calls), calls);
 	}
 
 	@Override
 	protected void checkBean(Class<?> type, Pointcut pointcut) {
-		ReactiveRateLimitInterceptor.checkReturnTypes(type, pointcut);
+		if (RateLimitedCallInterceptor.isController(type)) {
+			ReactiveRateLimitInterceptor.checkReturnTypes(type, pointcut);
+		}
 	}
 
 }

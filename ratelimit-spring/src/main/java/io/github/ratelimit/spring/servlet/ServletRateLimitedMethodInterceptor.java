@@ -7,6 +7,7 @@ import java.util.function.Supplier;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
+import io.github.ratelimit.spring.RateLimitedCallInterceptor;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -24,8 +25,10 @@ import org.springframework.web.context.request.ServletRequestAttributes;
  * Checks the {@link io.github.ratelimit.spring.RateLimited} policies of a method before it runs, in a servlet
  * application; applied by the {@link ServletRateLimitedMethodPostProcessor}.
  * <p>
- * The request is the one bound to the calling thread ({@link RequestContextHolder}); a call outside a request (a
- * scheduled task, another thread) is not rate-limited. The check happens when the method is called, before it
+ * The request is the one bound to the calling thread ({@link RequestContextHolder}). A call outside a request (a
+ * scheduled task, another thread) and, within a request, a call of a bean method that may wait for its turn
+ * ({@code maxWait}) are checked as bean method calls by the {@link RateLimitedCallInterceptor} (a denial throws, or
+ * waits), each call once. The check happens when the method is called, before it
  * runs, so every return type works the same: plain values, {@code ResponseEntity}, {@code Callable},
  * {@code DeferredResult}, {@code SseEmitter}, {@code StreamingResponseBody}.
  * <ul>
@@ -44,6 +47,8 @@ public final class ServletRateLimitedMethodInterceptor implements MethodIntercep
 
 	private final Supplier<RateLimitEnforcer> enforcer;
 
+	private final RateLimitedCallInterceptor calls;
+
 	/**
 	 * An interceptor.
 	 * @param enforcer the enforcer
@@ -58,15 +63,28 @@ public final class ServletRateLimitedMethodInterceptor implements MethodIntercep
 	 * @param enforcer supplies the enforcer
 	 */
 	public ServletRateLimitedMethodInterceptor(Supplier<RateLimitEnforcer> enforcer) {
+		this(enforcer, new RateLimitedCallInterceptor(enforcer, (policy) -> null));
+	}
+
+	/**
+	 * An interceptor that obtains the enforcer on first use (once).
+	 * @param enforcer supplies the enforcer
+	 * @param calls checks the calls that are not a request's (outside a request, or waiting for a turn)
+	 */
+	public ServletRateLimitedMethodInterceptor(Supplier<RateLimitEnforcer> enforcer, RateLimitedCallInterceptor calls) {
 		this.enforcer = SingletonSupplier.of(enforcer);
+		this.calls = calls;
 	}
 
 	@Override
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
 		Method method = invocation.getMethod();
 		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
-		if (!(attributes instanceof ServletRequestAttributes servlet) || ReflectionUtils.isObjectMethod(method)) {
+		if (ReflectionUtils.isObjectMethod(method)) {
 			return invocation.proceed();
+		}
+		if (!(attributes instanceof ServletRequestAttributes servlet)) {
+			return this.calls.invoke(invocation);
 		}
 		RateLimitEnforcer enforcer = this.enforcer.get();
 		Object target = invocation.getThis();
@@ -76,6 +94,9 @@ public final class ServletRateLimitedMethodInterceptor implements MethodIntercep
 			return invocation.proceed();
 		}
 		RequestScope scope = RequestScope.of(servlet.getRequest());
+		if (!this.calls.maxWait(method, targetClass).isZero()) {
+			return this.calls.invoke(invocation, scope.request());
+		}
 		List<RateLimitDecision> earlier = scope.admitted();
 		RateLimitDecision decision = scope.check(enforcer, targets, method, invocation.getArguments());
 		if (!decision.allowed()) {

@@ -1,14 +1,19 @@
 package io.github.ratelimit.spring.servlet;
 
+import java.time.Duration;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitedCallInterceptor;
 import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Proxies the beans with {@link io.github.ratelimit.spring.RateLimited} methods of a servlet application with a
  * {@link ServletRateLimitedMethodInterceptor}, and validates their annotations at startup. Every return type works,
- * since the check runs before the method on the calling thread.
+ * since the check runs before the method on the calling thread. Calls outside a request are checked as bean method
+ * calls ({@link RateLimitedCallInterceptor}).
  * <p>
  * The enforcer is looked up only when the first bean with {@code @RateLimited} methods is created, so that it, the
  * limiter and the Redis connection are ordinary beans, processed by every other post-processor.
@@ -22,7 +27,22 @@ public final class ServletRateLimitedMethodPostProcessor extends RateLimitedMeth
 	 * @param enforcer supplies the enforcer when the first rate-limited bean is created
 	 */
 	public ServletRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer) {
-		super(enforcer, new ServletRateLimitedMethodInterceptor(enforcer));
+		this(enforcer, (policy) -> null);
+	}
+
+	/**
+	 * A post-processor whose bean method calls may wait for their turn up to their policies' {@code max-wait}.
+	 * @param enforcer supplies the enforcer when the first rate-limited bean is created
+	 * @param policyMaxWait the {@code max-wait} of a configured policy by name, null when it has none
+	 */
+	public ServletRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer,
+			Function<String, @Nullable Duration> policyMaxWait) {
+		this(enforcer, new RateLimitedCallInterceptor(enforcer, policyMaxWait));
+	}
+
+	private ServletRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer,
+			RateLimitedCallInterceptor calls) {
+		super(enforcer, new ServletRateLimitedMethodInterceptor(enforcer, calls), calls);
 	}
 
 }

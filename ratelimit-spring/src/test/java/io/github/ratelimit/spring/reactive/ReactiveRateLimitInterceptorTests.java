@@ -35,6 +35,7 @@ import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.reactive.config.EnableWebFlux;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
@@ -153,13 +154,17 @@ class ReactiveRateLimitInterceptorTests {
 	}
 
 	@Test
-	void aSubscriptionOutsideOfAnExchangeFailsClearly() {
+	void aSubscriptionOutsideOfAnExchangeIsCheckedAsABeanMethodCall() {
 		client(WithFilter.class);
 		Api proxy = this.context.getBean(Api.class);
-		assertThatIllegalStateException().isThrownBy(() -> proxy.mono("x").block())
-			.withMessageContaining("No WebFlux exchange in the Reactor context")
-			.withMessageContaining("ratelimit.filter.enabled=true");
+		Mono<String> call = proxy.mono("x");
 		assertThat(api().monoCalls).hasValue(0);
+		assertThat(call.block()).isEqualTo("hello x");
+		assertThat(call.block()).isEqualTo("hello x");
+		RateLimitExceededException denial = catchThrowableOfType(RateLimitExceededException.class, call::block);
+		assertThat(denial.decision().decisions()).singleElement()
+			.satisfies((decision) -> assertThat(decision.identity()).isEqualTo("x"));
+		assertThat(api().monoCalls).hasValue(2);
 	}
 
 	@Test

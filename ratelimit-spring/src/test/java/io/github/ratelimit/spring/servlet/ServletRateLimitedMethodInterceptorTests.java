@@ -45,10 +45,16 @@ class ServletRateLimitedMethodInterceptorTests {
 	}
 
 	@Test
-	void outsideARequestTheMethodIsNotLimited() {
-		for (int i = 0; i < 5; i++) {
-			assertThat(this.orders.order("42")).isEqualTo("order 42");
-		}
+	void outsideARequestTheMethodIsCheckedAsABeanMethodCall() {
+		// no request: the ip key finds no identity, so the calls share one (missing-key: shared)
+		assertThat(this.orders.order("42")).isEqualTo("order 42");
+		RateLimitExceededException denial = catchThrowableOfType(RateLimitExceededException.class,
+				() -> this.orders.order("42"));
+		assertThat(denial.decision().decisions()).singleElement().satisfies((decision) -> {
+			assertThat(decision.policy().name()).isEqualTo("orders");
+			assertThat(decision.allowed()).isFalse();
+		});
+		assertThat(RequestContextHolder.getRequestAttributes()).isNull();
 	}
 
 	@Test

@@ -1,0 +1,38 @@
+package io.github.ratelimit.autoconfigure;
+
+import io.github.ratelimit.spring.BeanRateLimitedMethodPostProcessor;
+import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnNotWebApplication;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * {@link io.github.ratelimit.spring.RateLimited} bean methods in a non-web application (no servlet or reactive web
+ * server, e.g. a batch job, a message consumer, a scheduler): every call is checked, a denial throws
+ * {@link io.github.ratelimit.spring.RateLimitExceededException} or waits for its turn up to the method's
+ * {@code maxWait} or the policy's {@code ratelimit.policies.<name>.max-wait}. Web applications get the same for
+ * their beans from the servlet and reactive auto-configurations. Backs off when the application defines its own
+ * {@link RateLimitedMethodPostProcessor}.
+ */
+@AutoConfiguration(after = RateLimitAutoConfiguration.class)
+@ConditionalOnNotWebApplication
+@ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
+@ConditionalOnBean(RateLimitEnforcer.class)
+public final class RateLimitMethodAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean(RateLimitedMethodPostProcessor.class)
+	static BeanRateLimitedMethodPostProcessor rateLimitedMethodPostProcessor(ObjectProvider<RateLimitEnforcer> enforcer,
+			ObjectProvider<RateLimitProperties> properties) {
+		// the enforcer and the properties are looked up when the first @RateLimited bean appears
+		return new BeanRateLimitedMethodPostProcessor(enforcer::getObject,
+				(policy) -> properties.getObject().maxWait(policy));
+	}
+
+}

@@ -1,0 +1,106 @@
+package io.github.ratelimit.spring;
+
+import java.lang.reflect.Method;
+import java.security.Principal;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.security.authentication.AnonymousAuthenticationToken;
+import org.springframework.security.core.Authentication;
+import org.springframework.security.core.context.SecurityContextHolder;
+import org.springframework.util.ClassUtils;
+
+/**
+ * What key resolvers see of a {@link RateLimited} bean method called outside a web request (a service called by a
+ * scheduled job, a message listener, another thread, a non-web application): no client address, no headers, no
+ * attributes; the principal is the authenticated user of Spring Security's security context, when Spring Security
+ * is present and the calling thread has one when the method is called. SpEL keys over the method's arguments, {@code global} and
+ * {@code @bean} keys work as in a request; {@code ip} and {@code header:} keys find no identity (see
+ * {@link MissingKey}).
+ */
+final class MethodCallContext implements RequestContext {
+
+	/** What {@link #method()} answers: the call is no HTTP request. */
+	static final String METHOD = "CALL";
+
+	private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
+			"org.springframework.security.core.context.SecurityContextHolder", MethodCallContext.class.getClassLoader());
+
+	private final Method method;
+
+	private final Object invocation;
+
+	private final @Nullable Principal principal;
+
+	/**
+	 * The context of a call, taking the principal from the calling thread now: the checks of a call that waits for
+	 * its turn may run on other threads.
+	 * @param method the method called
+	 * @param invocation the AOP invocation
+	 */
+	MethodCallContext(Method method, Object invocation) {
+		this.method = method;
+		this.invocation = invocation;
+		this.principal = SECURITY_PRESENT ? SecurityPrincipal.current() : null;
+	}
+
+	@Override
+	public String method() {
+		return METHOD;
+	}
+
+	/**
+	 * The method, as {@code DeclaringClass.method}.
+	 * @return the method's name with its class's simple name
+	 */
+	@Override
+	public String path() {
+		return this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName();
+	}
+
+	@Override
+	public @Nullable String remoteAddress() {
+		return null;
+	}
+
+	@Override
+	public @Nullable String header(String name) {
+		return null;
+	}
+
+	@Override
+	public @Nullable Principal principal() {
+		return this.principal;
+	}
+
+	@Override
+	public @Nullable Object attribute(String name) {
+		return null;
+	}
+
+	/**
+	 * The method invocation.
+	 * @return the AOP {@code MethodInvocation}
+	 */
+	@Override
+	public Object nativeRequest() {
+		return this.invocation;
+	}
+
+	@Override
+	public String toString() {
+		return "MethodCallContext[" + path() + "]";
+	}
+
+	/** Kept apart so that the class loads without Spring Security. */
+	private static final class SecurityPrincipal {
+
+		static @Nullable Principal current() {
+			Authentication authentication = SecurityContextHolder.getContext().getAuthentication();
+			return (authentication != null && authentication.isAuthenticated()
+					&& !(authentication instanceof AnonymousAuthenticationToken)) ? authentication : null;
+		}
+
+	}
+
+}

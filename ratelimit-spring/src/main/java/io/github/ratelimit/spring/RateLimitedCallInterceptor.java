@@ -1,0 +1,291 @@
+package io.github.ratelimit.spring;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+import io.github.ratelimit.core.RateLimitDecision;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.format.datetime.standard.DurationFormatterUtils;
+import org.springframework.stereotype.Controller;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+import org.springframework.util.function.SingletonSupplier;
+
+/**
+ * Checks the {@link RateLimited} policies of a bean method that is not a web request's handler: a service, a
+ * {@code @Scheduled} job, a message listener, an HTTP client, in a web or a non-web application. Used alone by the
+ * {@link BeanRateLimitedMethodPostProcessor} of non-web applications, and by the servlet and WebFlux interceptors
+ * for the calls that are not theirs (outside a request, or waiting for a turn).
+ * <p>
+ * The policies are checked before the method runs, with the same keys as in a request where they make sense: SpEL
+ * over the arguments, {@code principal} (the security context's), {@code global}, {@code @bean}. Admitted: the method
+ * runs, and the concurrency permits it took are released when it returns (or when its {@code Mono}, {@code Flux} or
+ * {@code CompletableFuture} terminates). Denied: {@link RateLimitExceededException} with the decision, unless the
+ * call may wait ({@link RateLimited#maxWait()}, or the policies' {@code max-wait}): then it waits for the
+ * decision's retry-after and asks again, as long as the next wait ends within the maximum, and throws the last
+ * denial once it would not.
+ * <ul>
+ * <li>Blocking methods: the check blocks the calling thread, and waiting parks it.</li>
+ * <li>{@code Mono}, {@code Flux}, {@code Publisher}: nothing happens until the result is subscribed to; each
+ * subscription is checked, the waits are delays on Reactor's timer, never a blocked thread.</li>
+ * <li>{@code CompletableFuture}, {@code CompletionStage}: the proxy returns a future at once; the check and the
+ * waits do not block the caller, and the method is called on Reactor's bounded-elastic scheduler once admitted.</li>
+ * </ul>
+ */
+public final class RateLimitedCallInterceptor implements MethodInterceptor {
+
+	private final Supplier<RateLimitEnforcer> enforcer;
+
+	private final Function<String, @Nullable Duration> policyMaxWait;
+
+	private final ConcurrentMap<MethodClassKey, Duration> maxWaits = new ConcurrentHashMap<>();
+
+	/**
+	 * An interceptor.
+	 * @param enforcer supplies the enforcer, called at most once
+	 * @param policyMaxWait the {@code max-wait} of a configured policy by name, null when it has none
+	 */
+	public RateLimitedCallInterceptor(Supplier<RateLimitEnforcer> enforcer,
+			Function<String, @Nullable Duration> policyMaxWait) {
+		this.enforcer = SingletonSupplier.of(enforcer);
+		this.policyMaxWait = policyMaxWait;
+	}
+
+	@Override
+	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+		return invoke(invocation, null);
+	}
+
+	/**
+	 * Checks a call, as a bean method call.
+	 * @param invocation the call
+	 * @param request the web request it is made in, whose keys ({@code ip}, headers) then apply; null outside one
+	 * @return what the method returns, or a deferred publisher or future of the same type
+	 * @throws Throwable what the method throws, or {@link RateLimitExceededException} on a denial
+	 */
+	public @Nullable Object invoke(MethodInvocation invocation, @Nullable RequestContext request) throws Throwable {
+		Method method = invocation.getMethod();
+		if (ReflectionUtils.isObjectMethod(method)) {
+			return invocation.proceed();
+		}
+		RateLimitEnforcer enforcer = this.enforcer.get();
+		Class<?> targetClass = targetClass(invocation);
+		List<RateLimitEnforcer.Target> targets = enforcer.annotationTargets(method, targetClass);
+		if (targets.isEmpty()) {
+			return invocation.proceed();
+		}
+		Call call = new Call(enforcer, (request != null) ? request : new MethodCallContext(method, invocation),
+				targets, method, invocation.getArguments().clone(), maxWait(method, targetClass));
+		Class<?> returnType = method.getReturnType();
+		if (returnType == Mono.class) {
+			return Mono.usingWhen(call.admitAsync(), (decision) -> Mono.from(proceed(invocation)),
+					RateLimitedCallInterceptor::release, (decision, error) -> release(decision),
+					RateLimitedCallInterceptor::release);
+		}
+		if (returnType == Flux.class || returnType == Publisher.class) {
+			return Flux.usingWhen(call.admitAsync(), (decision) -> proceed(invocation),
+					RateLimitedCallInterceptor::release, (decision, error) -> release(decision),
+					RateLimitedCallInterceptor::release);
+		}
+		if (returnType == CompletableFuture.class || returnType == CompletionStage.class) {
+			return call.admitAsync()
+				.publishOn(Schedulers.boundedElastic())
+				.flatMap((decision) -> Mono.fromCompletionStage(() -> future(invocation))
+					.doFinally((signal) -> decision.permit().releaseAsync().subscribe()))
+				.toFuture();
+		}
+		RateLimitDecision decision = call.admit();
+		try {
+			return invocation.proceed();
+		}
+		finally {
+			decision.permit().release();
+		}
+	}
+
+	/**
+	 * The longest a call of a method may wait for its turn: the longest {@link RateLimited#maxWait()} of its
+	 * annotations, else the longest {@code max-wait} of its policies, else zero. Resolved once per method.
+	 * @param method the method
+	 * @param targetClass the bean's class
+	 * @return the longest wait, zero for none
+	 * @throws IllegalStateException naming the method when a {@code maxWait} is not a valid duration
+	 */
+	public Duration maxWait(Method method, Class<?> targetClass) {
+		return this.maxWaits.computeIfAbsent(new MethodClassKey(method, targetClass),
+				(key) -> resolveMaxWait(ClassUtils.getMostSpecificMethod(method, targetClass), targetClass));
+	}
+
+	private Duration resolveMaxWait(Method method, Class<?> targetClass) {
+		Class<?> userClass = ClassUtils.getUserClass(targetClass);
+		@Nullable Duration longest = null;
+		for (RateLimited annotation : annotations(method, userClass)) {
+			String value = annotation.maxWait().trim();
+			if (value.isEmpty()) {
+				continue;
+			}
+			String where = "@RateLimited on " + method.getDeclaringClass().getName() + "." + method.getName() + "()";
+			Duration wait;
+			try {
+				wait = DurationFormatterUtils.detectAndParse(value);
+			}
+			catch (RuntimeException ex) {
+				throw new IllegalStateException(where + " has an invalid maxWait '" + value + "': " + ex.getMessage(),
+						ex);
+			}
+			if (wait.isNegative()) {
+				throw new IllegalStateException(where + " has a negative maxWait '" + value + "'");
+			}
+			if (isController(userClass)) {
+				throw new IllegalStateException(where + " sets maxWait, but a controller's denials are answered with "
+						+ "429 at once: rate-limit the bean the controller calls to make that call wait");
+			}
+			longest = (longest == null || wait.compareTo(longest) > 0) ? wait : longest;
+		}
+		if (longest != null) {
+			return longest;
+		}
+		if (isController(userClass)) {
+			return Duration.ZERO; // a policy's max-wait is for the calls of other beans
+		}
+		longest = Duration.ZERO;
+		for (RateLimitEnforcer.Target target : this.enforcer.get().annotationTargets(method, targetClass)) {
+			Duration wait = this.policyMaxWait.apply(target.policy().name());
+			if (wait != null && wait.compareTo(longest) > 0) {
+				longest = wait;
+			}
+		}
+		return longest;
+	}
+
+	private static Set<RateLimited> annotations(Method method, Class<?> userClass) {
+		Set<RateLimited> annotations = new LinkedHashSet<>(
+				AnnotatedElementUtils.findMergedRepeatableAnnotations(userClass, RateLimited.class,
+						RateLimited.List.class));
+		annotations
+			.addAll(AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimited.class, RateLimited.List.class));
+		return annotations;
+	}
+
+	/**
+	 * Whether a bean is a web controller, whose {@link RateLimited} methods are a request's handlers.
+	 * @param type the bean's class
+	 * @return true for {@code @Controller} and {@code @RestController} classes
+	 */
+	public static boolean isController(Class<?> type) {
+		return AnnotatedElementUtils.hasAnnotation(ClassUtils.getUserClass(type), Controller.class);
+	}
+
+	private static Class<?> targetClass(MethodInvocation invocation) {
+		Object target = invocation.getThis();
+		return (target != null) ? AopUtils.getTargetClass(target) : invocation.getMethod().getDeclaringClass();
+	}
+
+	private static Mono<Void> release(RateLimitDecision decision) {
+		return decision.permit().releaseAsync();
+	}
+
+	/** Calls the method again for every subscription, through a clone of the invocation. */
+	private static Publisher<?> proceed(MethodInvocation invocation) {
+		try {
+			Object result = (invocation instanceof ProxyMethodInvocation proxied) ? proxied.invocableClone().proceed()
+					: invocation.proceed();
+			return (result != null) ? (Publisher<?>) result : Mono.empty();
+		}
+		catch (Throwable ex) {
+			return Mono.error(ex);
+		}
+	}
+
+	@SuppressWarnings("unchecked")
+	private static CompletionStage<@Nullable Object> future(MethodInvocation invocation) {
+		try {
+			Object result = invocation.proceed();
+			return (result != null) ? (CompletionStage<@Nullable Object>) result : CompletableFuture.completedFuture(null);
+		}
+		catch (Throwable ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	/** One call's check: its policies, identity source and longest wait. */
+	private record Call(RateLimitEnforcer enforcer, RequestContext request, List<RateLimitEnforcer.Target> targets,
+			Method method, @Nullable Object[] args, Duration maxWait) {
+
+		/** Checks, parking the thread between tries; the admitted decision, or throws the last denial. */
+		RateLimitDecision admit() {
+			long deadline = System.nanoTime() + this.maxWait.toNanos();
+			while (true) {
+				RateLimitDecision decision = this.enforcer.check(this.request, this.targets, this.method, this.args);
+				if (decision.allowed()) {
+					return decision;
+				}
+				long wait = nextWait(decision, deadline);
+				if (wait < 0) {
+					throw new RateLimitExceededException(decision);
+				}
+				long until = System.nanoTime() + wait;
+				for (long left = wait; left > 0; left = until - System.nanoTime()) {
+					LockSupport.parkNanos(this, left);
+					if (Thread.currentThread().isInterrupted()) {
+						// the interrupt stays set for the caller, who gets the denial it was waiting out
+						throw new RateLimitExceededException(decision);
+					}
+				}
+			}
+		}
+
+		/** Checks without blocking, delaying between tries; emits the admitted decision, or signals the denial. */
+		Mono<RateLimitDecision> admitAsync() {
+			return Mono.defer(() -> admitAsync(System.nanoTime() + this.maxWait.toNanos()));
+		}
+
+		private Mono<RateLimitDecision> admitAsync(long deadline) {
+			return this.enforcer.checkAsync(this.request, this.targets, this.method, this.args).flatMap((decision) -> {
+				if (decision.allowed()) {
+					return Mono.just(decision);
+				}
+				long wait = nextWait(decision, deadline);
+				if (wait < 0) {
+					return Mono.error(new RateLimitExceededException(decision));
+				}
+				return Mono.delay(Duration.ofNanos(wait)).then(Mono.defer(() -> admitAsync(deadline)));
+			});
+		}
+
+		/**
+		 * How long to wait before asking again: the decision's retry-after, or -1 when the call may not wait that
+		 * long, or when the denial names no wait (nothing waiting could change).
+		 */
+		private long nextWait(RateLimitDecision decision, long deadline) {
+			long wait = decision.retryAfter().toNanos();
+			if (this.maxWait.isZero() || wait <= 0) {
+				return -1;
+			}
+			return (System.nanoTime() + wait - deadline <= 0) ? wait : -1;
+		}
+
+	}
+
+}
