@@ -12,11 +12,13 @@ import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.MissingKey;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 
 /**
  * Configuration of rate limiting, under the prefix {@code ratelimit}.
@@ -59,6 +61,12 @@ public class RateLimitProperties {
 	private final Headers headers = new Headers();
 
 	private final Problem problem = new Problem();
+
+	private final Ip ip = new Ip();
+
+	public Ip getIp() {
+		return this.ip;
+	}
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -369,6 +377,52 @@ public class RateLimitProperties {
 	/**
 	 * Which rate-limit headers responses carry.
 	 */
+	/**
+	 * How the ip key groups client addresses.
+	 */
+	public static class Ip {
+
+		/**
+		 * Prefix length that groups IPv4 clients: 32 counts each address, 24 a whole /24.
+		 */
+		private int ipv4Prefix = 32;
+
+		/**
+		 * Prefix length that groups IPv6 clients: one client typically holds a whole /64, so 64 keeps it from
+		 * rotating addresses for fresh quota.
+		 */
+		private int ipv6Prefix = 64;
+
+		public int getIpv4Prefix() {
+			return this.ipv4Prefix;
+		}
+
+		public void setIpv4Prefix(int ipv4Prefix) {
+			this.ipv4Prefix = ipv4Prefix;
+		}
+
+		public int getIpv6Prefix() {
+			return this.ipv6Prefix;
+		}
+
+		public void setIpv6Prefix(int ipv6Prefix) {
+			this.ipv6Prefix = ipv6Prefix;
+		}
+
+		KeySpec.IpPrefixes prefixes() {
+			if (this.ipv4Prefix < 1 || this.ipv4Prefix > 32) {
+				throw new InvalidConfigurationPropertyValueException("ratelimit.ip.ipv4-prefix", this.ipv4Prefix,
+						"must be between 1 and 32");
+			}
+			if (this.ipv6Prefix < 1 || this.ipv6Prefix > 128) {
+				throw new InvalidConfigurationPropertyValueException("ratelimit.ip.ipv6-prefix", this.ipv6Prefix,
+						"must be between 1 and 128");
+			}
+			return new KeySpec.IpPrefixes(this.ipv4Prefix, this.ipv6Prefix);
+		}
+
+	}
+
 	public static class Headers {
 
 		/**

@@ -40,7 +40,7 @@ class RateLimitWebConfiguration {
 		RateLimitProperties.Headers headers = properties.getHeaders();
 		return new RateLimitEnforcer(limiter, policies, rules(properties, policies),
 				new RateLimitHeaders(headers.isLegacy(), headers.isStandard(), headers.isRetryAfter()),
-				rejectionHandler, KeyResolvers.beans(beanFactory), System::currentTimeMillis,
+				rejectionHandler, KeyResolvers.beans(beanFactory, properties), System::currentTimeMillis,
 				properties.getFailureMode());
 	}
 

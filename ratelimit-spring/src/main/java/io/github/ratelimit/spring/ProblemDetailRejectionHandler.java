@@ -48,6 +48,10 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 		if (decision.failedClosed()) {
 			return unavailable(decision, request, rateLimitHeaders);
 		}
+		List<PolicyDecision> missing = decision.decisions().stream().filter(MissingKey::isDenial).toList();
+		if (!missing.isEmpty()) {
+			return missingKey(missing, request, rateLimitHeaders);
+		}
 		List<PolicyDecision> violated = decision.decisions().stream().filter((d) -> !d.allowed()).toList();
 		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision);
 		StringBuilder json = new StringBuilder(256);
@@ -110,6 +114,34 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 		headers.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
 		return new Rejection(HttpStatus.SERVICE_UNAVAILABLE.value(), headers,
 				json.toString().getBytes(StandardCharsets.UTF_8));
+	}
+
+	/**
+	 * A request refused because it has no key (missing-key: deny): 401 when the missing key is the principal, else
+	 * 400 naming the key; never a 429, never a {@code Retry-After}.
+	 */
+	private static Rejection missingKey(List<PolicyDecision> missing, RequestContext request,
+			HttpHeaders rateLimitHeaders) {
+		boolean unauthenticated = missing.stream().anyMatch((d) -> "principal".equals(MissingKey.source(d)));
+		HttpStatus status = unauthenticated ? HttpStatus.UNAUTHORIZED : HttpStatus.BAD_REQUEST;
+		StringBuilder keys = new StringBuilder();
+		for (PolicyDecision policy : missing) {
+			keys.append((keys.length() > 0) ? ", " : "").append(MissingKey.source(policy));
+		}
+		String detail = unauthenticated ? "Authentication is required (" + names(missing) + ")."
+				: "The request has no rate-limit key (" + keys + ") that " + names(missing) + " require"
+						+ ((missing.size() == 1) ? "s" : "") + ".";
+		StringBuilder json = new StringBuilder(256);
+		json.append("{\"type\":\"about:blank\"");
+		json.append(",\"title\":").append(string(status.getReasonPhrase()));
+		json.append(",\"status\":").append(status.value());
+		json.append(",\"detail\":").append(string(detail));
+		json.append(",\"instance\":").append(string(request.requestPath())).append('}');
+		HttpHeaders headers = new HttpHeaders();
+		headers.addAll(rateLimitHeaders);
+		headers.remove(HttpHeaders.RETRY_AFTER);
+		headers.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+		return new Rejection(status.value(), headers, json.toString().getBytes(StandardCharsets.UTF_8));
 	}
 
 	private static String names(List<PolicyDecision> decisions) {

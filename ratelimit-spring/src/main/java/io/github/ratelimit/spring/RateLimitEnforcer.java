@@ -313,8 +313,9 @@ public final class RateLimitEnforcer {
 				continue; // switched off at runtime: unchecked, uncounted
 			}
 			KeySpec key = (target.key() != null) ? target.key() : configured.key();
-			String identity = key.resolve(request, method, args);
-			if (identity == null) {
+			String value = key.resolve(request, method, args);
+			String identity;
+			if (value == null) {
 				switch (configured.missingKey()) {
 					case SKIP:
 						continue;
@@ -322,16 +323,22 @@ public final class RateLimitEnforcer {
 						if (target.shadow() || configured.policy().shadow()) {
 							continue; // a shadow policy never denies
 						}
+						// a client error, not a quota: no figures, no Retry-After (RateLimitHeaders, rejection handler)
 						RateLimitPolicy policy = configured.policy();
-						long window = policy.windowMicros();
-						denied.add(PolicyDecision.of(new RateLimitRequest.Entry(policy, MissingKey.ANONYMOUS, policy.cost()),
-								false, 0, window, window));
+						denied.add(PolicyDecision.of(
+								new RateLimitRequest.Entry(policy, MissingKey.denied(key), policy.cost()), false, 0, 0,
+								0));
 						continue;
 					default:
 						identity = MissingKey.ANONYMOUS;
 				}
 			}
-			RateLimitPolicy effective = this.policies.effective(configured, identity, request);
+			else {
+				// qualified by its source: another key resolving the same value counts separately
+				identity = key.identity(value);
+			}
+			RateLimitPolicy effective = this.policies.effective(configured,
+					overrideKey(configured, key, value, identity), request);
 			if (target.shadow() && !effective.shadow()) {
 				effective = effective.toBuilder().shadow(true).build();
 			}
@@ -339,6 +346,15 @@ public final class RateLimitEnforcer {
 					: effective.cost());
 		}
 		return new Prepared(builder.build(), denied.isEmpty() ? null : new RateLimitDecision(denied, Permit.NONE));
+	}
+
+	/**
+	 * What configured and runtime overrides of a policy are looked up by: the value its own key resolved (an API key,
+	 * an address), the identity for any other key, so an override never applies to a value from another source.
+	 */
+	private static String overrideKey(ConfiguredPolicy configured, KeySpec key, @Nullable String value,
+			String identity) {
+		return (value != null && key.source().equals(configured.key().source())) ? value : identity;
 	}
 
 	private record Prepared(RateLimitRequest request, @Nullable RateLimitDecision denied) {

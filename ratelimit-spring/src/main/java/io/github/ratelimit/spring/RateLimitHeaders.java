@@ -54,6 +54,9 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 	 */
 	public HttpHeaders of(RateLimitDecision decision, long nowMillis) {
 		HttpHeaders headers = new HttpHeaders();
+		if (decision.decisions().stream().anyMatch(MissingKey::isDenial)) {
+			return headers; // refused for a missing key: a client error, no quota to report, nothing to wait for
+		}
 		RateLimitDecision reported = decision.degraded() ? withFigures(decision) : decision;
 		PolicyDecision deciding = reported.deciding().orElse(null);
 		if (this.legacy && deciding != null) {

@@ -94,7 +94,7 @@ class RateLimitWebFilterTests {
 		List<RateLimitDecision> decisions = scopeOf(exchange).decisions();
 		assertThat(decisions).singleElement().satisfies((decision) -> {
 			assertThat(decision.allowed()).isTrue();
-			assertThat(decision.decisions().get(0).identity()).isEqualTo(CLIENT);
+			assertThat(decision.decisions().get(0).identity()).isEqualTo("ip:" + CLIENT);
 		});
 	}
 
@@ -163,7 +163,7 @@ class RateLimitWebFilterTests {
 		assertThat(chain.scopes.get(0).request().principal()).isSameAs(alice);
 		assertThat(chain.scopes.get(0).request().path()).isEqualTo("/api/x");
 		List<RateLimitDecision> decisions = scopeOf(first).decisions();
-		assertThat(decisions.get(0).decisions().get(0).identity()).isEqualTo("alice");
+		assertThat(decisions.get(0).decisions().get(0).identity()).isEqualTo("principal:alice");
 		MockServerWebExchange bob = MockServerWebExchange.builder(MockServerHttpRequest.get("/app/api/x").contextPath("/app"))
 			.principal(() -> "bob")
 			.build();

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimited;
@@ -149,7 +150,8 @@ class ReactiveRateLimitInterceptorTests {
 		assertThat(api.monoCalls).hasValue(2);
 		List<RateLimitDecision> decisions = scope.decisions();
 		assertThat(decisions).extracting(RateLimitDecision::allowed).containsExactly(true, true, false);
-		assertThat(decisions.get(0).decisions().get(0).identity()).isEqualTo("initech");
+		assertThat(decisions.get(0).decisions().get(0).identity())
+			.isEqualTo(KeySpec.parse("#tenant", (name) -> null).identity("initech"));
 	}
 
 	@Test
