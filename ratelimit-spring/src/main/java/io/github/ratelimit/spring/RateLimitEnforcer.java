@@ -238,6 +238,10 @@ public final class RateLimitEnforcer {
 				throw new IllegalStateException(where + " has an invalid key: " + ex.getMessage(), ex);
 			}
 		}
+		if (key != null && annotation.policy().isEmpty()) {
+			// the annotation's key is the inline policy's own (what the Actuator endpoint and tests resolve by)
+			policy = ConfiguredPolicy.of(policy.policy(), key, policy.missingKey());
+		}
 		if (annotation.cost() < 0 || annotation.cost() > policy.policy().capacity()) {
 			throw new IllegalStateException(where + " has cost " + annotation.cost() + "; it must be between 1 and "
 					+ policy.policy().capacity() + " (or 0 for the policy's cost)");

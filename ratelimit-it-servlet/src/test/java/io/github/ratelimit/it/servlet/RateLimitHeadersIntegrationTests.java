@@ -32,7 +32,7 @@ class RateLimitHeadersIntegrationTests extends IntegrationTestSupport {
 	void countersLiveInRedis() {
 		assertThat(this.backend).isInstanceOf(RedisRateLimitBackend.class);
 		assertThat(this.http.status("/api/hello")).isEqualTo(200);
-		assertThat(redis.commands().keys("rl:*")).containsExactly("rl:{127.0.0.1}:per-client:gc");
+		assertThat(redis.commands().keys("rl:*")).containsExactly("rl:{ip:127.0.0.1}:per-client:gc");
 	}
 
 	@Test
@@ -118,7 +118,7 @@ class RateLimitHeadersIntegrationTests extends IntegrationTestSupport {
 					"for=198.51.100." + i, "X-Real-IP", "198.51.100." + i))
 				.isEqualTo(429);
 		}
-		assertThat(redis.commands().keys("rl:*")).containsExactly("rl:{127.0.0.1}:per-client:gc");
+		assertThat(redis.commands().keys("rl:*")).containsExactly("rl:{ip:127.0.0.1}:per-client:gc");
 	}
 
 	@Test
