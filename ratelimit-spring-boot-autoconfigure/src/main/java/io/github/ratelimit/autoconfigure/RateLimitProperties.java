@@ -14,6 +14,7 @@ import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.MissingKey;
+import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import org.jspecify.annotations.Nullable;
 
@@ -440,6 +441,21 @@ public class RateLimitProperties {
 		 */
 		private boolean retryAfter = true;
 
+		/**
+		 * Secret of the keyed hash (HmacSHA256) sent as the partition key pk of RateLimit and RateLimit-Policy, so a
+		 * client can tell which quota partition counted it without learning the identity. No pk when unset. Keep it
+		 * the same on every instance.
+		 */
+		private @Nullable String partitionKeySecret;
+
+		public @Nullable String getPartitionKeySecret() {
+			return this.partitionKeySecret;
+		}
+
+		public void setPartitionKeySecret(@Nullable String partitionKeySecret) {
+			this.partitionKeySecret = partitionKeySecret;
+		}
+
 		public boolean isLegacy() {
 			return this.legacy;
 		}
@@ -472,9 +488,10 @@ public class RateLimitProperties {
 	public static class Problem {
 
 		/**
-		 * The problem type URI.
+		 * The problem type URI of a 429: by default the quota-exceeded type of the IETF rate-limit headers draft
+		 * (its title and violated-policies member), about:blank for the plain status, or a type of your own.
 		 */
-		private String type = "about:blank";
+		private String type = ProblemDetailRejectionHandler.QUOTA_EXCEEDED;
 
 		public String getType() {
 			return this.type;

@@ -18,6 +18,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.StringUtils;
 
 /**
  * What the servlet and the reactive integrations share: the enforcer (rules, annotations, keys, headers) and the
@@ -39,7 +40,8 @@ class RateLimitWebConfiguration {
 			RateLimitProperties properties, RateLimitRejectionHandler rejectionHandler, BeanFactory beanFactory) {
 		RateLimitProperties.Headers headers = properties.getHeaders();
 		return new RateLimitEnforcer(limiter, policies, rules(properties, policies),
-				new RateLimitHeaders(headers.isLegacy(), headers.isStandard(), headers.isRetryAfter()),
+				new RateLimitHeaders(headers.isLegacy(), headers.isStandard(), headers.isRetryAfter(),
+						StringUtils.hasLength(headers.getPartitionKeySecret()) ? headers.getPartitionKeySecret() : null),
 				rejectionHandler, KeyResolvers.beans(beanFactory, properties), System::currentTimeMillis,
 				properties.getFailureMode());
 	}

@@ -12,9 +12,11 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 
 /**
- * The default rejection: status 429 and an RFC 9457 {@code application/problem+json} body with {@code type},
- * {@code title}, {@code status}, {@code detail}, {@code instance}, the violated {@code policies} (name, limit,
- * remaining, window and retry-after in seconds) and {@code retryAfter} in seconds.
+ * The default rejection: status 429 and an RFC 9457 {@code application/problem+json} body with {@code type} (by
+ * default {@value #QUOTA_EXCEEDED} of draft-ietf-httpapi-ratelimit-headers-10; {@code about:blank} or a type of your
+ * own on request), {@code title}, {@code status}, {@code detail}, {@code instance}, the draft's
+ * {@code violated-policies} (the names of the denying policies, as in {@code RateLimit-Policy}), the violated
+ * {@code policies} (name, limit, remaining, window and retry-after in seconds) and {@code retryAfter} in seconds.
  * <p>
  * A request refused because the rate-limit backend is unavailable and a policy fails closed is not the client's
  * fault: it gets 503 with the problem type {@value #TEMPORARY_REDUCED_CAPACITY} of draft-ietf-httpapi-ratelimit-
@@ -26,13 +28,18 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 	/** The problem type of a refusal while the rate-limit backend is unavailable. */
 	public static final String TEMPORARY_REDUCED_CAPACITY = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity";
 
+	/** The problem type of a denial by a quota policy, from draft-ietf-httpapi-ratelimit-headers-10. */
+	public static final String QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+
+	private static final String QUOTA_EXCEEDED_TITLE = "Request cannot be satisfied as assigned quota has been exceeded";
+
 	private final String type;
 
 	/**
-	 * A handler with problem type {@code about:blank} (the title is then the status phrase).
+	 * A handler with problem type {@value #QUOTA_EXCEEDED}.
 	 */
 	public ProblemDetailRejectionHandler() {
-		this("about:blank");
+		this(QUOTA_EXCEEDED);
 	}
 
 	/**
@@ -56,11 +63,16 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision);
 		StringBuilder json = new StringBuilder(256);
 		json.append("{\"type\":").append(string(this.type));
-		json.append(",\"title\":").append(string(HttpStatus.TOO_MANY_REQUESTS.getReasonPhrase()));
+		json.append(",\"title\":").append(string(QUOTA_EXCEEDED.equals(this.type) ? QUOTA_EXCEEDED_TITLE
+				: HttpStatus.TOO_MANY_REQUESTS.getReasonPhrase()));
 		json.append(",\"status\":").append(HttpStatus.TOO_MANY_REQUESTS.value());
 		json.append(",\"detail\":").append(string(detail(violated, retryAfter)));
 		json.append(",\"instance\":").append(string(request.requestPath()));
-		json.append(",\"policies\":[");
+		json.append(",\"violated-policies\":[");
+		for (int i = 0; i < violated.size(); i++) {
+			json.append((i > 0) ? "," : "").append(string(violated.get(i).policy().name()));
+		}
+		json.append("],\"policies\":[");
 		for (int i = 0; i < violated.size(); i++) {
 			PolicyDecision policy = violated.get(i);
 			json.append((i > 0) ? "," : "")
@@ -69,7 +81,7 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 				.append(",\"limit\":")
 				.append(policy.limit())
 				.append(",\"remaining\":")
-				.append(policy.remaining())
+				.append(RateLimitHeaders.remainingOf(policy))
 				.append(",\"window\":")
 				.append(RateLimitHeaders.ceilSeconds(policy.policy().window()))
 				.append(",\"retryAfter\":")

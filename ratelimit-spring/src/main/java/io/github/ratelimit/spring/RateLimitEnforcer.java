@@ -2,8 +2,11 @@ package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -179,6 +182,19 @@ public final class RateLimitEnforcer {
 			}
 		}
 		return null;
+	}
+
+	/**
+	 * Every policy known so far: the configured ones, then the inline {@link RateLimited} policies resolved so far.
+	 * @return the policies, each once
+	 */
+	public Collection<ConfiguredPolicy> knownPolicies() {
+		Map<String, ConfiguredPolicy> known = new LinkedHashMap<>();
+		this.policies.all().forEach((policy) -> known.put(policy.name(), policy));
+		this.annotated.values()
+			.forEach((targets) -> targets
+				.forEach((target) -> known.putIfAbsent(target.policy().name(), target.policy())));
+		return known.values();
 	}
 
 	/**

@@ -32,13 +32,22 @@ class ProblemDetailRejectionHandlerTests {
 		HttpHeaders rateLimitHeaders = RateLimitHeaders.ALL.of(decision, 0);
 		Rejection rejection = new ProblemDetailRejectionHandler().reject(decision,
 				TestRequest.get("/api/\"quoted\"\n"), rateLimitHeaders);
+		assertThat(new String(rejection.body(), StandardCharsets.UTF_8)).isEqualTo(
+				"{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\","
+						+ "\"title\":\"Request cannot be satisfied as assigned quota has been exceeded\",\"status\":429,"
+						+ "\"detail\":\"Rate limit exceeded ('per-key'). Retry after 2 seconds.\","
+						+ "\"instance\":\"/api/\\\"quoted\\\"\\n\",\"violated-policies\":[\"per-key\"],"
+						+ "\"policies\":[{\"name\":\"per-key\",\"limit\":5,\"remaining\":0,\"window\":10,\"retryAfter\":2}],"
+						+ "\"retryAfter\":2}");
+		rejection = new ProblemDetailRejectionHandler("about:blank").reject(decision,
+				TestRequest.get("/api/\"quoted\"\n"), rateLimitHeaders);
 		assertThat(rejection.status()).isEqualTo(429);
 		assertThat(rejection.headers().getFirst("Content-Type")).isEqualTo("application/problem+json");
 		assertThat(rejection.headers().getFirst("Retry-After")).isEqualTo("2");
 		assertThat(new String(rejection.body(), StandardCharsets.UTF_8)).isEqualTo("{\"type\":\"about:blank\","
 				+ "\"title\":\"Too Many Requests\",\"status\":429,"
 				+ "\"detail\":\"Rate limit exceeded ('per-key'). Retry after 2 seconds.\","
-				+ "\"instance\":\"/api/\\\"quoted\\\"\\n\","
+				+ "\"instance\":\"/api/\\\"quoted\\\"\\n\",\"violated-policies\":[\"per-key\"],"
 				+ "\"policies\":[{\"name\":\"per-key\",\"limit\":5,\"remaining\":0,\"window\":10,\"retryAfter\":2}],"
 				+ "\"retryAfter\":2}");
 	}

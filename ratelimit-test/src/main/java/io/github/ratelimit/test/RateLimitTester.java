@@ -95,7 +95,8 @@ public class RateLimitTester {
 	public long resetIdentity(String identity) {
 		Set<String> identities = new LinkedHashSet<>();
 		identities.add(identity);
-		this.registry.all().forEach((configured) -> identities.add(configured.key().identity(identity)));
+		((this.enforcer != null) ? this.enforcer.knownPolicies() : this.registry.all())
+			.forEach((configured) -> identities.add(configured.key().identity(identity)));
 		long removed = 0;
 		for (String stored : identities) {
 			removed += this.backend.resetMatching(null, stored);
