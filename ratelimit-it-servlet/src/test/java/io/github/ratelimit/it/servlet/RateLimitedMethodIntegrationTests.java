@@ -82,7 +82,7 @@ class RateLimitedMethodIntegrationTests extends IntegrationTestSupport {
 		HttpResponse<String> denied = this.http.get("/orders/7");
 		assertThat(denied.statusCode()).isEqualTo(429);
 		assertThat(header(denied, "Content-Type")).isEqualTo("application/problem+json");
-		assertThat(denied.body()).contains("\"title\":\"Too Many Requests\"");
+		assertThat(denied.body()).contains("\"violated-policies\":[\"per-order\"]");
 	}
 
 	private static String header(HttpResponse<?> response, String name) {
