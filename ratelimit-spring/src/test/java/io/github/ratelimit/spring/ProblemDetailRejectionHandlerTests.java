@@ -53,6 +53,31 @@ class ProblemDetailRejectionHandlerTests {
 	}
 
 	@Test
+	void aRequestWithoutItsKeyUnderMissingKeyDenyIsAClientErrorWithNothingToWaitFor() {
+		RateLimitPolicy policy = RateLimitPolicy.builder("per-user").algorithm(Algorithm.GCRA).limit(5)
+			.window(Duration.ofMinutes(1)).build();
+		for (String key : new String[] { "principal", "header:X-Api-Key" }) {
+			KeySpec spec = KeySpec.parse(key, (name) -> null);
+			RateLimitDecision decision = new RateLimitDecision(List.of(PolicyDecision
+				.of(new RateLimitRequest.Entry(policy, MissingKey.denied(spec), 1), false, 0, 0, 0)), Permit.NONE);
+			HttpHeaders rateLimitHeaders = RateLimitHeaders.ALL.of(decision, 0);
+			assertThat(rateLimitHeaders.isEmpty()).isTrue();
+			Rejection rejection = new ProblemDetailRejectionHandler().reject(decision, TestRequest.get("/me"),
+					rateLimitHeaders);
+			String body = new String(rejection.body(), StandardCharsets.UTF_8);
+			assertThat(rejection.headers().getFirst("Retry-After")).isNull();
+			if (key.equals("principal")) {
+				assertThat(rejection.status()).as("the key is a credential").isEqualTo(401);
+				assertThat(body).contains("Authentication is required ('per-user')");
+			}
+			else {
+				assertThat(rejection.status()).isEqualTo(400);
+				assertThat(body).contains("no rate-limit key (header.x-api-key)").contains("'per-user' requires");
+			}
+		}
+	}
+
+	@Test
 	void aRefusalByAClosedPolicyIsA503WithTheTemporaryReducedCapacityTypeAndNoMadeUpFigures() {
 		RateLimitPolicy closed = RateLimitPolicy.builder("strict")
 			.algorithm(Algorithm.FIXED_WINDOW)

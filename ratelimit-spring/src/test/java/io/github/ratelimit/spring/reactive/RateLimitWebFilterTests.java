@@ -113,9 +113,10 @@ class RateLimitWebFilterTests {
 		assertThat(denied.getResponse().getHeaders().toSingleValueMap()).containsEntry("Retry-After", "60")
 			.containsEntry("X-RateLimit-Remaining", "0")
 			.containsEntry("RateLimit", "\"api\";r=0;t=60");
-		assertThat(denied.getResponse().getBodyAsString().block()).isEqualTo("{\"type\":\"about:blank\","
-				+ "\"title\":\"Too Many Requests\",\"status\":429,\"detail\":\"Rate limit exceeded ('api'). Retry after "
-				+ "60 seconds.\",\"instance\":\"/api/orders\",\"policies\":[{\"name\":\"api\",\"limit\":1,"
+		assertThat(denied.getResponse().getBodyAsString().block()).isEqualTo(
+				"{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\","
+				+ "\"title\":\"Request cannot be satisfied as assigned quota has been exceeded\",\"status\":429,\"detail\":\"Rate limit exceeded ('api'). Retry after "
+				+ "60 seconds.\",\"instance\":\"/api/orders\",\"violated-policies\":[\"api\"],\"policies\":[{\"name\":\"api\",\"limit\":1,"
 				+ "\"remaining\":0,\"window\":60,\"retryAfter\":60}],\"retryAfter\":60}");
 	}
 
