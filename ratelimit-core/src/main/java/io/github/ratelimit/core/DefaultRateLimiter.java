@@ -1,6 +1,7 @@
 package io.github.ratelimit.core;
 
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -572,11 +573,31 @@ public final class DefaultRateLimiter implements RateLimiter {
 				reversed.add(decision);
 				continue;
 			}
-			long remaining = Math.min(decision.policy().capacity(), decision.remaining() + entries.get(i).cost());
+			long cost = entries.get(i).cost();
+			long remaining = Math.min(decision.policy().capacity(), decision.remaining() + cost);
 			reversed.add(new PolicyDecision(decision.policy(), decision.identity(), true, remaining,
-					decision.resetAfter(), decision.retryAfter(), decision.enforcement()));
+					resetAfterGivingBack(decision, cost, remaining), decision.retryAfter(), decision.enforcement()));
 		}
 		return reversed;
+	}
+
+	/**
+	 * The time until a policy is full once a cost is given back: nothing left to refill when it is full again; for
+	 * the refilling algorithms (token bucket, GCRA) the cost's refill time less; for the others (their quota comes
+	 * back when entries or windows expire) the time as it was, which can only be later than the truth.
+	 */
+	private static Duration resetAfterGivingBack(PolicyDecision decision, long cost, long remaining) {
+		RateLimitPolicy policy = decision.policy();
+		if (remaining >= policy.capacity()) {
+			return Duration.ZERO;
+		}
+		if (policy.algorithm() == Algorithm.TOKEN_BUCKET || policy.algorithm() == Algorithm.GCRA) {
+			Duration refill = Duration.of(Math.multiplyExact(policy.windowMicros(), cost) / policy.limit(),
+					ChronoUnit.MICROS);
+			Duration reset = decision.resetAfter().minus(refill);
+			return reset.isNegative() ? Duration.ZERO : reset;
+		}
+		return decision.resetAfter();
 	}
 
 	/**

@@ -81,12 +81,14 @@ final class PolicyProperties {
 		KeySpec tierKey = null;
 		Map<String, RateLimitPolicy> tierLimits = new LinkedHashMap<>();
 		if (tiers.getKey() != null) {
-			if (tiers.getKey().trim().regionMatches(true, 0, "header:", 0, 7)) {
-				throw new InvalidConfigurationPropertyValueException(property + ".tiers.key", tiers.getKey(),
-						"a tier must come from the principal or the server (a SpEL expression over #principal, or "
-								+ "@<KeyResolver bean>), not from a header the client can set");
+			String spec = tiers.getKey();
+			try {
+				tierKey = KeySpec.parseTier(spec, beans);
 			}
-			tierKey = keySpec(property + ".tiers.key", tiers.getKey(), beans);
+			catch (RuntimeException ex) {
+				throw new InvalidConfigurationPropertyValueException(property + ".tiers.key", spec, ex.getMessage(),
+						ex);
+			}
 		}
 		else if (!tiers.getLimits().isEmpty()) {
 			throw new InvalidConfigurationPropertyValueException(property + ".tiers.key", null,

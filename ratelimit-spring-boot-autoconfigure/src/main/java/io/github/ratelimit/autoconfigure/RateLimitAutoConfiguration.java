@@ -57,7 +57,7 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitPolicyRegistry rateLimitPolicies(RateLimitProperties properties, BeanFactory beanFactory,
 			RateLimitOverrides overrides) {
-		return PolicyProperties.registry(properties, KeyResolvers.beans(beanFactory), overrides);
+		return PolicyProperties.registry(properties, KeyResolvers.beans(beanFactory, properties), overrides);
 	}
 
 	/**

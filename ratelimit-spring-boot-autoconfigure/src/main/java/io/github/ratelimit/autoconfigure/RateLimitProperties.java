@@ -12,11 +12,14 @@ import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.MissingKey;
+import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 
 /**
  * Configuration of rate limiting, under the prefix {@code ratelimit}. A name under {@code ratelimit.} that no
@@ -62,6 +65,12 @@ public class RateLimitProperties {
 	private final Headers headers = new Headers();
 
 	private final Problem problem = new Problem();
+
+	private final Ip ip = new Ip();
+
+	public Ip getIp() {
+		return this.ip;
+	}
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -386,6 +395,52 @@ public class RateLimitProperties {
 	/**
 	 * Which rate-limit headers responses carry.
 	 */
+	/**
+	 * How the ip key groups client addresses.
+	 */
+	public static class Ip {
+
+		/**
+		 * Prefix length that groups IPv4 clients: 32 counts each address, 24 a whole /24.
+		 */
+		private int ipv4Prefix = 32;
+
+		/**
+		 * Prefix length that groups IPv6 clients: one client typically holds a whole /64, so 64 keeps it from
+		 * rotating addresses for fresh quota.
+		 */
+		private int ipv6Prefix = 64;
+
+		public int getIpv4Prefix() {
+			return this.ipv4Prefix;
+		}
+
+		public void setIpv4Prefix(int ipv4Prefix) {
+			this.ipv4Prefix = ipv4Prefix;
+		}
+
+		public int getIpv6Prefix() {
+			return this.ipv6Prefix;
+		}
+
+		public void setIpv6Prefix(int ipv6Prefix) {
+			this.ipv6Prefix = ipv6Prefix;
+		}
+
+		KeySpec.IpPrefixes prefixes() {
+			if (this.ipv4Prefix < 1 || this.ipv4Prefix > 32) {
+				throw new InvalidConfigurationPropertyValueException("ratelimit.ip.ipv4-prefix", this.ipv4Prefix,
+						"must be between 1 and 32");
+			}
+			if (this.ipv6Prefix < 1 || this.ipv6Prefix > 128) {
+				throw new InvalidConfigurationPropertyValueException("ratelimit.ip.ipv6-prefix", this.ipv6Prefix,
+						"must be between 1 and 128");
+			}
+			return new KeySpec.IpPrefixes(this.ipv4Prefix, this.ipv6Prefix);
+		}
+
+	}
+
 	public static class Headers {
 
 		/**
@@ -402,6 +457,21 @@ public class RateLimitProperties {
 		 * Whether to send Retry-After on 429 responses.
 		 */
 		private boolean retryAfter = true;
+
+		/**
+		 * Secret of the keyed hash (HmacSHA256) sent as the partition key pk of RateLimit and RateLimit-Policy, so a
+		 * client can tell which quota partition counted it without learning the identity. No pk when unset. Keep it
+		 * the same on every instance.
+		 */
+		private @Nullable String partitionKeySecret;
+
+		public @Nullable String getPartitionKeySecret() {
+			return this.partitionKeySecret;
+		}
+
+		public void setPartitionKeySecret(@Nullable String partitionKeySecret) {
+			this.partitionKeySecret = partitionKeySecret;
+		}
 
 		public boolean isLegacy() {
 			return this.legacy;
@@ -435,9 +505,10 @@ public class RateLimitProperties {
 	public static class Problem {
 
 		/**
-		 * The problem type URI.
+		 * The problem type URI of a 429: by default the quota-exceeded type of the IETF rate-limit headers draft
+		 * (its title and violated-policies member), about:blank for the plain status, or a type of your own.
 		 */
-		private String type = "about:blank";
+		private String type = ProblemDetailRejectionHandler.QUOTA_EXCEEDED;
 
 		public String getType() {
 			return this.type;

@@ -17,6 +17,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.StringUtils;
 
 /**
  * What the servlet, the reactive and the non-web integrations share: the enforcer (rules, annotations, keys,
@@ -38,8 +39,9 @@ class RateLimitWebConfiguration {
 			RateLimitProperties properties, RateLimitRejectionHandler rejectionHandler, BeanFactory beanFactory) {
 		RateLimitProperties.Headers headers = properties.getHeaders();
 		return new RateLimitEnforcer(limiter, policies, rules(properties, policies),
-				new RateLimitHeaders(headers.isLegacy(), headers.isStandard(), headers.isRetryAfter()),
-				rejectionHandler, KeyResolvers.beans(beanFactory), System::currentTimeMillis,
+				new RateLimitHeaders(headers.isLegacy(), headers.isStandard(), headers.isRetryAfter(),
+						StringUtils.hasLength(headers.getPartitionKeySecret()) ? headers.getPartitionKeySecret() : null),
+				rejectionHandler, KeyResolvers.beans(beanFactory, properties), System::currentTimeMillis,
 				properties.getFailureMode());
 	}
 

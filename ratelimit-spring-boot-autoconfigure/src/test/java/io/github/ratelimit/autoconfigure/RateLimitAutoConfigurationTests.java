@@ -213,7 +213,17 @@ class RateLimitAutoConfigurationTests {
 			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
 					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.tiers.key=header:X-Tier")
 			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.api.tiers.key",
-					"not from a header the client can set"));
+					"never from a value the client sets"));
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
+					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.tiers.key=#request.header('X-Tier')")
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.api.tiers.key",
+					"reads the request"));
+		this.runner
+			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
+					"ratelimit.policies.api.window=1m", "ratelimit.ip.ipv6-prefix=129")
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.ip.ipv6-prefix",
+					"between 1 and 128"));
 		this.runner
 			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
 					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.tiers.limits.pro.limit=5")

@@ -1,9 +1,17 @@
 package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.security.Principal;
+import java.util.HexFormat;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.regex.Pattern;
 
 import org.jspecify.annotations.Nullable;
 
@@ -20,11 +28,32 @@ import org.springframework.expression.spel.support.SimpleEvaluationContext;
  * {@code @beanName} (a {@link KeyResolver} bean) or a SpEL expression. SpEL runs in a read-only context (no type
  * references, no bean access, no assignment) with the variables {@code #request} ({@link RequestContext}),
  * {@code #principal}, and, for {@link RateLimited} methods, each parameter by name and {@code #args}.
+ * <p>
+ * A key resolves a value ({@link #resolve}), and {@link #identity(String)} turns it into the identity that is
+ * counted: the value qualified by the key's {@link #source() source} ({@code ip:203.0.113.7},
+ * {@code header.x-api-key:k-1}, {@code principal:alice}, {@code bean.tenantKey:t-9}, {@code el.1a2b3c4d:42}), or
+ * {@value #GLOBAL} for the global key. So two keys that resolve the same value never share counters, and no
+ * client-supplied value can equal the {@link MissingKey#ANONYMOUS shared identity} of requests without a key.
+ * <p>
+ * The {@code ip} key groups IPv6 clients by network prefix (default {@code /64}: one client typically holds a whole
+ * {@code /64}) and IPv4 clients by address (or by a prefix, see {@link IpPrefixes}); an IPv4-mapped IPv6 address
+ * ({@code ::ffff:192.0.2.1}) counts as the IPv4 address.
+ * <p>
+ * A tier key ({@link #parseTier}) must only see trusted data: its SpEL sees the principal ({@code #principal},
+ * its {@code authorities} included) and request attributes set by the server ({@code attribute('name')}), never
+ * the request's headers, parameters or body.
  */
 public final class KeySpec {
 
 	/** The identity of the {@code global} key: one counter for all requests. */
 	public static final String GLOBAL = "global";
+
+	/** SpEL references that read client-controlled request data; refused in tier expressions. */
+	private static final Pattern CLIENT_DATA = Pattern.compile("#request\\b");
+
+	private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
+
+	private static final Pattern TRAILING_ZERO_GROUPS = Pattern.compile("(:0)+$");
 
 	private static final SpelExpressionParser PARSER = new SpelExpressionParser();
 
@@ -32,14 +61,112 @@ public final class KeySpec {
 
 	private final String spec;
 
+	private final String source;
+
 	private final @Nullable KeyResolver resolver;
 
 	private final @Nullable Expression expression;
 
-	private KeySpec(String spec, @Nullable KeyResolver resolver, @Nullable Expression expression) {
+	private final boolean trusted;
+
+	private KeySpec(String spec, String source, @Nullable KeyResolver resolver, @Nullable Expression expression,
+			boolean trusted) {
 		this.spec = spec;
+		this.source = source;
 		this.resolver = resolver;
 		this.expression = expression;
+		this.trusted = trusted;
+	}
+
+	/**
+	 * How the {@code ip} key groups client addresses: IPv4 addresses by their first {@code ipv4} bits (32: one
+	 * address), IPv6 addresses by their first {@code ipv6} bits (64 by default: one client typically holds a whole
+	 * {@code /64}, so counting single IPv6 addresses would let it rotate through fresh quota).
+	 *
+	 * @param ipv4 the IPv4 prefix length, 1 to 32
+	 * @param ipv6 the IPv6 prefix length, 1 to 128
+	 */
+	public record IpPrefixes(int ipv4, int ipv6) {
+
+		/** IPv4 by address, IPv6 by {@code /64}. */
+		public static final IpPrefixes DEFAULT = new IpPrefixes(32, 64);
+
+		public IpPrefixes {
+			if (ipv4 < 1 || ipv4 > 32) {
+				throw new IllegalArgumentException("IPv4 prefix length must be between 1 and 32 but was " + ipv4);
+			}
+			if (ipv6 < 1 || ipv6 > 128) {
+				throw new IllegalArgumentException("IPv6 prefix length must be between 1 and 128 but was " + ipv6);
+			}
+		}
+
+		/**
+		 * The group of a client address: the address itself for a full-length prefix, else the masked network and
+		 * its length ({@code 2001:db8:1:2::/64}). A value that is not an IP literal is returned as it is (no name is
+		 * ever looked up).
+		 * @param address the client address
+		 * @return its group
+		 */
+		public String group(String address) {
+			String literal = address;
+			if (literal.startsWith("[") && literal.endsWith("]")) {
+				literal = literal.substring(1, literal.length() - 1);
+			}
+			int zone = literal.indexOf('%');
+			if (zone >= 0) {
+				literal = literal.substring(0, zone);
+			}
+			if (literal.indexOf(':') < 0 && !IPV4.matcher(literal).matches()) {
+				return address;
+			}
+			byte[] bytes;
+			try {
+				// a literal: parsed, never resolved; an IPv4-mapped IPv6 literal comes back as IPv4
+				bytes = InetAddress.getByName(literal).getAddress();
+			}
+			catch (UnknownHostException | SecurityException ex) {
+				return address;
+			}
+			int prefix = (bytes.length == 4) ? this.ipv4 : this.ipv6;
+			if (prefix == bytes.length * 8) {
+				return format(bytes);
+			}
+			for (int bit = prefix; bit < bytes.length * 8; bit++) {
+				bytes[bit / 8] &= (byte) ~(0x80 >>> (bit % 8));
+			}
+			return format(bytes) + "/" + prefix;
+		}
+
+		private static String format(byte[] bytes) {
+			try {
+				String text = InetAddress.getByAddress(bytes).getHostAddress();
+				if (bytes.length == 16) {
+					String trimmed = TRAILING_ZERO_GROUPS.matcher(text).replaceFirst("");
+					return trimmed.equals(text) ? text : (trimmed.equals("0") ? "::" : trimmed + "::");
+				}
+				return text;
+			}
+			catch (UnknownHostException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}
+
+	}
+
+	/**
+	 * Looks up {@link KeyResolver} beans and tells how the {@code ip} key groups addresses. A plain
+	 * {@code Function<String, KeyResolver>} passed to {@link #parse} gets {@link IpPrefixes#DEFAULT}.
+	 */
+	public interface Resolvers extends Function<String, KeyResolver> {
+
+		/**
+		 * How the {@code ip} key groups client addresses.
+		 * @return the prefixes
+		 */
+		default IpPrefixes ipPrefixes() {
+			return IpPrefixes.DEFAULT;
+		}
+
 	}
 
 	/**
@@ -50,42 +177,108 @@ public final class KeySpec {
 	 * @throws IllegalArgumentException with the reason when the specification is invalid
 	 */
 	public static KeySpec parse(String spec, Function<String, KeyResolver> beans) {
+		return parse(spec, beans, false);
+	}
+
+	/**
+	 * Parses the key of a policy's tiers. A tier decides a request's limits, so it must come from data the client
+	 * cannot set: {@code header:} and {@code ip} are refused, and so is a SpEL expression that reads the request
+	 * ({@code #request}); the expression sees {@code #principal} (with its
+	 * {@code authorities}) and server-side request attributes as {@code attribute('name')}. A {@code @bean}
+	 * resolver is the application's own code and sees the request: it must only read trusted data.
+	 * @param spec the specification
+	 * @param beans looks up a {@link KeyResolver} bean by name (for {@code @name})
+	 * @return the parsed key
+	 * @throws IllegalArgumentException with the reason when the specification is invalid or reads client data
+	 */
+	public static KeySpec parseTier(String spec, Function<String, KeyResolver> beans) {
+		return parse(spec, beans, true);
+	}
+
+	private static KeySpec parse(String spec, Function<String, KeyResolver> beans, boolean trusted) {
 		String trimmed = spec.trim();
 		if (trimmed.isEmpty()) {
 			throw new IllegalArgumentException("key must not be empty");
 		}
+		String untrusted = "a tier must come from the principal or the server (#principal, its authorities, "
+				+ "attribute('name') of a server-side request attribute, or a @KeyResolver bean), never from a value "
+				+ "the client sets";
 		switch (trimmed) {
 			case "ip":
-				return new KeySpec(trimmed, RequestContext::remoteAddress, null);
+				if (trusted) {
+					throw new IllegalArgumentException("'ip' is not a tier: " + untrusted);
+				}
+				IpPrefixes prefixes = (beans instanceof Resolvers resolvers) ? resolvers.ipPrefixes()
+						: IpPrefixes.DEFAULT;
+				return new KeySpec(trimmed, "ip", (request) -> {
+					String address = request.remoteAddress();
+					return (address != null) ? prefixes.group(address) : null;
+				}, null, false);
 			case "principal":
-				return new KeySpec(trimmed, (request) -> {
+				return new KeySpec(trimmed, "principal", (request) -> {
 					Principal principal = request.principal();
 					return (principal != null) ? principal.getName() : null;
-				}, null);
+				}, null, trusted);
 			case GLOBAL:
-				return new KeySpec(trimmed, (request) -> GLOBAL, null);
+				return new KeySpec(trimmed, GLOBAL, (request) -> GLOBAL, null, trusted);
 			default:
 				break;
 		}
 		if (trimmed.regionMatches(true, 0, "header:", 0, 7)) {
+			if (trusted) {
+				throw new IllegalArgumentException("'" + trimmed + "' is not a tier: " + untrusted);
+			}
 			String header = trimmed.substring(7).trim();
 			if (header.isEmpty() || !header.chars().allMatch(KeySpec::isTokenChar)) {
 				throw new IllegalArgumentException("'" + trimmed + "' does not name a valid header");
 			}
-			return new KeySpec(trimmed, (request) -> request.header(header), null);
+			return new KeySpec(trimmed, "header." + header.toLowerCase(Locale.ROOT),
+					(request) -> request.header(header), null, false);
 		}
 		if (trimmed.startsWith("@") && trimmed.length() > 1 && trimmed.indexOf(' ') < 0) {
 			String bean = trimmed.substring(1);
 			KeyResolver resolver = beans.apply(bean);
-			return new KeySpec(trimmed, resolver, null);
+			return new KeySpec(trimmed, "bean." + bean, resolver, null, trusted);
+		}
+		if (trusted && CLIENT_DATA.matcher(trimmed).find()) {
+			throw new IllegalArgumentException("'" + trimmed + "' reads the request: " + untrusted);
 		}
 		try {
-			return new KeySpec(trimmed, null, PARSER.parseExpression(trimmed));
+			return new KeySpec(trimmed, "el." + shortHash(trimmed), null, PARSER.parseExpression(trimmed), trusted);
 		}
 		catch (ParseException ex) {
 			throw new IllegalArgumentException("'" + trimmed + "' is not ip, header:<Name>, principal, global, "
 					+ "@<KeyResolver bean> nor a valid SpEL expression: " + ex.getMessage(), ex);
 		}
+	}
+
+	private static String shortHash(String value) {
+		try {
+			byte[] hash = MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+			return HexFormat.of().formatHex(hash, 0, 4);
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
+		}
+	}
+
+	/**
+	 * Where this key's values come from: {@code ip}, {@code principal}, {@code global}, {@code header.<name>}
+	 * (lower case), {@code bean.<name>} or {@code el.<hash of the expression>}.
+	 * @return the source
+	 */
+	public String source() {
+		return this.source;
+	}
+
+	/**
+	 * The identity counted for a value this key resolved: the value qualified by the key's source, so values of
+	 * different sources never share counters, and never equal {@link MissingKey#ANONYMOUS}.
+	 * @param value a value resolved by this key
+	 * @return the identity
+	 */
+	public String identity(String value) {
+		return GLOBAL.equals(this.source) ? GLOBAL : this.source + ':' + value;
 	}
 
 	private static boolean isTokenChar(int c) {
@@ -115,9 +308,11 @@ public final class KeySpec {
 		}
 		SimpleEvaluationContext context = SimpleEvaluationContext.forReadOnlyDataBinding()
 			.withInstanceMethods()
-			.withRootObject(request)
+			.withRootObject(this.trusted ? new TrustedRequest(request) : request)
 			.build();
-		context.setVariable("request", request);
+		if (!this.trusted) {
+			context.setVariable("request", request);
+		}
 		context.setVariable("principal", request.principal());
 		if (method != null && args != null) {
 			context.setVariable("args", args);
@@ -137,6 +332,36 @@ public final class KeySpec {
 			throw new IllegalStateException("Rate-limit key expression '" + this.spec + "' failed: " + ex.getMessage(),
 					ex);
 		}
+	}
+
+	/**
+	 * What a tier expression sees of a request: server-side data only.
+	 */
+	public static final class TrustedRequest {
+
+		private final RequestContext request;
+
+		TrustedRequest(RequestContext request) {
+			this.request = request;
+		}
+
+		/**
+		 * The authenticated principal.
+		 * @return the principal or null
+		 */
+		public @Nullable Principal getPrincipal() {
+			return this.request.principal();
+		}
+
+		/**
+		 * A request attribute, set by the server (a filter, an authentication step).
+		 * @param name the attribute name
+		 * @return the value or null
+		 */
+		public @Nullable Object attribute(String name) {
+			return this.request.attribute(name);
+		}
+
 	}
 
 	private static @Nullable String emptyToNull(@Nullable String value) {

@@ -12,9 +12,11 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 
 /**
- * The default rejection: status 429 and an RFC 9457 {@code application/problem+json} body with {@code type},
- * {@code title}, {@code status}, {@code detail}, {@code instance}, the violated {@code policies} (name, limit,
- * remaining, window and retry-after in seconds) and {@code retryAfter} in seconds.
+ * The default rejection: status 429 and an RFC 9457 {@code application/problem+json} body with {@code type} (by
+ * default {@value #QUOTA_EXCEEDED} of draft-ietf-httpapi-ratelimit-headers-10; {@code about:blank} or a type of your
+ * own on request), {@code title}, {@code status}, {@code detail}, {@code instance}, the draft's
+ * {@code violated-policies} (the names of the denying policies, as in {@code RateLimit-Policy}), the violated
+ * {@code policies} (name, limit, remaining, window and retry-after in seconds) and {@code retryAfter} in seconds.
  * <p>
  * A request refused because the rate-limit backend is unavailable and a policy fails closed is not the client's
  * fault: it gets 503 with the problem type {@value #TEMPORARY_REDUCED_CAPACITY} of draft-ietf-httpapi-ratelimit-
@@ -26,13 +28,18 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 	/** The problem type of a refusal while the rate-limit backend is unavailable. */
 	public static final String TEMPORARY_REDUCED_CAPACITY = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity";
 
+	/** The problem type of a denial by a quota policy, from draft-ietf-httpapi-ratelimit-headers-10. */
+	public static final String QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+
+	private static final String QUOTA_EXCEEDED_TITLE = "Request cannot be satisfied as assigned quota has been exceeded";
+
 	private final String type;
 
 	/**
-	 * A handler with problem type {@code about:blank} (the title is then the status phrase).
+	 * A handler with problem type {@value #QUOTA_EXCEEDED}.
 	 */
 	public ProblemDetailRejectionHandler() {
-		this("about:blank");
+		this(QUOTA_EXCEEDED);
 	}
 
 	/**
@@ -48,15 +55,24 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 		if (decision.failedClosed()) {
 			return unavailable(decision, request, rateLimitHeaders);
 		}
+		List<PolicyDecision> missing = decision.decisions().stream().filter(MissingKey::isDenial).toList();
+		if (!missing.isEmpty()) {
+			return missingKey(missing, request, rateLimitHeaders);
+		}
 		List<PolicyDecision> violated = decision.decisions().stream().filter((d) -> !d.allowed()).toList();
 		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision);
 		StringBuilder json = new StringBuilder(256);
 		json.append("{\"type\":").append(string(this.type));
-		json.append(",\"title\":").append(string(HttpStatus.TOO_MANY_REQUESTS.getReasonPhrase()));
+		json.append(",\"title\":").append(string(QUOTA_EXCEEDED.equals(this.type) ? QUOTA_EXCEEDED_TITLE
+				: HttpStatus.TOO_MANY_REQUESTS.getReasonPhrase()));
 		json.append(",\"status\":").append(HttpStatus.TOO_MANY_REQUESTS.value());
 		json.append(",\"detail\":").append(string(detail(violated, retryAfter)));
 		json.append(",\"instance\":").append(string(request.requestPath()));
-		json.append(",\"policies\":[");
+		json.append(",\"violated-policies\":[");
+		for (int i = 0; i < violated.size(); i++) {
+			json.append((i > 0) ? "," : "").append(string(violated.get(i).policy().name()));
+		}
+		json.append("],\"policies\":[");
 		for (int i = 0; i < violated.size(); i++) {
 			PolicyDecision policy = violated.get(i);
 			json.append((i > 0) ? "," : "")
@@ -65,7 +81,7 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 				.append(",\"limit\":")
 				.append(policy.limit())
 				.append(",\"remaining\":")
-				.append(policy.remaining())
+				.append(RateLimitHeaders.remainingOf(policy))
 				.append(",\"window\":")
 				.append(RateLimitHeaders.ceilSeconds(policy.policy().window()))
 				.append(",\"retryAfter\":")
@@ -110,6 +126,34 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 		headers.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
 		return new Rejection(HttpStatus.SERVICE_UNAVAILABLE.value(), headers,
 				json.toString().getBytes(StandardCharsets.UTF_8));
+	}
+
+	/**
+	 * A request refused because it has no key (missing-key: deny): 401 when the missing key is the principal, else
+	 * 400 naming the key; never a 429, never a {@code Retry-After}.
+	 */
+	private static Rejection missingKey(List<PolicyDecision> missing, RequestContext request,
+			HttpHeaders rateLimitHeaders) {
+		boolean unauthenticated = missing.stream().anyMatch((d) -> "principal".equals(MissingKey.source(d)));
+		HttpStatus status = unauthenticated ? HttpStatus.UNAUTHORIZED : HttpStatus.BAD_REQUEST;
+		StringBuilder keys = new StringBuilder();
+		for (PolicyDecision policy : missing) {
+			keys.append((keys.length() > 0) ? ", " : "").append(MissingKey.source(policy));
+		}
+		String detail = unauthenticated ? "Authentication is required (" + names(missing) + ")."
+				: "The request has no rate-limit key (" + keys + ") that " + names(missing) + " require"
+						+ ((missing.size() == 1) ? "s" : "") + ".";
+		StringBuilder json = new StringBuilder(256);
+		json.append("{\"type\":\"about:blank\"");
+		json.append(",\"title\":").append(string(status.getReasonPhrase()));
+		json.append(",\"status\":").append(status.value());
+		json.append(",\"detail\":").append(string(detail));
+		json.append(",\"instance\":").append(string(request.requestPath())).append('}');
+		HttpHeaders headers = new HttpHeaders();
+		headers.addAll(rateLimitHeaders);
+		headers.remove(HttpHeaders.RETRY_AFTER);
+		headers.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+		return new Rejection(status.value(), headers, json.toString().getBytes(StandardCharsets.UTF_8));
 	}
 
 	private static String names(List<PolicyDecision> decisions) {

@@ -2,8 +2,11 @@ package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -182,6 +185,19 @@ public final class RateLimitEnforcer {
 	}
 
 	/**
+	 * Every policy known so far: the configured ones, then the inline {@link RateLimited} policies resolved so far.
+	 * @return the policies, each once
+	 */
+	public Collection<ConfiguredPolicy> knownPolicies() {
+		Map<String, ConfiguredPolicy> known = new LinkedHashMap<>();
+		this.policies.all().forEach((policy) -> known.put(policy.name(), policy));
+		this.annotated.values()
+			.forEach((targets) -> targets
+				.forEach((target) -> known.putIfAbsent(target.policy().name(), target.policy())));
+		return known.values();
+	}
+
+	/**
 	 * The {@link RateLimited} policies of a method (its own and its class's), resolved once per method.
 	 * @param method the handler method
 	 * @param targetClass the class of the handler bean
@@ -237,6 +253,10 @@ public final class RateLimitEnforcer {
 			catch (RuntimeException ex) {
 				throw new IllegalStateException(where + " has an invalid key: " + ex.getMessage(), ex);
 			}
+		}
+		if (key != null && annotation.policy().isEmpty()) {
+			// the annotation's key is the inline policy's own (what the Actuator endpoint and tests resolve by)
+			policy = ConfiguredPolicy.of(policy.policy(), key, policy.missingKey());
 		}
 		if (annotation.cost() < 0 || annotation.cost() > policy.policy().capacity()) {
 			throw new IllegalStateException(where + " has cost " + annotation.cost() + "; it must be between 1 and "
@@ -313,8 +333,9 @@ public final class RateLimitEnforcer {
 				continue; // switched off at runtime: unchecked, uncounted
 			}
 			KeySpec key = (target.key() != null) ? target.key() : configured.key();
-			String identity = key.resolve(request, method, args);
-			if (identity == null) {
+			String value = key.resolve(request, method, args);
+			String identity;
+			if (value == null) {
 				switch (configured.missingKey()) {
 					case SKIP:
 						continue;
@@ -322,16 +343,22 @@ public final class RateLimitEnforcer {
 						if (target.shadow() || configured.policy().shadow()) {
 							continue; // a shadow policy never denies
 						}
+						// a client error, not a quota: no figures, no Retry-After (RateLimitHeaders, rejection handler)
 						RateLimitPolicy policy = configured.policy();
-						long window = policy.windowMicros();
-						denied.add(PolicyDecision.of(new RateLimitRequest.Entry(policy, MissingKey.ANONYMOUS, policy.cost()),
-								false, 0, window, window));
+						denied.add(PolicyDecision.of(
+								new RateLimitRequest.Entry(policy, MissingKey.denied(key), policy.cost()), false, 0, 0,
+								0));
 						continue;
 					default:
 						identity = MissingKey.ANONYMOUS;
 				}
 			}
-			RateLimitPolicy effective = this.policies.effective(configured, identity, request);
+			else {
+				// qualified by its source: another key resolving the same value counts separately
+				identity = key.identity(value);
+			}
+			RateLimitPolicy effective = this.policies.effective(configured,
+					overrideKey(configured, key, value, identity), request);
 			if (target.shadow() && !effective.shadow()) {
 				effective = effective.toBuilder().shadow(true).build();
 			}
@@ -339,6 +366,15 @@ public final class RateLimitEnforcer {
 					: effective.cost());
 		}
 		return new Prepared(builder.build(), denied.isEmpty() ? null : new RateLimitDecision(denied, Permit.NONE));
+	}
+
+	/**
+	 * What configured and runtime overrides of a policy are looked up by: the value its own key resolved (an API key,
+	 * an address), the identity for any other key, so an override never applies to a value from another source.
+	 */
+	private static String overrideKey(ConfiguredPolicy configured, KeySpec key, @Nullable String value,
+			String identity) {
+		return (value != null && key.source().equals(configured.key().source())) ? value : identity;
 	}
 
 	private record Prepared(RateLimitRequest request, @Nullable RateLimitDecision denied) {

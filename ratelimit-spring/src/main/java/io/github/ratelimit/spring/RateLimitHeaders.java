@@ -1,11 +1,21 @@
 package io.github.ratelimit.spring;
 
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.Objects;
 import java.util.StringJoiner;
 
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.Permit;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitDecision;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
 
@@ -14,24 +24,38 @@ import org.springframework.http.HttpHeaders;
  * <ul>
  * <li>{@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code X-RateLimit-Reset} (epoch seconds) for the
  * most restrictive policy;</li>
- * <li>{@code RateLimit-Policy} ({@code "<name>";q=<limit>;w=<window seconds>} per policy) and {@code RateLimit}
+ * <li>{@code RateLimit-Policy} ({@code "<name>";q=<limit>;w=<window seconds>} per policy, with
+ * {@code qu="concurrent-requests"} for a concurrency policy) and {@code RateLimit}
  * ({@code "<name>";r=<remaining>;t=<seconds>} per policy), Structured Field lists as in
- * draft-ietf-httpapi-ratelimit-headers-10;</li>
+ * draft-ietf-httpapi-ratelimit-headers-10, both with an opt-in partition key {@code pk} (a Byte Sequence of a keyed
+ * hash of the identity, never the identity itself);</li>
  * <li>{@code Retry-After} in whole seconds on denial, rounded up and never earlier than any denying policy's
  * {@code t}.</li>
  * </ul>
- * For a policy that denies, {@code t} is the time until it admits the request again; otherwise the time until its
- * quota is fully restored.
+ * What each figure means, for every algorithm:
+ * <ul>
+ * <li>{@code r} and {@code X-RateLimit-Remaining}: of an admitting policy, the quota left after this request; of a
+ * denying policy, 0 (nothing is available for this request now, even when a minimum interval or a cost larger
+ * than what is left denied it);</li>
+ * <li>{@code t}: of an admitting policy, the seconds until its quota is fully restored; of a denying policy, the
+ * seconds until it admits this request ({@code Retry-After} is the longest of these);</li>
+ * <li>{@code X-RateLimit-Reset}: the epoch second at which the reported policy's quota is fully restored, on
+ * admissions and denials alike, so it never moves backwards for one identity without an admission in between.</li>
+ * </ul>
  * <p>
  * Only decisions with figures are reported: a policy that failed open or closed because the backend was unavailable
  * claims no quota it could not check (it has no {@code RateLimit} entry, and never sets {@code X-RateLimit-*}). A
- * policy decided by the local fallback reports that instance's figures.
+ * policy decided by the local fallback reports that instance's figures. A request refused because it had no key
+ * ({@link MissingKey#DENY}) gets none of these headers.
  *
  * @param legacy whether to write the {@code X-RateLimit-*} headers
  * @param standard whether to write {@code RateLimit} and {@code RateLimit-Policy}
  * @param retryAfter whether to write {@code Retry-After} on denial
+ * @param partitionKeySecret the secret of the keyed hash ({@code HmacSHA256}) of the partition key {@code pk}, or
+ * null to send no partition key
  */
-public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAfter) {
+public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAfter,
+		@Nullable String partitionKeySecret) {
 
 	public static final String X_LIMIT = "X-RateLimit-Limit";
 
@@ -43,8 +67,26 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 
 	public static final String RATELIMIT_POLICY = "RateLimit-Policy";
 
-	/** All header groups on. */
+	/** All header groups on, without partition keys. */
 	public static final RateLimitHeaders ALL = new RateLimitHeaders(true, true, true);
+
+	private static final int PARTITION_KEY_BYTES = 12;
+
+	public RateLimitHeaders {
+		if (partitionKeySecret != null && partitionKeySecret.isEmpty()) {
+			throw new IllegalArgumentException("The partition key secret must not be empty");
+		}
+	}
+
+	/**
+	 * Headers without partition keys.
+	 * @param legacy whether to write the {@code X-RateLimit-*} headers
+	 * @param standard whether to write {@code RateLimit} and {@code RateLimit-Policy}
+	 * @param retryAfter whether to write {@code Retry-After} on denial
+	 */
+	public RateLimitHeaders(boolean legacy, boolean standard, boolean retryAfter) {
+		this(legacy, standard, retryAfter, null);
+	}
 
 	/**
 	 * The headers of a decision.
@@ -54,20 +96,27 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 	 */
 	public HttpHeaders of(RateLimitDecision decision, long nowMillis) {
 		HttpHeaders headers = new HttpHeaders();
+		if (decision.decisions().stream().anyMatch(MissingKey::isDenial)) {
+			return headers; // refused for a missing key: a client error, no quota to report, nothing to wait for
+		}
 		RateLimitDecision reported = decision.degraded() ? withFigures(decision) : decision;
 		PolicyDecision deciding = reported.deciding().orElse(null);
 		if (this.legacy && deciding != null) {
 			headers.set(X_LIMIT, Long.toString(deciding.limit()));
-			headers.set(X_REMAINING, Long.toString(deciding.remaining()));
-			headers.set(X_RESET, Long.toString(ceilSeconds(Duration.ofMillis(nowMillis).plus(resetOf(deciding)))));
+			headers.set(X_REMAINING, Long.toString(remainingOf(deciding)));
+			headers.set(X_RESET, Long.toString(ceilSeconds(Duration.ofMillis(nowMillis).plus(deciding.resetAfter()))));
 		}
 		if (this.standard && deciding != null) {
 			StringJoiner policies = new StringJoiner(", ");
 			StringJoiner limits = new StringJoiner(", ");
 			for (PolicyDecision policy : reported.decisions()) {
 				String name = quoted(policy.policy().name());
-				policies.add(name + ";q=" + policy.limit() + ";w=" + ceilSeconds(policy.policy().window()));
-				limits.add(name + ";r=" + policy.remaining() + ";t=" + ceilSeconds(resetOf(policy)));
+				String pk = (this.partitionKeySecret != null) ? ";pk=" + partitionKey(policy.identity()) : "";
+				policies.add(name + ";q=" + policy.limit()
+						+ ((policy.policy().algorithm() == Algorithm.CONCURRENCY) ? ";qu=\"concurrent-requests\""
+								: ";w=" + ceilSeconds(policy.policy().window()))
+						+ pk);
+				limits.add(name + ";r=" + remainingOf(policy) + ";t=" + ceilSeconds(resetOf(policy)) + pk);
 			}
 			headers.set(RATELIMIT_POLICY, policies.toString());
 			headers.set(RATELIMIT, limits.toString());
@@ -76,6 +125,30 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds(decision)));
 		}
 		return headers;
+	}
+
+	/**
+	 * The quota a policy reports as remaining: what is left after an admission, 0 on a denial (a 429 never says
+	 * quota remains for the request).
+	 * @param decision the policy's decision
+	 * @return the remaining quota to report
+	 */
+	public static long remainingOf(PolicyDecision decision) {
+		return decision.allowed() ? decision.remaining() : 0;
+	}
+
+	/** The partition key: a Byte Sequence of the keyed hash of the identity, the same on both fields. */
+	private String partitionKey(String identity) {
+		try {
+			Mac mac = Mac.getInstance("HmacSHA256");
+			mac.init(new SecretKeySpec(Objects.requireNonNull(this.partitionKeySecret).getBytes(StandardCharsets.UTF_8),
+					"HmacSHA256"));
+			byte[] hash = mac.doFinal(identity.getBytes(StandardCharsets.UTF_8));
+			return ':' + Base64.getEncoder().encodeToString(Arrays.copyOf(hash, PARTITION_KEY_BYTES)) + ':';
+		}
+		catch (GeneralSecurityException ex) {
+			throw new IllegalStateException("HmacSHA256 is required by every Java platform", ex);
+		}
 	}
 
 	private static RateLimitDecision withFigures(RateLimitDecision decision) {

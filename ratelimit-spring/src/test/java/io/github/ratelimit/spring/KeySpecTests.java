@@ -70,6 +70,75 @@ class KeySpecTests {
 		assertThatIllegalArgumentException().isThrownBy(() -> parse(" ")).withMessageContaining("empty");
 	}
 
+	@Test
+	void identitiesAreQualifiedBySourceSoNoValueOfOneSourceMimicsAnother() {
+		TestRequest request = TestRequest.get("/").withHeader("X-Api-Key", "ip:198.51.100.4").withPrincipal("anonymous");
+		KeySpec ip = parse("ip");
+		KeySpec apiKey = parse("header:X-Api-Key");
+		String byIp = ip.identity(ip.resolve(request));
+		String byHeader = apiKey.identity(apiKey.resolve(request));
+		assertThat(byIp).isEqualTo("ip:198.51.100.4");
+		assertThat(byHeader).isEqualTo("header.x-api-key:ip:198.51.100.4").isNotEqualTo(byIp);
+		assertThat(parse("header:x-api-key").identity("k")).as("one header, one source").isEqualTo(apiKey.identity("k"));
+		assertThat(parse("principal").identity("anonymous")).isNotEqualTo(MissingKey.ANONYMOUS);
+		assertThat(apiKey.identity("anonymous")).isNotEqualTo(MissingKey.ANONYMOUS);
+		assertThat(parse("#p0").identity("x")).isNotEqualTo(parse("#p1").identity("x")).startsWith("el.");
+		assertThat(parse("@tenant").identity("acme")).isEqualTo("bean.tenant:acme");
+		assertThat(parse("global").identity("global")).isEqualTo(KeySpec.GLOBAL);
+	}
+
+	@Test
+	void ipKeyGroupsIpv6ByPrefixAndMappedAddressesAsIpv4() {
+		KeySpec ip = parse("ip");
+		TestRequest request = TestRequest.get("/");
+		assertThat(ip.resolve(request.withRemoteAddress("2001:db8:1:2:aaaa::1")))
+			.isEqualTo(ip.resolve(request.withRemoteAddress("2001:db8:1:2:ffff:ffff:ffff:fffe")))
+			.isEqualTo("2001:db8:1:2::/64");
+		assertThat(ip.resolve(request.withRemoteAddress("2001:db8:1:3::1"))).isEqualTo("2001:db8:1:3::/64");
+		assertThat(ip.resolve(request.withRemoteAddress("[2001:db8:1:2::9%eth0]"))).isEqualTo("2001:db8:1:2::/64");
+		assertThat(ip.resolve(request.withRemoteAddress("::ffff:192.0.2.1"))).isEqualTo("192.0.2.1");
+		assertThat(ip.resolve(request.withRemoteAddress("192.0.2.1"))).isEqualTo("192.0.2.1");
+		assertThat(ip.resolve(request.withRemoteAddress("unknown"))).as("no name is looked up").isEqualTo("unknown");
+		KeySpec.Resolvers prefixes = new KeySpec.Resolvers() {
+
+			@Override
+			public KeyResolver apply(String name) {
+				throw new IllegalArgumentException(name);
+			}
+
+			@Override
+			public KeySpec.IpPrefixes ipPrefixes() {
+				return new KeySpec.IpPrefixes(24, 48);
+			}
+
+		};
+		KeySpec grouped = KeySpec.parse("ip", prefixes);
+		assertThat(grouped.resolve(request.withRemoteAddress("192.0.2.77"))).isEqualTo("192.0.2.0/24");
+		assertThat(grouped.resolve(request.withRemoteAddress("2001:db8:1:2::1"))).isEqualTo("2001:db8:1::/48");
+		assertThat(new KeySpec.IpPrefixes(32, 128).group("2001:db8::1")).isEqualTo("2001:db8:0:0:0:0:0:1");
+		assertThat(new KeySpec.IpPrefixes(32, 1).group("::1")).isEqualTo("::/1");
+		assertThatIllegalArgumentException().isThrownBy(() -> new KeySpec.IpPrefixes(33, 64)).withMessageContaining("IPv4");
+	}
+
+	@Test
+	void tierKeysSeeOnlyTrustedData() {
+		TestRequest request = TestRequest.get("/").withHeader("X-Tier", "gold").withPrincipal("pro-user");
+		assertThat(KeySpec.parseTier("#principal?.name", (name) -> TENANT).resolve(request)).isEqualTo("pro-user");
+		assertThat(KeySpec.parseTier("principal.name", (name) -> TENANT).resolve(request)).isEqualTo("pro-user");
+		assertThat(KeySpec.parseTier("attribute('tier')", (name) -> TENANT).resolve(request)).isNull();
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> KeySpec.parseTier("#request.header('X-Tier')", (name) -> TENANT))
+			.withMessageContaining("never from a value the client sets");
+		assertThatIllegalArgumentException().isThrownBy(() -> KeySpec.parseTier("header:X-Tier", (name) -> TENANT))
+			.withMessageContaining("never from a value the client sets");
+		assertThatIllegalArgumentException().isThrownBy(() -> KeySpec.parseTier("ip", (name) -> TENANT))
+			.withMessageContaining("not a tier");
+		assertThatIllegalStateException()
+			.isThrownBy(() -> KeySpec.parseTier("header('X-Tier')", (name) -> TENANT).resolve(request))
+			.as("the root object has no header method")
+			.withMessageContaining("header('X-Tier')");
+	}
+
 	@SuppressWarnings("unused")
 	private static void order(String tenant, int quantity) {
 	}

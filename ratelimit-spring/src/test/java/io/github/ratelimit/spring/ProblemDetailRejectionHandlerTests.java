@@ -32,15 +32,49 @@ class ProblemDetailRejectionHandlerTests {
 		HttpHeaders rateLimitHeaders = RateLimitHeaders.ALL.of(decision, 0);
 		Rejection rejection = new ProblemDetailRejectionHandler().reject(decision,
 				TestRequest.get("/api/\"quoted\"\n"), rateLimitHeaders);
+		assertThat(new String(rejection.body(), StandardCharsets.UTF_8)).isEqualTo(
+				"{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\","
+						+ "\"title\":\"Request cannot be satisfied as assigned quota has been exceeded\",\"status\":429,"
+						+ "\"detail\":\"Rate limit exceeded ('per-key'). Retry after 2 seconds.\","
+						+ "\"instance\":\"/api/\\\"quoted\\\"\\n\",\"violated-policies\":[\"per-key\"],"
+						+ "\"policies\":[{\"name\":\"per-key\",\"limit\":5,\"remaining\":0,\"window\":10,\"retryAfter\":2}],"
+						+ "\"retryAfter\":2}");
+		rejection = new ProblemDetailRejectionHandler("about:blank").reject(decision,
+				TestRequest.get("/api/\"quoted\"\n"), rateLimitHeaders);
 		assertThat(rejection.status()).isEqualTo(429);
 		assertThat(rejection.headers().getFirst("Content-Type")).isEqualTo("application/problem+json");
 		assertThat(rejection.headers().getFirst("Retry-After")).isEqualTo("2");
 		assertThat(new String(rejection.body(), StandardCharsets.UTF_8)).isEqualTo("{\"type\":\"about:blank\","
 				+ "\"title\":\"Too Many Requests\",\"status\":429,"
 				+ "\"detail\":\"Rate limit exceeded ('per-key'). Retry after 2 seconds.\","
-				+ "\"instance\":\"/api/\\\"quoted\\\"\\n\","
+				+ "\"instance\":\"/api/\\\"quoted\\\"\\n\",\"violated-policies\":[\"per-key\"],"
 				+ "\"policies\":[{\"name\":\"per-key\",\"limit\":5,\"remaining\":0,\"window\":10,\"retryAfter\":2}],"
 				+ "\"retryAfter\":2}");
+	}
+
+	@Test
+	void aRequestWithoutItsKeyUnderMissingKeyDenyIsAClientErrorWithNothingToWaitFor() {
+		RateLimitPolicy policy = RateLimitPolicy.builder("per-user").algorithm(Algorithm.GCRA).limit(5)
+			.window(Duration.ofMinutes(1)).build();
+		for (String key : new String[] { "principal", "header:X-Api-Key" }) {
+			KeySpec spec = KeySpec.parse(key, (name) -> null);
+			RateLimitDecision decision = new RateLimitDecision(List.of(PolicyDecision
+				.of(new RateLimitRequest.Entry(policy, MissingKey.denied(spec), 1), false, 0, 0, 0)), Permit.NONE);
+			HttpHeaders rateLimitHeaders = RateLimitHeaders.ALL.of(decision, 0);
+			assertThat(rateLimitHeaders.isEmpty()).isTrue();
+			Rejection rejection = new ProblemDetailRejectionHandler().reject(decision, TestRequest.get("/me"),
+					rateLimitHeaders);
+			String body = new String(rejection.body(), StandardCharsets.UTF_8);
+			assertThat(rejection.headers().getFirst("Retry-After")).isNull();
+			if (key.equals("principal")) {
+				assertThat(rejection.status()).as("the key is a credential").isEqualTo(401);
+				assertThat(body).contains("Authentication is required ('per-user')");
+			}
+			else {
+				assertThat(rejection.status()).isEqualTo(400);
+				assertThat(body).contains("no rate-limit key (header.x-api-key)").contains("'per-user' requires");
+			}
+		}
 	}
 
 	@Test

@@ -146,7 +146,11 @@ class RateLimitEnforcerTests {
 
 		RateLimitDecision denied = check(enforcer, anonymous, deny);
 		assertThat(denied.allowed()).isFalse();
-		assertThat(denied.retryAfter()).isEqualTo(Duration.ofMinutes(1));
+		assertThat(denied.decisions()).singleElement().satisfies((decision) -> {
+			assertThat(MissingKey.isDenial(decision)).isTrue();
+			assertThat(MissingKey.source(decision)).isEqualTo("header.x-api-key");
+		});
+		assertThat(RateLimitHeaders.ALL.of(denied, 0).isEmpty()).as("a missing key is no quota to wait for").isTrue();
 		assertThat(check(enforcer, anonymous.withHeader("X-Api-Key", "k"), deny).allowed()).isTrue();
 	}
 
@@ -178,7 +182,8 @@ class RateLimitEnforcerTests {
 		assertThat(inline.policy().policy().window()).isEqualTo(Duration.ofSeconds(2));
 		assertThat(inline.cost()).isEqualTo(2);
 		RateLimitDecision decision = enforcer.check(TestRequest.get("/search"), targets, search, new Object[] { "books" });
-		assertThat(decision.decisions()).extracting(PolicyDecision::identity).containsExactly("198.51.100.4", "q:books");
+		assertThat(decision.decisions()).extracting(PolicyDecision::identity).containsExactly("ip:198.51.100.4",
+				KeySpec.parse("'q:' + #query", (name) -> null).identity("q:books"));
 		assertThat(enforcer.annotationTargets(search, Annotated.class)).as("cached").isSameAs(targets);
 
 		assertThatIllegalStateException()

@@ -21,6 +21,10 @@ record TestRequest(String method, String path, @Nullable String remoteAddress, M
 		return new TestRequest(this.method, this.path, this.remoteAddress, headers, this.principal);
 	}
 
+	TestRequest withRemoteAddress(String address) {
+		return new TestRequest(this.method, this.path, address, this.headers, this.principal);
+	}
+
 	TestRequest withPrincipal(String name) {
 		return new TestRequest(this.method, this.path, this.remoteAddress, this.headers, () -> name);
 	}

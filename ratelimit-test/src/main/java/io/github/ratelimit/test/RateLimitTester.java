@@ -1,5 +1,8 @@
 package io.github.ratelimit.test;
 
+import java.util.LinkedHashSet;
+import java.util.Set;
+
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitRequest;
@@ -75,20 +78,34 @@ public class RateLimitTester {
 	 * Forgets the state of one identity of one policy (under the base policy, its tiers and overrides alike); other
 	 * identities and policies keep theirs.
 	 * @param policy the policy name
-	 * @param identity the identity
+	 * @param identity the value the policy's key resolves (an address, an API key, a user name)
 	 * @return how many stored states were removed
 	 */
 	public long reset(String policy, String identity) {
-		return this.backend.resetMatching(policy, identity);
+		ConfiguredPolicy configured = find(policy);
+		return this.backend.resetMatching(policy, (configured != null) ? configured.key().identity(identity) : identity);
 	}
 
 	/**
 	 * Forgets the state of one identity under every policy.
-	 * @param identity the identity
+	 * @param identity the identity: a value as a policy's key resolves it (qualified by each configured key's
+	 * source), or a stored identity as it is
 	 * @return how many stored states were removed
 	 */
 	public long resetIdentity(String identity) {
-		return this.backend.resetMatching(null, identity);
+		Set<String> identities = new LinkedHashSet<>();
+		identities.add(identity);
+		((this.enforcer != null) ? this.enforcer.knownPolicies() : this.registry.all())
+			.forEach((configured) -> identities.add(configured.key().identity(identity)));
+		long removed = 0;
+		for (String stored : identities) {
+			removed += this.backend.resetMatching(null, stored);
+		}
+		return removed;
+	}
+
+	private @Nullable ConfiguredPolicy find(String policy) {
+		return (this.enforcer != null) ? this.enforcer.findPolicy(policy) : this.registry.find(policy);
 	}
 
 	/**
@@ -96,26 +113,27 @@ public class RateLimitTester {
 	 * admitted, the remaining quota, when the quota is full again and, when refused, when to retry. Read with the
 	 * identity's configured and runtime overrides applied; a tier, which comes from a request, is not.
 	 * @param policy the policy name
-	 * @param identity the identity
+	 * @param identity the value the policy's key resolves (an address, an API key, a user name)
 	 * @return the state; {@link PolicyDecision#limit()} is the limit that applies
 	 * @throws IllegalArgumentException naming the known policies when there is none of that name
 	 */
 	public PolicyDecision state(String policy, String identity) {
-		ConfiguredPolicy configured = (this.enforcer != null) ? this.enforcer.findPolicy(policy)
-				: this.registry.find(policy);
+		ConfiguredPolicy configured = find(policy);
 		if (configured == null) {
 			throw new IllegalArgumentException("Unknown rate-limit policy '" + policy + "'; configured policies: "
 					+ this.registry.names() + " (an inline @RateLimited policy is known once its method is resolved:"
 					+ " at startup for public methods, else after the first call)");
 		}
-		return this.backend.inspect(RateLimitRequest.of(this.registry.effective(configured, identity), identity))
+		return this.backend
+			.inspect(RateLimitRequest.of(this.registry.effective(configured, identity),
+					configured.key().identity(identity)))
 			.get(0);
 	}
 
 	/**
 	 * The quota an identity has left under a policy: {@code state(policy, identity).remaining()}.
 	 * @param policy the policy name
-	 * @param identity the identity
+	 * @param identity the value the policy's key resolves (an address, an API key, a user name)
 	 * @return the remaining quota
 	 */
 	public long remaining(String policy, String identity) {

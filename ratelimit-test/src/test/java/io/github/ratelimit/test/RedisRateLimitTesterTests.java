@@ -25,9 +25,9 @@ class RedisRateLimitTesterTests extends RateLimitTesterContractTests {
 	void theLimitsLiveInTheEmbeddedServer(RedisServer redis) {
 		assertThat(this.backend.kind()).isEqualTo("redis");
 		assertThat(this.mvc.get().uri("/api/hello")).hasStatusOk();
-		assertThat(redis.commands().keys("rl:{127.0.0.1}:per-client:*")).hasSize(1);
+		assertThat(redis.commands().keys("rl:{ip:127.0.0.1}:per-client:*")).hasSize(1);
 		this.rateLimits.resetAll();
-		assertThat(redis.commands().keys("rl:{127.0.0.1}:per-client:*")).isEmpty();
+		assertThat(redis.commands().keys("rl:{ip:127.0.0.1}:per-client:*")).isEmpty();
 	}
 
 	@Test

@@ -22,7 +22,7 @@ class SampleApplicationTests extends SampleContractTests {
 	void theLimitsAreKeptInTheEmbeddedRedis(RedisServer redis) {
 		assertThat(this.backend.kind()).isEqualTo("redis");
 		this.client.get().uri("/hello").exchange().expectStatus().isOk();
-		assertThat(redis.commands().keys("rl:{127.0.0.1}:per-client:*")).hasSize(1);
+		assertThat(redis.commands().keys("rl:{ip:127.0.0.1}:per-client:*")).hasSize(1);
 	}
 
 }

@@ -26,6 +26,13 @@ public class DemoController {
 		return "order " + id;
 	}
 
+	/** Names the per-client policy (keyed by ip) with a key the client sets: counted apart from the ip key. */
+	@GetMapping("/mimic")
+	@RateLimited(value = "per-client", key = "header:X-Client")
+	public String mimic() {
+		return "mimic";
+	}
+
 	@GetMapping("/search")
 	@RateLimited(value = "per-query", key = "#q.toLowerCase()")
 	public String search(@RequestParam String q) {

@@ -32,7 +32,7 @@ class RateLimitHeadersIntegrationTests extends IntegrationTestSupport {
 	void countersLiveInRedis() {
 		assertThat(this.backend).isInstanceOf(RedisRateLimitBackend.class);
 		assertThat(this.http.status("/api/hello")).isEqualTo(200);
-		assertThat(redis.commands().keys("rl:*")).containsExactly("rl:{127.0.0.1}:per-client:gc");
+		assertThat(redis.commands().keys("rl:*")).containsExactly("rl:{ip:127.0.0.1}:per-client:gc");
 	}
 
 	@Test
@@ -76,8 +76,13 @@ class RateLimitHeadersIntegrationTests extends IntegrationTestSupport {
 		assertThat(retryAfter).isBetween(1L, 12L);
 		assertThat(ratelimit.group(2)).isEqualTo(Long.toString(retryAfter));
 		JsonNode problem = JsonMapper.shared().readTree(denied.body());
-		assertThat(problem.get("type").asString()).isEqualTo("about:blank");
-		assertThat(problem.get("title").asString()).isEqualTo("Too Many Requests");
+		assertThat(problem.get("type").asString())
+			.isEqualTo("https://iana.org/assignments/http-problem-types#quota-exceeded");
+		assertThat(problem.get("title").asString())
+			.isEqualTo("Request cannot be satisfied as assigned quota has been exceeded");
+		assertThat(problem.get("violated-policies")).hasSize(1);
+		assertThat(problem.get("violated-policies").get(0).asString())
+			.isEqualTo(problem.get("policies").get(0).get("name").asString());
 		assertThat(problem.get("status").asInt()).isEqualTo(429);
 		assertThat(problem.get("detail").asString())
 			.isEqualTo("Rate limit exceeded ('per-client'). Retry after " + retryAfter + " second"
@@ -118,7 +123,7 @@ class RateLimitHeadersIntegrationTests extends IntegrationTestSupport {
 					"for=198.51.100." + i, "X-Real-IP", "198.51.100." + i))
 				.isEqualTo(429);
 		}
-		assertThat(redis.commands().keys("rl:*")).containsExactly("rl:{127.0.0.1}:per-client:gc");
+		assertThat(redis.commands().keys("rl:*")).containsExactly("rl:{ip:127.0.0.1}:per-client:gc");
 	}
 
 	@Test

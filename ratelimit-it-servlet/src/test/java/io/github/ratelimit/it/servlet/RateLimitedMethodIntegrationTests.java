@@ -2,6 +2,7 @@ package io.github.ratelimit.it.servlet;
 
 import java.net.http.HttpResponse;
 
+import io.github.ratelimit.spring.KeySpec;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -56,8 +57,9 @@ class RateLimitedMethodIntegrationTests extends IntegrationTestSupport {
 		assertThat(denied.statusCode()).isEqualTo(429);
 		assertThat(header(denied, "RateLimit-Policy")).isEqualTo("\"per-order\";q=2;w=3600");
 		assertThat(this.http.status("/orders/2")).isEqualTo(200);
-		assertThat(redis.commands().keys("rl:*")).containsExactlyInAnyOrder("rl:{1}:per-order:gc",
-				"rl:{2}:per-order:gc");
+		KeySpec id = KeySpec.parse("#id", (name) -> null);
+		assertThat(redis.commands().keys("rl:*")).containsExactlyInAnyOrder("rl:{" + id.identity("1") + "}:per-order:gc",
+				"rl:{" + id.identity("2") + "}:per-order:gc");
 	}
 
 	@Test
@@ -65,8 +67,9 @@ class RateLimitedMethodIntegrationTests extends IntegrationTestSupport {
 		assertThat(this.http.status("/search?q=Redis")).isEqualTo(200);
 		assertThat(this.http.status("/search?q=redis")).isEqualTo(429);
 		assertThat(this.http.status("/search?q=lua")).isEqualTo(200);
-		assertThat(redis.commands().keys("rl:*")).containsExactlyInAnyOrder("rl:{redis}:per-query:gc",
-				"rl:{lua}:per-query:gc");
+		KeySpec q = KeySpec.parse("#q.toLowerCase()", (name) -> null);
+		assertThat(redis.commands().keys("rl:*")).containsExactlyInAnyOrder(
+				"rl:{" + q.identity("redis") + "}:per-query:gc", "rl:{" + q.identity("lua") + "}:per-query:gc");
 	}
 
 	@Test
@@ -79,7 +82,7 @@ class RateLimitedMethodIntegrationTests extends IntegrationTestSupport {
 		HttpResponse<String> denied = this.http.get("/orders/7");
 		assertThat(denied.statusCode()).isEqualTo(429);
 		assertThat(header(denied, "Content-Type")).isEqualTo("application/problem+json");
-		assertThat(denied.body()).contains("\"title\":\"Too Many Requests\"");
+		assertThat(denied.body()).contains("\"violated-policies\":[\"per-order\"]");
 	}
 
 	private static String header(HttpResponse<?> response, String name) {

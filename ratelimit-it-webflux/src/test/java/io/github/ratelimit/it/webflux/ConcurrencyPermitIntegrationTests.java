@@ -22,7 +22,7 @@ class ConcurrencyPermitIntegrationTests extends WebfluxIntegrationTestSupport {
 		for (int i = 0; i < 3; i++) {
 			HttpResponse<String> response = get("/slot/ok", "completing");
 			assertThat(response.statusCode()).as("request %d", i).isEqualTo(200);
-			assertThat(header(response, "RateLimit-Policy")).isEqualTo("\"slots\";q=1;w=300");
+			assertThat(header(response, "RateLimit-Policy")).isEqualTo("\"slots\";q=1;qu=\"concurrent-requests\"");
 		}
 	}
 
@@ -59,7 +59,7 @@ class ConcurrencyPermitIntegrationTests extends WebfluxIntegrationTestSupport {
 					+ "\r\nAccept: text/event-stream\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
 			out.flush();
 			String received = readUntil(socket.getInputStream(), "data:tick-0");
-			assertThat(received).startsWith("HTTP/1.1 200 OK").contains("RateLimit-Policy: \"slots\";q=1;w=300");
+			assertThat(received).startsWith("HTTP/1.1 200 OK").contains("RateLimit-Policy: \"slots\";q=1;qu=\"concurrent-requests\"");
 			assertThat(get(probePath, client).statusCode()).as("the stream holds the only permit").isEqualTo(429);
 			HttpResponse<String> secondStream = get(streamPath, client);
 			assertThat(secondStream.statusCode()).as("a second stream is refused before it starts").isEqualTo(429);

@@ -55,8 +55,13 @@ class RateLimitWebFilterIntegrationTests extends WebfluxIntegrationTestSupport {
 		assertThat(header(denied, "RateLimit-Policy")).isEqualTo("\"per-client\";q=5;w=10");
 		assertThat(header(denied, "RateLimit")).isEqualTo("\"per-client\";r=0;t=2");
 		JsonNode problem = JsonMapper.builder().build().readTree(denied.body());
-		assertThat(problem.get("type").asString()).isEqualTo("about:blank");
-		assertThat(problem.get("title").asString()).isEqualTo("Too Many Requests");
+		assertThat(problem.get("type").asString())
+			.isEqualTo("https://iana.org/assignments/http-problem-types#quota-exceeded");
+		assertThat(problem.get("title").asString())
+			.isEqualTo("Request cannot be satisfied as assigned quota has been exceeded");
+		assertThat(problem.get("violated-policies")).hasSize(1);
+		assertThat(problem.get("violated-policies").get(0).asString())
+			.isEqualTo(problem.get("policies").get(0).get("name").asString());
 		assertThat(problem.get("status").asInt()).isEqualTo(429);
 		assertThat(problem.get("detail").asString()).isEqualTo("Rate limit exceeded ('per-client'). Retry after 2 seconds.");
 		assertThat(problem.get("instance").asString()).isEqualTo("/api/hello");

@@ -32,6 +32,17 @@ class RateLimitedHandlerIntegrationTests extends WebfluxIntegrationTestSupport {
 	}
 
 	@Test
+	void anApplicationsCatchAllExceptionHandlerDoesNotSwallowTheDenial() {
+		assertThat(get("/catch-all/acme", "any").statusCode()).isEqualTo(200);
+		HttpResponse<String> denied = get("/catch-all/acme", "any");
+		assertThat(denied.statusCode()).isEqualTo(429);
+		assertThat(header(denied, "Content-Type")).isEqualTo("application/problem+json");
+		assertThat(header(denied, "Retry-After")).isNotEmpty();
+		assertThat(header(denied, "RateLimit")).startsWith("\"catch-all\";r=0;t=");
+		assertThat(denied.body()).contains("\"violated-policies\":[\"catch-all\"]").doesNotContain("handled");
+	}
+
+	@Test
 	void fluxHandlersAreLimitedPerKeyToo() {
 		HttpResponse<String> admitted = get("/tenants/acme/flux", "any");
 		assertThat(admitted.statusCode()).isEqualTo(200);

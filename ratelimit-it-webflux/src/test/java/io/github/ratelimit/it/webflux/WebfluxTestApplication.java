@@ -7,12 +7,16 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
 import org.springframework.http.codec.ServerSentEvent;
 import org.springframework.stereotype.Service;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
  * A WebFlux application on Netty with the starter and Spring Data Redis (Lettuce). Filter rules come from
@@ -145,6 +149,30 @@ public class WebfluxTestApplication {
 				key = "#tenant")
 		public Mono<String> greet(String tenant) {
 			return Mono.just("greetings " + tenant);
+		}
+
+	}
+
+	/** A @RateLimited handler under an application's catch-all exception handler (CatchAllAdvice). */
+	@RestController
+	static class CatchAllController {
+
+		@GetMapping("/catch-all/{tenant}")
+		@RateLimited(name = "catch-all", algorithm = "fixed-window", limit = 1, window = "1h", key = "#tenant")
+		Mono<String> limited(@PathVariable String tenant) {
+			return Mono.just("ok " + tenant);
+		}
+
+	}
+
+	/** An application's catch-all exception handler, as many have: it must not swallow rate-limit denials. */
+	@RestControllerAdvice(assignableTypes = CatchAllController.class)
+	static class CatchAllAdvice {
+
+		@ExceptionHandler(Exception.class)
+		ResponseEntity<String> handle(Exception ex) {
+			return ResponseEntity.status(HttpStatus.INTERNAL_SERVER_ERROR)
+				.body("handled " + ex.getClass().getSimpleName());
 		}
 
 	}

@@ -118,7 +118,8 @@ public class RateLimitsEndpoint {
 			return null;
 		}
 		RateLimitPolicy effective = effective(configured, key);
-		PolicyDecision state = this.backend.inspect(RateLimitRequest.of(effective, key)).get(0);
+		PolicyDecision state = this.backend.inspect(RateLimitRequest.of(effective, configured.key().identity(key)))
+			.get(0);
 		Map<String, Object> usage = new LinkedHashMap<>();
 		usage.put("policy", policy);
 		usage.put("key", key);
@@ -151,7 +152,8 @@ public class RateLimitsEndpoint {
 			log(security, "removed the runtime override of policy '" + policy + "' for key '" + key + "'", old, null);
 			return Map.of("policy", policy, "key", key, "overrideRemoved", removed);
 		}
-		RateLimitRequest.Entry entry = new RateLimitRequest.Entry(effective(configured, key), key, 1);
+		RateLimitRequest.Entry entry = new RateLimitRequest.Entry(effective(configured, key),
+				configured.key().identity(key), 1);
 		String before = stateBefore(entry);
 		this.backend.reset(List.of(entry));
 		if (logger.isInfoEnabled()) {

@@ -4,6 +4,7 @@ import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.autoconfigure.RateLimitProperties;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
+import io.github.ratelimit.spring.reactive.RateLimitExceptionAdvice;
 import io.github.ratelimit.spring.reactive.RateLimitWebExceptionHandler;
 import io.github.ratelimit.spring.reactive.RateLimitWebFilter;
 import io.github.ratelimit.spring.reactive.ReactiveRateLimitedMethodPostProcessor;
@@ -40,6 +41,12 @@ public final class RateLimitReactiveAutoConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitWebExceptionHandler rateLimitWebExceptionHandler(RateLimitEnforcer enforcer) {
 		return new RateLimitWebExceptionHandler(enforcer);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitExceptionAdvice rateLimitExceptionAdvice(RateLimitWebExceptionHandler handler) {
+		return new RateLimitExceptionAdvice(handler);
 	}
 
 	@Bean

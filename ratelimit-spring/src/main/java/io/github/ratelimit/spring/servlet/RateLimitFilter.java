@@ -6,6 +6,7 @@ import java.util.List;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -26,9 +27,10 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * {@link io.github.ratelimit.spring.RateLimited} methods take later in the chain: right after the chain for a
  * synchronous request (also when it throws), and through an {@link jakarta.servlet.AsyncListener} for an
  * asynchronous one ({@code Callable}, {@code DeferredResult}, {@code SseEmitter}, {@code StreamingResponseBody},
- * ...) on completion, error or timeout. The filter runs once per request: asynchronous and error dispatches of a
- * request pass through without a second check ({@link #shouldNotFilterAsyncDispatch()} and
- * {@link #shouldNotFilterErrorDispatch()} stay true).
+ * ...) on completion, error or timeout. The filter checks once per request: asynchronous dispatches pass through
+ * ({@link #shouldNotFilterAsyncDispatch()} stays true), and an error dispatch (the container's error page, Spring
+ * Boot's {@code /error}) is not checked again but gets the rate-limit headers of the request's admitted decisions
+ * back, since the container resets the response before it.
  * <p>
  * A {@link RateLimitExceededException} that reaches the filter (a {@code RateLimited} method called outside Spring
  * MVC's exception handling) is turned into the rejection as well, as long as the response is not committed.
@@ -48,6 +50,10 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
+		if (request.getDispatcherType() == DispatcherType.ERROR) {
+			doFilterNestedErrorDispatch(request, response, chain);
+			return;
+		}
 		RequestScope scope = RequestScope.of(request);
 		scope.ownRelease();
 		try {
@@ -65,6 +71,20 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 		finally {
 			scope.releaseWhenComplete();
 		}
+	}
+
+	/**
+	 * An error dispatch: not checked again, but the response gets the headers of the request's admitted decisions
+	 * back (the container reset it before rendering the error).
+	 */
+	@Override
+	protected void doFilterNestedErrorDispatch(HttpServletRequest request, HttpServletResponse response,
+			FilterChain chain) throws ServletException, IOException {
+		RequestScope scope = RequestScope.find(request);
+		if (scope != null && !scope.admitted().isEmpty() && !response.isCommitted()) {
+			RequestScope.setHeaders(response, this.enforcer.headers(RateLimitDecision.merge(scope.admitted())));
+		}
+		chain.doFilter(request, response);
 	}
 
 	private boolean admit(RequestScope scope, HttpServletRequest request, HttpServletResponse response)
@@ -93,7 +113,7 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 
 	@Override
 	protected boolean shouldNotFilterErrorDispatch() {
-		return true;
+		return false; // not checked again: only the headers are put back (doFilterInternal)
 	}
 
 }

@@ -94,7 +94,7 @@ class RateLimitWebFilterTests {
 		List<RateLimitDecision> decisions = scopeOf(exchange).decisions();
 		assertThat(decisions).singleElement().satisfies((decision) -> {
 			assertThat(decision.allowed()).isTrue();
-			assertThat(decision.decisions().get(0).identity()).isEqualTo(CLIENT);
+			assertThat(decision.decisions().get(0).identity()).isEqualTo("ip:" + CLIENT);
 		});
 	}
 
@@ -113,9 +113,10 @@ class RateLimitWebFilterTests {
 		assertThat(denied.getResponse().getHeaders().toSingleValueMap()).containsEntry("Retry-After", "60")
 			.containsEntry("X-RateLimit-Remaining", "0")
 			.containsEntry("RateLimit", "\"api\";r=0;t=60");
-		assertThat(denied.getResponse().getBodyAsString().block()).isEqualTo("{\"type\":\"about:blank\","
-				+ "\"title\":\"Too Many Requests\",\"status\":429,\"detail\":\"Rate limit exceeded ('api'). Retry after "
-				+ "60 seconds.\",\"instance\":\"/api/orders\",\"policies\":[{\"name\":\"api\",\"limit\":1,"
+		assertThat(denied.getResponse().getBodyAsString().block()).isEqualTo(
+				"{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\","
+				+ "\"title\":\"Request cannot be satisfied as assigned quota has been exceeded\",\"status\":429,\"detail\":\"Rate limit exceeded ('api'). Retry after "
+				+ "60 seconds.\",\"instance\":\"/api/orders\",\"violated-policies\":[\"api\"],\"policies\":[{\"name\":\"api\",\"limit\":1,"
 				+ "\"remaining\":0,\"window\":60,\"retryAfter\":60}],\"retryAfter\":60}");
 	}
 
@@ -163,7 +164,7 @@ class RateLimitWebFilterTests {
 		assertThat(chain.scopes.get(0).request().principal()).isSameAs(alice);
 		assertThat(chain.scopes.get(0).request().path()).isEqualTo("/api/x");
 		List<RateLimitDecision> decisions = scopeOf(first).decisions();
-		assertThat(decisions.get(0).decisions().get(0).identity()).isEqualTo("alice");
+		assertThat(decisions.get(0).decisions().get(0).identity()).isEqualTo("principal:alice");
 		MockServerWebExchange bob = MockServerWebExchange.builder(MockServerHttpRequest.get("/app/api/x").contextPath("/app"))
 			.principal(() -> "bob")
 			.build();

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimited;
@@ -75,8 +76,8 @@ class ReactiveRateLimitInterceptorTests {
 			.expectHeader()
 			.valueEquals("RateLimit", "\"per-tenant\";r=0;t=60")
 			.expectBody(String.class)
-			.isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,\"detail\":\"Rate limit "
-					+ "exceeded ('per-tenant'). Retry after 60 seconds.\",\"instance\":\"/mono/acme\",\"policies\":[{"
+			.isEqualTo("{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\",\"title\":\"Request cannot be satisfied as assigned quota has been exceeded\",\"status\":429,\"detail\":\"Rate limit "
+					+ "exceeded ('per-tenant'). Retry after 60 seconds.\",\"instance\":\"/mono/acme\",\"violated-policies\":[\"per-tenant\"],\"policies\":[{"
 					+ "\"name\":\"per-tenant\",\"limit\":2,\"remaining\":0,\"window\":60,\"retryAfter\":60}],"
 					+ "\"retryAfter\":60}");
 		assertThat(api.monoCalls).as("the denied call ran none of the method").hasValue(2);
@@ -150,7 +151,8 @@ class ReactiveRateLimitInterceptorTests {
 		assertThat(api.monoCalls).hasValue(2);
 		List<RateLimitDecision> decisions = scope.decisions();
 		assertThat(decisions).extracting(RateLimitDecision::allowed).containsExactly(true, true, false);
-		assertThat(decisions.get(0).decisions().get(0).identity()).isEqualTo("initech");
+		assertThat(decisions.get(0).decisions().get(0).identity())
+			.isEqualTo(KeySpec.parse("#tenant", (name) -> null).identity("initech"));
 	}
 
 	@Test
@@ -177,7 +179,7 @@ class ReactiveRateLimitInterceptorTests {
 				.expectStatus()
 				.isOk()
 				.expectHeader()
-				.valueEquals("RateLimit-Policy", "\"slots\";q=1;w=60");
+				.valueEquals("RateLimit-Policy", "\"slots\";q=1;qu=\"concurrent-requests\"");
 		}
 		client.get().uri("/rules/open").exchange().expectStatus().isOk().expectHeader().doesNotExist("RateLimit");
 	}

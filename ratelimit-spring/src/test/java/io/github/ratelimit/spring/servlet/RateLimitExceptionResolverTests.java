@@ -38,7 +38,7 @@ class RateLimitExceptionResolverTests {
 		assertThat(response.getHeader("Retry-After")).isEqualTo("30");
 		assertThat(response.getHeader("X-RateLimit-Remaining")).isEqualTo("0");
 		assertThat(response.getHeader("RateLimit")).isEqualTo("\"orders\";r=0;t=30");
-		assertThat(response.getContentAsString()).startsWith("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\"")
+		assertThat(response.getContentAsString()).startsWith("{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\",\"title\":\"Request cannot be satisfied as assigned quota has been exceeded\"")
 			.contains("\"instance\":\"/orders\"")
 			.endsWith("\"retryAfter\":30}");
 	}

@@ -13,6 +13,7 @@ import io.github.ratelimit.spring.RateLimitExceededException;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
@@ -82,10 +83,11 @@ class RateLimitFilterTests {
 		assertThat(response.getHeader("Retry-After")).isEqualTo("5");
 		assertThat(response.getHeader("X-RateLimit-Remaining")).isEqualTo("0");
 		assertThat(response.getHeader("RateLimit")).isEqualTo("\"api\";r=0;t=5");
-		assertThat(response.getContentAsString(StandardCharsets.UTF_8)).isEqualTo("{\"type\":\"about:blank\","
-				+ "\"title\":\"Too Many Requests\",\"status\":429,"
+		assertThat(response.getContentAsString(StandardCharsets.UTF_8)).isEqualTo(
+				"{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\","
+				+ "\"title\":\"Request cannot be satisfied as assigned quota has been exceeded\",\"status\":429,"
 				+ "\"detail\":\"Rate limit exceeded ('api'). Retry after 5 seconds.\",\"instance\":\"/api/orders\","
-				+ "\"policies\":[{\"name\":\"api\",\"limit\":2,\"remaining\":0,\"window\":10,\"retryAfter\":5}],"
+				+ "\"violated-policies\":[\"api\"],\"policies\":[{\"name\":\"api\",\"limit\":2,\"remaining\":0,\"window\":10,\"retryAfter\":5}],"
 				+ "\"retryAfter\":5}");
 		this.enforcers.advance(Duration.ofSeconds(5));
 		MockHttpServletResponse later = new MockHttpServletResponse();
@@ -213,9 +215,23 @@ class RateLimitFilterTests {
 	}
 
 	@Test
-	void asyncAndErrorDispatchesAreNotCheckedAgain() {
+	void asyncDispatchesPassAndAnErrorDispatchGetsTheHeadersBackWithoutASecondCheck() throws Exception {
 		assertThat(this.filter.shouldNotFilterAsyncDispatch()).isTrue();
-		assertThat(this.filter.shouldNotFilterErrorDispatch()).isTrue();
+		MockHttpServletRequest request = request("/api/a");
+		MockHttpServletResponse response = new MockHttpServletResponse();
+		this.filter.doFilter(request, response, new MockFilterChain());
+		assertThat(response.getHeader("X-RateLimit-Remaining")).isEqualTo("1");
+		// the container renders an error page on a reset response
+		request.setDispatcherType(DispatcherType.ERROR);
+		MockHttpServletResponse errorPage = new MockHttpServletResponse();
+		MockFilterChain errorChain = new MockFilterChain();
+		this.filter.doFilter(request, errorPage, errorChain);
+		assertThat(errorChain.getRequest()).as("the error page is rendered").isNotNull();
+		assertThat(errorPage.getHeader("X-RateLimit-Remaining")).isEqualTo("1");
+		assertThat(errorPage.getHeader("RateLimit")).isEqualTo(response.getHeader("RateLimit"));
+		MockHttpServletResponse next = new MockHttpServletResponse();
+		this.filter.doFilter(request("/api/a"), next, new MockFilterChain());
+		assertThat(next.getHeader("X-RateLimit-Remaining")).as("counted once").isEqualTo("0");
 	}
 
 	private int statusOf(String path) throws ServletException, IOException {

@@ -5,6 +5,7 @@ import java.util.List;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimited;
@@ -113,7 +114,7 @@ class ServletRateLimitedMethodInterceptorTests {
 		RateLimitExceededException denial = catchThrowableOfType(RateLimitExceededException.class,
 				() -> this.orders.order("2"));
 		assertThat(denial.decision().decisions()).extracting((d) -> d.identity())
-			.containsExactly("acme", "192.0.2.1", "192.0.2.1");
+			.containsExactly(KeySpec.parse("#tenant", (name) -> null).identity("acme"), "ip:192.0.2.1", "ip:192.0.2.1");
 		MockHttpServletResponse response = new MockHttpServletResponse();
 		new RateLimitExceptionResolver(this.enforcer).resolveException(request, response, null, denial);
 		assertThat(response.getStatus()).isEqualTo(429);
