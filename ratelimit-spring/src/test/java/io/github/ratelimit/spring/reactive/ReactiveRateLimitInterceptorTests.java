@@ -165,7 +165,8 @@ class ReactiveRateLimitInterceptorTests {
 		assertThat(call.block()).isEqualTo("hello x");
 		RateLimitExceededException denial = catchThrowableOfType(RateLimitExceededException.class, call::block);
 		assertThat(denial.decision().decisions()).singleElement()
-			.satisfies((decision) -> assertThat(decision.identity()).isEqualTo("x"));
+			.satisfies((decision) -> assertThat(decision.identity())
+				.isEqualTo(KeySpec.parse("#tenant", (name) -> null).identity("x")));
 		assertThat(api().monoCalls).hasValue(2);
 	}
 
