@@ -95,7 +95,10 @@ class GatewayIntegrationTests {
 		assertThat(header(denied, "X-RateLimit-Remaining")).isEqualTo("0");
 		HttpResponse<String> fromFirst = get(first, "/shared/orders", "shared-client");
 		assertThat(fromFirst.statusCode()).isEqualTo(429);
-		assertThat(fromFirst.body()).contains("\"type\":\"about:blank\"");
+		// the other gateway's default problem type: the draft's quota-exceeded, naming the violated policies
+		assertThat(fromFirst.body()).contains(
+				"\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\"",
+				"\"violated-policies\":[\"shared\"]");
 		// the route's decisions are the starter's meters, by policy and outcome
 		assertThat(decisions(first, "shared", "allowed") + decisions(second, "shared", "allowed")).isEqualTo(5);
 		assertThat(decisions(first, "shared", "denied")).isEqualTo(2);

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.RateLimiter;
+import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
@@ -120,7 +121,8 @@ class NonWebRateLimitedBeanIntegrationTests {
 			assertThat(client.statement(customer)).isEqualTo("statement " + customer);
 		}
 		assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> client(second).statement("hooli"))
-			.satisfies((denial) -> assertThat(denial.decision().deciding().orElseThrow().identity()).isEqualTo("hooli"));
+			.satisfies((denial) -> assertThat(denial.decision().deciding().orElseThrow().identity())
+				.isEqualTo(KeySpec.parse("#customer", (name) -> null).identity("hooli")));
 		assertThat(client(second).statement("umbrella")).isEqualTo("statement umbrella");
 	}
 

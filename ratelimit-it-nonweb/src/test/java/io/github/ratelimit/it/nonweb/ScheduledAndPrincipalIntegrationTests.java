@@ -64,7 +64,8 @@ class ScheduledAndPrincipalIntegrationTests {
 		authenticate("alice");
 		assertThat(job.report()).isEqualTo("report");
 		assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(job::report)
-			.satisfies((denial) -> assertThat(denial.decision().deciding().orElseThrow().identity()).isEqualTo("alice"));
+			.satisfies((denial) -> assertThat(denial.decision().deciding().orElseThrow().identity())
+				.isEqualTo("principal:alice"));
 		authenticate("bob");
 		assertThat(job.report()).isEqualTo("report");
 	}
