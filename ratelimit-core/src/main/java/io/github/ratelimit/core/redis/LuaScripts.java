@@ -11,9 +11,13 @@ import java.util.EnumMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.RateLimitPolicy;
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -21,6 +25,11 @@ import org.springframework.data.redis.core.script.RedisScript;
  * that {@linkplain Algorithm#keepsEntries() keeps entries}, the files of the algorithms a call uses, then the driver.
  * One script per set of algorithms, built once: a call only carries the code it runs, and its SHA-1 is stable, so
  * EVALSHA finds it after the first load.
+ * <p>
+ * The common request, one entry acquired, has scripts of its own ({@link #forSingleEntry}): one per set of policy
+ * parameters, written into the script rather than sent with every call, and for the token bucket and GCRA written
+ * straight through ({@code scripts/fast/}) rather than through the driver's tables and closures. What these cost
+ * Redis is measured in the benchmarks (section 1b).
  */
 final class LuaScripts {
 
@@ -47,9 +56,63 @@ final class LuaScripts {
 		SORTED_SET_ALGORITHMS = sortedSet;
 	}
 
+	/** The straight-through single-entry scripts, by algorithm; absent for the algorithms that use the driver. */
+	private static final Map<Algorithm, String> FAST = new EnumMap<>(Algorithm.class);
+
+	/** The driver of a single-entry acquire through the algorithms' files. */
+	private static final String SINGLE = read("single.lua");
+
+	/**
+	 * At most this many single-entry scripts (distinct sets of policy parameters, counting runtime overrides) are
+	 * made; requests of any further set use the driver, so that Redis' script cache stays small whatever overrides
+	 * operators write.
+	 */
+	static final int MAX_SINGLE_ENTRY_SCRIPTS = 1024;
+
+	static {
+		for (Algorithm algorithm : Algorithm.values()) {
+			String fast = readIfPresent("fast/" + algorithm.id() + ".lua");
+			if (fast != null) {
+				FAST.put(algorithm, fast);
+			}
+		}
+	}
+
 	@SuppressWarnings("rawtypes")
 	private final AtomicReferenceArray<RedisScript<List>> scripts = new AtomicReferenceArray<>(
 			1 << Algorithm.values().length);
+
+	@SuppressWarnings("rawtypes")
+	private final Map<Parameters, RedisScript<List>> singleEntry = new ConcurrentHashMap<>();
+
+	/** What a single-entry script has written into it: the policy's parameters that decide. */
+	private record Parameters(Algorithm algorithm, long limit, long windowMicros, long burst, long minIntervalMicros) {
+
+		static Parameters of(RateLimitPolicy policy) {
+			return new Parameters(policy.algorithm(), policy.limit(), policy.windowMicros(), policy.burst(),
+					policy.minIntervalMicros());
+		}
+
+	}
+
+	/**
+	 * The script of a single-entry acquire under this policy's parameters (see {@code scripts/single.lua} for its
+	 * layout).
+	 * @param policy the entry's policy
+	 * @return the script, or null once {@value #MAX_SINGLE_ENTRY_SCRIPTS} sets of parameters have one (the caller
+	 * then uses the driver)
+	 */
+	@SuppressWarnings("rawtypes")
+	@Nullable RedisScript<List> forSingleEntry(RateLimitPolicy policy) {
+		Parameters parameters = Parameters.of(policy);
+		RedisScript<List> script = this.singleEntry.get(parameters);
+		if (script == null && this.singleEntry.size() < MAX_SINGLE_ENTRY_SCRIPTS) {
+			script = this.singleEntry.computeIfAbsent(parameters,
+					(p) -> new AssembledScript(singleEntrySource(p.algorithm(), p.limit(), p.windowMicros(), p.burst(),
+							p.minIntervalMicros())));
+		}
+		return script;
+	}
 
 	/**
 	 * The script that evaluates entries of these algorithms.
@@ -115,7 +178,34 @@ final class LuaScripts {
 	 * @return the Lua source
 	 */
 	static String source(int mask) {
-		StringBuilder source = new StringBuilder(PRELUDE);
+		return assemble(new StringBuilder("local TIME_ARG = 2\n"), mask).append('\n').append(DRIVER).toString();
+	}
+
+	/**
+	 * The source of a single-entry acquire's script; visible for tests and tooling.
+	 * @param algorithm the algorithm
+	 * @param limit the policy's limit
+	 * @param windowMicros its window
+	 * @param burst its burst
+	 * @param minIntervalMicros its minimum interval
+	 * @return the Lua source, the parameters in its first line
+	 */
+	static String singleEntrySource(Algorithm algorithm, long limit, long windowMicros, long burst,
+			long minIntervalMicros) {
+		String values = limit + ", " + windowMicros + ", " + burst + ", " + minIntervalMicros + "\n";
+		String fast = FAST.get(algorithm);
+		if (fast != null) {
+			return "local LIMIT, WINDOW, BURST, MIN = " + values + fast;
+		}
+		StringBuilder source = new StringBuilder("local TIME_ARG, CODE, LIMIT, WINDOW, BURST, MIN = 3, '")
+			.append(algorithm.code())
+			.append("', ")
+			.append(values);
+		return assemble(source, 1 << algorithm.ordinal()).append('\n').append(SINGLE).toString();
+	}
+
+	private static StringBuilder assemble(StringBuilder source, int mask) {
+		source.append(PRELUDE);
 		if ((mask & SORTED_SET_ALGORITHMS) != 0) {
 			source.append('\n').append(SORTED_SET);
 		}
@@ -124,7 +214,11 @@ final class LuaScripts {
 				source.append('\n').append(ALGORITHMS.get(algorithm));
 			}
 		}
-		return source.append('\n').append(DRIVER).toString();
+		return source;
+	}
+
+	private static @Nullable String readIfPresent(String name) {
+		return (LuaScripts.class.getClassLoader().getResource("scripts/" + name) != null) ? read(name) : null;
 	}
 
 	private static String read(String name) {

@@ -109,6 +109,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	private final LuaScripts scripts = new LuaScripts();
 
+	/** Whether requests of one entry use their policy's own script (off only in tests, to compare with the driver). */
+	private volatile boolean singleEntryScripts = true;
+
 	/**
 	 * Whether a non-blocking call has gone through. Spring Data Redis opens the shared reactive connection on first
 	 * use with a blocking connect; until one call has succeeded, non-blocking calls start on a bounded elastic
@@ -257,6 +260,11 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	@Override
 	public Acquisition acquire(RateLimitRequest request, String requestId) {
+		SingleEntryCall single = singleEntryCall(request, requestId);
+		if (single != null) {
+			return single.acquisition(
+					ScriptReply.toLongs(this.template.execute(single.script(), single.keys(), single.args())));
+		}
 		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		if (calls.size() == 1) {
 			ScriptCall call = calls.get(0);
@@ -299,6 +307,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 			return Mono.fromCallable(this::isCluster)
 				.subscribeOn(Schedulers.boundedElastic())
 				.flatMap((known) -> acquireAsync(request, requestId));
+		}
+		SingleEntryCall single = singleEntryCall(request, requestId);
+		if (single != null) {
+			return executeAsync(single.script(), 1, single.encoded()).map(single::acquisition);
 		}
 		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		if (calls.size() == 1) {
@@ -517,6 +529,29 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		}
 	}
 
+	/**
+	 * The call of a request of one entry with a script of its own (see {@link LuaScripts#forSingleEntry}), or null
+	 * for the driver.
+	 */
+	private @Nullable SingleEntryCall singleEntryCall(RateLimitRequest request, String requestId) {
+		if (request.entries().size() != 1 || !this.singleEntryScripts) {
+			return null;
+		}
+		Entry entry = request.entries().get(0);
+		@SuppressWarnings("rawtypes")
+		RedisScript<List> script = this.scripts.forSingleEntry(entry.policy());
+		return (script != null) ? new SingleEntryCall(script, this.keys.key(entry.policy(), entry.identity()), entry,
+				requestId, request.explicitTimeMicros()) : null;
+	}
+
+	/**
+	 * Whether requests of one entry use their policy's own script; for tests that compare them with the driver.
+	 * @param enabled false for the driver only
+	 */
+	void singleEntryScripts(boolean enabled) {
+		this.singleEntryScripts = enabled;
+	}
+
 	/** Splits entries into one script call per hash slot (a single call unless on Cluster). */
 	private List<ScriptCall> calls(List<Entry> entries, String requestId, long explicitTimeMicros) {
 		boolean cluster = isCluster();
@@ -534,6 +569,22 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		return ScriptReply.toLongs(this.template.execute(script(call), call.keys(), call.args(mode, timeMicros)));
 	}
 
+	@SuppressWarnings({ "rawtypes", "unchecked" })
+	private List<Long> execute(RedisScript<?> script, int keys, ByteBuffer[] keysAndArgs) {
+		List<String> keyList = new ArrayList<>(keys);
+		Object[] args = new Object[keysAndArgs.length - keys];
+		for (int i = 0; i < keysAndArgs.length; i++) {
+			String value = StandardCharsets.UTF_8.decode(keysAndArgs[i].duplicate()).toString();
+			if (i < keys) {
+				keyList.add(value);
+			}
+			else {
+				args[i - keys] = value;
+			}
+		}
+		return ScriptReply.toLongs(this.template.execute((RedisScript<List>) script, keyList, args));
+	}
+
 	/**
 	 * EVALSHA through Spring Data Redis' reactive scripting commands on one long-lived connection (no template:
 	 * no per-call serializers or connection wrapping); on NOSCRIPT the script is sent with EVAL, which loads it.
@@ -542,9 +593,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		if (this.reactiveFactory == null) {
 			return Mono.fromCallable(() -> execute(call, mode, timeMicros)).subscribeOn(Schedulers.boundedElastic());
 		}
-		RedisScript<?> script = script(call);
-		ByteBuffer[] keysAndArgs = call.encoded(mode, timeMicros);
-		int keys = call.keys().size();
+		return executeAsync(script(call), call.keys().size(), call.encoded(mode, timeMicros));
+	}
+
+	private Mono<List<Long>> executeAsync(RedisScript<?> script, int keys, ByteBuffer[] keysAndArgs) {
+		if (this.reactiveFactory == null) {
+			return Mono.fromCallable(() -> execute(script, keys, keysAndArgs)).subscribeOn(Schedulers.boundedElastic());
+		}
 		forgetIfRestarted();
 		Mono<List<Long>> result = Mono.defer(() -> {
 			ReactiveRedisConnection connection = reactiveConnection();

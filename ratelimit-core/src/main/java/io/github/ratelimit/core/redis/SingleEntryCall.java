@@ -1,0 +1,101 @@
+package io.github.ratelimit.core.redis;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import io.github.ratelimit.core.PolicyDecision;
+import io.github.ratelimit.core.RateLimitBackend.Acquisition;
+import io.github.ratelimit.core.RateLimitRequest.Entry;
+
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * The call of a request of one entry, acquired with a script of the entry's policy (see
+ * {@link LuaScripts#forSingleEntry}); the layout is the one described at the top of {@code scripts/single.lua}, and
+ * the straight-through scripts under {@code scripts/fast/} share it; keep them in step:
+ * <ul>
+ * <li>KEYS[1]: the key;</li>
+ * <li>ARGV[1]: the cost;</li>
+ * <li>ARGV[2]: the request id, only when the algorithm's state {@linkplain io.github.ratelimit.core.Algorithm#keepsRequestId()
+ * keeps it} (else empty, and absent altogether when no explicit time follows);</li>
+ * <li>ARGV[3]: the explicit time in microseconds, absent for the server's clock.</li>
+ * </ul>
+ * The reply: the time used, admits (1 or 0), remaining and reset-after (microseconds), retry-after (microseconds, 0
+ * when admitted). A single entry is the whole request, so the script itself picks the figures once taken or as is.
+ */
+final class SingleEntryCall {
+
+	private static final int TIME = 0;
+
+	private static final int ADMITS = 1;
+
+	private static final int REMAINING = 2;
+
+	private static final int RESET_AFTER = 3;
+
+	private static final int RETRY_AFTER = 4;
+
+	@SuppressWarnings("rawtypes")
+	private final RedisScript<List> script;
+
+	private final String key;
+
+	private final Entry entry;
+
+	private final String[] args;
+
+	@SuppressWarnings("rawtypes")
+	SingleEntryCall(RedisScript<List> script, String key, Entry entry, String requestId, long explicitTimeMicros) {
+		this.script = script;
+		this.key = key;
+		this.entry = entry;
+		String cost = Long.toString(entry.cost());
+		String id = entry.policy().algorithm().keepsRequestId() ? requestId : "";
+		if (explicitTimeMicros >= 0) {
+			this.args = new String[] { cost, id, Long.toString(explicitTimeMicros) };
+		}
+		else if (!id.isEmpty()) {
+			this.args = new String[] { cost, id };
+		}
+		else {
+			this.args = new String[] { cost };
+		}
+	}
+
+	@SuppressWarnings("rawtypes")
+	RedisScript<List> script() {
+		return this.script;
+	}
+
+	List<String> keys() {
+		return List.of(this.key);
+	}
+
+	Object[] args() {
+		return this.args;
+	}
+
+	/** KEYS and then ARGV, encoded for the reactive scripting commands. */
+	ByteBuffer[] encoded() {
+		ByteBuffer[] buffers = new ByteBuffer[1 + this.args.length];
+		buffers[0] = ByteBuffer.wrap(this.key.getBytes(StandardCharsets.UTF_8));
+		for (int i = 0; i < this.args.length; i++) {
+			buffers[i + 1] = ByteBuffer.wrap(this.args[i].getBytes(StandardCharsets.UTF_8));
+		}
+		return buffers;
+	}
+
+	/**
+	 * The request's decision.
+	 * @param reply the script's reply
+	 * @return the acquisition of the one entry
+	 */
+	Acquisition acquisition(List<Long> reply) {
+		boolean admits = reply.get(ADMITS) == 1L;
+		PolicyDecision decision = PolicyDecision.of(this.entry, admits, reply.get(REMAINING), reply.get(RESET_AFTER),
+				reply.get(RETRY_AFTER));
+		return new Acquisition(List.of(decision), reply.get(TIME));
+	}
+
+}

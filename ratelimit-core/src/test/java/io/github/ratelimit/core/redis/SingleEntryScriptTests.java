@@ -1,0 +1,195 @@
+package io.github.ratelimit.core.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.PolicyDecision;
+import io.github.ratelimit.core.RateLimitBackend.Acquisition;
+import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitRequest;
+import io.github.ratelimit.testkit.RedisClusterServer;
+import io.github.ratelimit.testkit.RedisServer;
+import io.github.ratelimit.testkit.RedisServers;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import org.springframework.data.redis.connection.DataType;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.ZSetOperations.TypedTuple;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The scripts of single-entry acquires (one per set of policy parameters; straight through for the token bucket and
+ * GCRA) against the driver every other request takes: on a real standalone server and a real Cluster, a random
+ * trace with explicit time gets the same decisions, figure for figure, and leaves the same state in Redis.
+ */
+class SingleEntryScriptTests {
+
+	private static final long T0 = 1_800_000_000_000_000L;
+
+	private static final List<LettuceConnectionFactory> FACTORIES = new ArrayList<>();
+
+	static Stream<String> servers() {
+		return Stream.of("standalone", "cluster");
+	}
+
+	@AfterAll
+	static void stopFactories() {
+		FACTORIES.forEach(LettuceConnectionFactory::destroy);
+	}
+
+	private static LettuceConnectionFactory factory(String server) {
+		LettuceConnectionFactory factory;
+		if (server.equals("cluster")) {
+			RedisClusterServer cluster = RedisServers.cluster();
+			factory = new LettuceConnectionFactory(new RedisClusterConfiguration(
+					cluster.nodes().stream().map((node) -> node.host() + ":" + node.port()).toList()));
+		}
+		else {
+			RedisServer standalone = RedisServers.standalone();
+			factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(standalone.host(), standalone.port()));
+		}
+		factory.afterPropertiesSet();
+		factory.start();
+		FACTORIES.add(factory);
+		return factory;
+	}
+
+	private static List<RateLimitPolicy> policies() {
+		return List.of(
+				RateLimitPolicy.builder("tb").algorithm(Algorithm.TOKEN_BUCKET).limit(7).window(Duration.ofMillis(700)).burst(12).build(),
+				RateLimitPolicy.builder("tb1").algorithm(Algorithm.TOKEN_BUCKET).limit(3).window(Duration.ofMillis(333)).build(),
+				RateLimitPolicy.builder("gc").algorithm(Algorithm.GCRA).limit(9).window(Duration.ofMillis(1300)).burst(4).build(),
+				RateLimitPolicy.builder("gc1").algorithm(Algorithm.GCRA).limit(1).window(Duration.ofMillis(90)).build(),
+				RateLimitPolicy.builder("sl").algorithm(Algorithm.SLIDING_WINDOW_LOG).limit(6).window(Duration.ofMillis(900))
+					.minInterval(Duration.ofMillis(20)).build(),
+				RateLimitPolicy.builder("sc").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).limit(11).window(Duration.ofMillis(1000)).build(),
+				RateLimitPolicy.builder("fw").algorithm(Algorithm.FIXED_WINDOW).limit(8).window(Duration.ofMillis(500)).build(),
+				RateLimitPolicy.builder("cc").algorithm(Algorithm.CONCURRENCY).limit(3).window(Duration.ofMillis(400)).build());
+	}
+
+	@ParameterizedTest
+	@MethodSource("servers")
+	void singleEntryScriptsDecideAndWriteExactlyAsTheDriver(String server) {
+		LettuceConnectionFactory factory = factory(server);
+		StringRedisTemplate redis = new StringRedisTemplate(factory);
+		RedisRateLimitBackend single = new RedisRateLimitBackend(factory, "single:");
+		RedisRateLimitBackend driver = new RedisRateLimitBackend(factory, "driver:");
+		driver.singleEntryScripts(false);
+		List<RateLimitPolicy> policies = policies();
+		List<String> identities = List.of("u1", "u2", "a very {odd} identity\n");
+		Random random = new Random(20261123L);
+		long now = T0 + 987_653L;
+		List<Held> held = new ArrayList<>();
+		int admitted = 0;
+		int denied = 0;
+		for (int step = 0; step < 2000; step++) {
+			now += random.nextInt(30_000);
+			RateLimitPolicy policy = policies.get(random.nextInt(policies.size()));
+			long cost = 1 + random.nextInt((int) Math.min(3, policy.capacity()));
+			RateLimitRequest.Entry entry = new RateLimitRequest.Entry(policy, identities.get(random.nextInt(identities.size())), cost);
+			RateLimitRequest request = RateLimitRequest.builder().add(entry.policy(), entry.identity(), cost).at(now).build();
+			String requestId = "r" + step;
+			Acquisition bySingle = single.acquire(request, requestId);
+			Acquisition byDriver = driver.acquire(request, requestId);
+			assertThat(figures(bySingle.decisions().get(0))).as("step %d, %s", step, policy.name())
+				.isEqualTo(figures(byDriver.decisions().get(0)));
+			assertThat(bySingle.timeMicros()).isEqualTo(byDriver.timeMicros());
+			if (bySingle.decisions().get(0).allowed()) {
+				admitted++;
+				if (policy.algorithm().holdsPermits() || random.nextInt(10) == 0) {
+					held.add(new Held(entry, requestId, bySingle.timeMicros()));
+				}
+			}
+			else {
+				denied++;
+			}
+			if (!held.isEmpty() && random.nextInt(3) == 0) {
+				Held release = held.remove(random.nextInt(held.size()));
+				single.release(List.of(release.entry), release.requestId, List.of(release.timeMicros));
+				driver.release(List.of(release.entry), release.requestId, List.of(release.timeMicros));
+			}
+			if (step % 50 == 0) {
+				for (RateLimitPolicy p : policies) {
+					for (String identity : identities) {
+						assertThat(state(redis, single.key(p, identity))).as("state of %s at step %d", p.name(), step)
+							.isEqualTo(state(redis, driver.key(p, identity)));
+					}
+				}
+			}
+		}
+		assertThat(admitted).isGreaterThan(300);
+		assertThat(denied).isGreaterThan(200);
+	}
+
+	@Test
+	void aSingleEntryAcquireRunsItsPolicysScriptAndNotTheDriver() {
+		LettuceConnectionFactory factory = factory("standalone");
+		StringRedisTemplate redis = new StringRedisTemplate(factory);
+		redis.execute((RedisCallback<Void>) (connection) -> {
+			connection.scriptingCommands().scriptFlush();
+			return null;
+		});
+		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory, "which:");
+		LuaScripts scripts = new LuaScripts();
+		for (RateLimitPolicy policy : policies()) {
+			assertThat(backend.acquire(RateLimitRequest.of(policy, "someone"), "id").decisions().get(0).allowed()).isTrue();
+			String own = scripts.forSingleEntry(policy).getSha1();
+			String driver = scripts.forAlgorithms(List.of(policy.algorithm())).getSha1();
+			List<Boolean> loaded = redis.execute((RedisCallback<List<Boolean>>) (connection) -> connection.scriptingCommands()
+				.scriptExists(own, driver));
+			assertThat(loaded).as(policy.name()).containsExactly(true, false);
+		}
+	}
+
+	@Test
+	void beyondTheScriptCapRequestsOfOneEntryUseTheDriver() {
+		LuaScripts scripts = new LuaScripts();
+		for (int limit = 1; limit <= LuaScripts.MAX_SINGLE_ENTRY_SCRIPTS; limit++) {
+			assertThat(scripts.forSingleEntry(RateLimitPolicy.builder("p").algorithm(Algorithm.FIXED_WINDOW).limit(limit).window(Duration.ofSeconds(1)).build()))
+				.isNotNull();
+		}
+		RateLimitPolicy again = RateLimitPolicy.builder("other-name").algorithm(Algorithm.FIXED_WINDOW).limit(5).window(Duration.ofSeconds(1)).build();
+		assertThat(scripts.forSingleEntry(again)).as("the same parameters under another name share a script").isNotNull();
+		assertThat(scripts.forSingleEntry(RateLimitPolicy.builder("p").algorithm(Algorithm.FIXED_WINDOW).limit(100_000).window(Duration.ofSeconds(1)).build()))
+			.isNull();
+	}
+
+	private static List<Object> figures(PolicyDecision decision) {
+		return List.of(decision.allowed(), decision.remaining(), decision.resetAfter(), decision.retryAfter());
+	}
+
+	/** What a key holds, without its name: type, then content in a comparable form (TTL left out: it is rounded). */
+	private static Object state(StringRedisTemplate redis, String key) {
+		DataType type = redis.type(key);
+		return switch (type) {
+			case NONE -> "none";
+			case STRING -> List.of("string", String.valueOf(redis.opsForValue().get(key)));
+			case HASH -> List.of("hash", new TreeMap<>(redis.opsForHash().entries(key)).toString());
+			case ZSET -> {
+				List<String> members = new ArrayList<>();
+				for (TypedTuple<String> tuple : redis.opsForZSet().rangeWithScores(key, 0, -1)) {
+					members.add(tuple.getValue() + "@" + tuple.getScore());
+				}
+				yield List.of("zset", members.toString());
+			}
+			default -> List.of(type.code(), "?");
+		};
+	}
+
+	private record Held(RateLimitRequest.Entry entry, String requestId, long timeMicros) {
+	}
+
+}
