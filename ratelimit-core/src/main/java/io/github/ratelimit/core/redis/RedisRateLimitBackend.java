@@ -1,14 +1,16 @@
 package io.github.ratelimit.core.redis;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -23,6 +25,9 @@ import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimitRequest.Entry;
 import io.github.ratelimit.core.redis.ScriptCall.Mode;
 import org.jspecify.annotations.Nullable;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -32,15 +37,15 @@ import org.apache.commons.logging.LogFactory;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
-import org.springframework.data.redis.connection.ReactiveRedisConnection;
-import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisClusterNode;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionCommands;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceExceptionConverter;
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.ScanOptions;
@@ -86,16 +91,21 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	private final StringRedisTemplate template;
 
-	private final @Nullable ReactiveRedisConnectionFactory reactiveFactory;
-
-	/** One long-lived reactive connection over the factory's shared native connection, opened on first use. */
-	private volatile @Nullable ReactiveRedisConnection reactiveConnection;
+	/**
+	 * Lettuce's own asynchronous commands on the factory's connection (its shared native connection, unless the
+	 * factory shares none), held for the backend's life and opened on first use: a script call is one Lettuce
+	 * command and its future, with no template, serializer, connection wrapping or reactive pipeline around it.
+	 */
+	private volatile @Nullable NativeConnection nativeConnection;
 
 	/**
-	 * The Lettuce client the reactive connection was opened with: a factory stopped and started again makes a new
+	 * The Lettuce client the native connection was opened with: a factory stopped and started again makes a new
 	 * client and shuts the old one down, whose connections then fail every command at once.
 	 */
-	private volatile @Nullable Object reactiveClient;
+	private volatile @Nullable Object nativeClientAtOpen;
+
+	/** Spring's translation of Lettuce's exceptions, as the template would throw them. */
+	private static final LettuceExceptionConverter EXCEPTIONS = new LettuceExceptionConverter();
 
 	private final @Nullable LettuceConnectionFactory lettuce;
 
@@ -113,11 +123,11 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	private volatile boolean singleEntryScripts = true;
 
 	/**
-	 * Whether a non-blocking call has gone through. Spring Data Redis opens the shared reactive connection on first
+	 * Whether a non-blocking call has gone through. Spring Data Redis opens the shared native connection on first
 	 * use with a blocking connect; until one call has succeeded, non-blocking calls start on a bounded elastic
 	 * thread so that an event loop never waits for a (re)connect.
 	 */
-	private volatile boolean reactiveConnected;
+	private volatile boolean nativeConnected;
 
 	/** Whether the lifecycle has started the backend (calls work either way: they open a connection on demand). */
 	private volatile boolean running;
@@ -149,7 +159,6 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		this.keys = new RateLimitKeys(keyPrefix);
 		this.connectionFactory = connectionFactory;
 		this.template = new StringRedisTemplate(connectionFactory);
-		this.reactiveFactory = (connectionFactory instanceof ReactiveRedisConnectionFactory reactive) ? reactive : null;
 		this.lettuce = (connectionFactory instanceof LettuceConnectionFactory factory) ? factory : null;
 		this.cluster = (this.lettuce != null) ? this.lettuce.isClusterAware() : null;
 	}
@@ -163,9 +172,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	 * @throws RuntimeException when Redis cannot be reached
 	 */
 	public void connect() {
-		if (this.reactiveFactory != null) {
-			reactiveConnection().ping().block();
-			this.reactiveConnected = true;
+		if (this.lettuce != null) {
+			await(nativeConnection().commands().ping(), timeoutMillis());
+			this.nativeConnected = true;
 		}
 		else {
 			this.template.execute((RedisCallback<String>) RedisConnectionCommands::ping);
@@ -200,14 +209,15 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	public void start() {
 		boolean reconnect;
 		synchronized (this.lifecycleLock) {
-			reconnect = this.stopped && this.reactiveFactory != null;
+			reconnect = this.stopped && this.lettuce != null;
 			this.stopped = false;
 			this.running = true;
 		}
 		if (reconnect) {
-			CompletableFuture<String> reconnected = Mono.fromCallable(() -> reactiveConnection().ping().block())
+			CompletableFuture<String> reconnected = Mono
+				.fromCallable(() -> await(nativeConnection().commands().ping(), timeoutMillis()))
 				.subscribeOn(Schedulers.boundedElastic())
-				.doOnSuccess((pong) -> this.reactiveConnected = true)
+				.doOnSuccess((pong) -> this.nativeConnected = true)
 				.toFuture();
 			try {
 				// the context's start waits a moment for it, so that the first requests find the connection open;
@@ -235,12 +245,12 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		}
 		// not under the connection's monitor, which a connect in progress may hold for the client's timeout; a
 		// connection such a connect completes after this is dropped by forgetIfRestarted once the factory restarts
-		ReactiveRedisConnection connection = this.reactiveConnection;
-		this.reactiveConnection = null;
-		this.reactiveConnected = false;
+		NativeConnection connection = this.nativeConnection;
+		this.nativeConnection = null;
+		this.nativeConnected = false;
 		if (connection != null) {
 			try {
-				connection.close();
+				connection.holder().close();
 			}
 			catch (RuntimeException ex) {
 				logger.debug("Could not close the rate limiter's Redis connection", ex);
@@ -262,8 +272,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	public Acquisition acquire(RateLimitRequest request, String requestId) {
 		SingleEntryCall single = singleEntryCall(request, requestId);
 		if (single != null) {
-			return single.acquisition(
-					ScriptReply.toLongs(this.template.execute(single.script(), single.keys(), single.args())));
+			return single.acquisition(execute(single.script(), 1, single.encoded()));
 		}
 		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		if (calls.size() == 1) {
@@ -566,65 +575,128 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	private List<Long> execute(ScriptCall call, Mode mode, long timeMicros) {
-		return ScriptReply.toLongs(this.template.execute(script(call), call.keys(), call.args(mode, timeMicros)));
-	}
-
-	@SuppressWarnings({ "rawtypes", "unchecked" })
-	private List<Long> execute(RedisScript<?> script, int keys, ByteBuffer[] keysAndArgs) {
-		List<String> keyList = new ArrayList<>(keys);
-		Object[] args = new Object[keysAndArgs.length - keys];
-		for (int i = 0; i < keysAndArgs.length; i++) {
-			String value = StandardCharsets.UTF_8.decode(keysAndArgs[i].duplicate()).toString();
-			if (i < keys) {
-				keyList.add(value);
-			}
-			else {
-				args[i - keys] = value;
-			}
+		if (this.lettuce == null) {
+			return ScriptReply.toLongs(this.template.execute(script(call), call.keys(), call.args(mode, timeMicros)));
 		}
-		return ScriptReply.toLongs(this.template.execute((RedisScript<List>) script, keyList, args));
+		return execute(script(call), call.keys().size(), call.encoded(mode, timeMicros));
 	}
 
 	/**
-	 * EVALSHA through Spring Data Redis' reactive scripting commands on one long-lived connection (no template:
-	 * no per-call serializers or connection wrapping); on NOSCRIPT the script is sent with EVAL, which loads it.
+	 * A blocking call: on Lettuce, its asynchronous command awaited up to the factory's timeout (as the template
+	 * would); on another client, through the template.
+	 */
+	@SuppressWarnings({ "rawtypes", "unchecked" })
+	private List<Long> execute(RedisScript<?> script, int keys, byte[][] keysAndArgs) {
+		if (this.lettuce == null) {
+			List<String> keyList = new ArrayList<>(keys);
+			Object[] args = new Object[keysAndArgs.length - keys];
+			for (int i = 0; i < keysAndArgs.length; i++) {
+				String value = new String(keysAndArgs[i], StandardCharsets.UTF_8);
+				if (i < keys) {
+					keyList.add(value);
+				}
+				else {
+					args[i - keys] = value;
+				}
+			}
+			return ScriptReply.toLongs(this.template.execute((RedisScript<List>) script, keyList, args));
+		}
+		forgetIfRestarted();
+		NativeConnection connection = nativeConnection();
+		try {
+			return await(evaluate(connection, script, keys, keysAndArgs), timeoutMillis());
+		}
+		catch (RuntimeException ex) {
+			if (!forgetIfClosed(connection, ex)) {
+				throw ex;
+			}
+			// once more on a new connection
+			return await(evaluate(nativeConnection(), script, keys, keysAndArgs), timeoutMillis());
+		}
+	}
+
+	/**
+	 * EVALSHA with Lettuce's asynchronous commands on the backend's long-lived connection; on NOSCRIPT the script is
+	 * sent with EVAL, which loads it. Without Lettuce, the blocking call on a bounded elastic thread.
 	 */
 	private Mono<List<Long>> executeAsync(ScriptCall call, Mode mode, long timeMicros) {
-		if (this.reactiveFactory == null) {
-			return Mono.fromCallable(() -> execute(call, mode, timeMicros)).subscribeOn(Schedulers.boundedElastic());
-		}
 		return executeAsync(script(call), call.keys().size(), call.encoded(mode, timeMicros));
 	}
 
-	private Mono<List<Long>> executeAsync(RedisScript<?> script, int keys, ByteBuffer[] keysAndArgs) {
-		if (this.reactiveFactory == null) {
+	private Mono<List<Long>> executeAsync(RedisScript<?> script, int keys, byte[][] keysAndArgs) {
+		if (this.lettuce == null) {
 			return Mono.fromCallable(() -> execute(script, keys, keysAndArgs)).subscribeOn(Schedulers.boundedElastic());
 		}
 		forgetIfRestarted();
 		Mono<List<Long>> result = Mono.defer(() -> {
-			ReactiveRedisConnection connection = reactiveConnection();
-			return evaluate(connection, script, keys, keysAndArgs).onErrorResume(
-					(ex) -> forgetIfClosed(connection, ex),
-					// once more on a new connection, opened off the caller's thread
-					(ex) -> Mono.defer(() -> evaluate(reactiveConnection(), script, keys, keysAndArgs))
-						.subscribeOn(Schedulers.boundedElastic()));
+			NativeConnection connection = nativeConnection();
+			return Mono.fromCompletionStage(evaluate(connection, script, keys, keysAndArgs))
+				.onErrorMap(RedisRateLimitBackend::translate)
+				.onErrorResume((ex) -> forgetIfClosed(connection, ex),
+						// once more on a new connection, opened off the caller's thread
+						(ex) -> Mono.defer(() -> Mono.fromCompletionStage(evaluate(nativeConnection(), script, keys,
+								keysAndArgs)))
+							.onErrorMap(RedisRateLimitBackend::translate)
+							.subscribeOn(Schedulers.boundedElastic()));
 		});
-		if (this.reactiveConnected) {
+		if (this.nativeConnected) {
 			return result;
 		}
-		return result.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((ok) -> this.reactiveConnected = true);
+		return result.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((ok) -> this.nativeConnected = true);
 	}
 
-	private static Mono<List<Long>> evaluate(ReactiveRedisConnection connection, RedisScript<?> script, int keys,
-			ByteBuffer[] keysAndArgs) {
-		return connection.scriptingCommands()
-			.evalSha(script.getSha1(), ReturnType.MULTI, keys, duplicates(keysAndArgs))
-			.onErrorResume(RedisRateLimitBackend::isNoScript,
-					(ex) -> connection.scriptingCommands()
-						.eval(ByteBuffer.wrap(script.getScriptAsString().getBytes(StandardCharsets.UTF_8)),
-								ReturnType.MULTI, keys, duplicates(keysAndArgs)))
-			.collectList()
-			.map(ScriptReply::flatten);
+	private static CompletionStage<List<Long>> evaluate(NativeConnection connection, RedisScript<?> script, int keys,
+			byte[][] keysAndArgs) {
+		byte[][] keyBytes = Arrays.copyOfRange(keysAndArgs, 0, keys);
+		byte[][] args = Arrays.copyOfRange(keysAndArgs, keys, keysAndArgs.length);
+		RedisFuture<List<Object>> call = connection.commands()
+			.evalsha(script.getSha1(), ScriptOutputType.MULTI, keyBytes, args);
+		return call.<CompletionStage<List<Object>>>handle((reply, ex) -> {
+			if (ex == null) {
+				return CompletableFuture.completedFuture(reply);
+			}
+			if (isNoScript(ex)) {
+				return connection.commands()
+					.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), ScriptOutputType.MULTI,
+							keyBytes, args);
+			}
+			return CompletableFuture.failedFuture(ex);
+		}).thenCompose((next) -> next).thenApply(ScriptReply::toLongs);
+	}
+
+	/** Waits for a Lettuce command as the template would: up to the timeout, with Spring's exceptions. */
+	private static <T> T await(CompletionStage<T> command, long timeoutMillis) {
+		CompletableFuture<T> future = command.toCompletableFuture();
+		try {
+			return future.get(timeoutMillis, TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			future.cancel(true);
+			throw translate(new io.lettuce.core.RedisCommandInterruptedException(ex));
+		}
+		catch (TimeoutException ex) {
+			future.cancel(true);
+			throw translate(new io.lettuce.core.RedisCommandTimeoutException(
+					"Command timed out after " + timeoutMillis + " ms"));
+		}
+		catch (ExecutionException ex) {
+			throw translate((ex.getCause() != null) ? ex.getCause() : ex);
+		}
+	}
+
+	private long timeoutMillis() {
+		return (this.lettuce != null) ? this.lettuce.getTimeout() : 60_000;
+	}
+
+	/** Lettuce's exceptions as Spring's, the ones the template throws. */
+	private static RuntimeException translate(Throwable error) {
+		Throwable cause = (error instanceof CompletionException && error.getCause() != null) ? error.getCause() : error;
+		if (cause instanceof RuntimeException runtime) {
+			RuntimeException translated = EXCEPTIONS.translateExceptionIfPossible(runtime);
+			return (translated != null) ? translated : runtime;
+		}
+		return new IllegalStateException(cause);
 	}
 
 	/**
@@ -632,14 +704,14 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	 * as Spring does when it pauses a context or refreshes it), so that the call is made again on a new one.
 	 * Reconnects after a Redis outage need nothing of this: the client reconnects the same connection.
 	 */
-	private boolean forgetIfClosed(ReactiveRedisConnection connection, Throwable error) {
-		if (!hasMessage(error, "Connection is closed")) {
+	private boolean forgetIfClosed(NativeConnection connection, Throwable error) {
+		if (!hasMessage(error, "Connection is closed") && !hasMessage(error, "Connection closed")) {
 			return false;
 		}
 		synchronized (this) {
-			if (this.reactiveConnection == connection) {
-				this.reactiveConnection = null;
-				this.reactiveConnected = false;
+			if (this.nativeConnection == connection) {
+				this.nativeConnection = null;
+				this.nativeConnected = false;
 			}
 		}
 		return true;
@@ -651,14 +723,14 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	 * instead of failing on the old client.
 	 */
 	private void forgetIfRestarted() {
-		ReactiveRedisConnection connection = this.reactiveConnection;
-		if (connection == null || this.lettuce == null || nativeClient() == this.reactiveClient) {
+		NativeConnection connection = this.nativeConnection;
+		if (connection == null || this.lettuce == null || nativeClient() == this.nativeClientAtOpen) {
 			return;
 		}
 		synchronized (this) {
-			if (this.reactiveConnection == connection) {
-				this.reactiveConnection = null;
-				this.reactiveConnected = false;
+			if (this.nativeConnection == connection) {
+				this.nativeConnection = null;
+				this.nativeConnected = false;
 			}
 		}
 	}
@@ -669,31 +741,37 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		}
 		catch (IllegalStateException ex) {
 			// stopped: the call fails on its own
-			return this.reactiveClient;
+			return this.nativeClientAtOpen;
 		}
 	}
 
-	private ReactiveRedisConnection reactiveConnection() {
-		ReactiveRedisConnection connection = this.reactiveConnection;
+	/**
+	 * The native connection, opened on first use: a Spring Data Redis connection of the factory (a cluster
+	 * connection on a Cluster, whose commands go to the node of their first key's slot), kept open so that a factory
+	 * that shares no native connection lends it a dedicated one for the backend's life.
+	 */
+	@SuppressWarnings("unchecked")
+	private NativeConnection nativeConnection() {
+		NativeConnection connection = this.nativeConnection;
 		if (connection == null) {
 			synchronized (this) {
-				connection = this.reactiveConnection;
+				connection = this.nativeConnection;
 				if (connection == null) {
-					this.reactiveClient = nativeClient();
-					connection = Objects.requireNonNull(this.reactiveFactory).getReactiveConnection();
-					this.reactiveConnection = connection;
+					LettuceConnectionFactory factory = Objects.requireNonNull(this.lettuce);
+					this.nativeClientAtOpen = nativeClient();
+					RedisConnection holder = factory.isClusterAware() ? factory.getClusterConnection()
+							: factory.getConnection();
+					connection = new NativeConnection(holder,
+							(RedisClusterAsyncCommands<byte[], byte[]>) ((LettuceConnection) holder).getNativeConnection());
+					this.nativeConnection = connection;
 				}
 			}
 		}
 		return connection;
 	}
 
-	private static ByteBuffer[] duplicates(ByteBuffer[] buffers) {
-		ByteBuffer[] copies = new ByteBuffer[buffers.length];
-		for (int i = 0; i < buffers.length; i++) {
-			copies[i] = buffers[i].duplicate();
-		}
-		return copies;
+	/** The connection that holds the native one open, and Lettuce's asynchronous commands on it. */
+	private record NativeConnection(RedisConnection holder, RedisClusterAsyncCommands<byte[], byte[]> commands) {
 	}
 
 	private static boolean isNoScript(Throwable error) {

@@ -1,6 +1,5 @@
 package io.github.ratelimit.core.redis;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -138,22 +137,22 @@ final class ScriptCall {
 	}
 
 	/**
-	 * KEYS and then ARGV, encoded for the reactive scripting commands.
+	 * KEYS and then ARGV, encoded for Lettuce's commands.
 	 * @param mode acquire or release
 	 * @param timeMicros the time to pass, or -1 for the server's clock
 	 * @return the keys followed by the arguments
 	 */
-	ByteBuffer[] encoded(Mode mode, long timeMicros) {
+	byte[][] encoded(Mode mode, long timeMicros) {
 		Object[] args = args(mode, timeMicros);
-		ByteBuffer[] buffers = new ByteBuffer[this.keys.size() + args.length];
+		byte[][] encoded = new byte[this.keys.size() + args.length][];
 		int i = 0;
 		for (String key : this.keys) {
-			buffers[i++] = ByteBuffer.wrap(key.getBytes(StandardCharsets.UTF_8));
+			encoded[i++] = key.getBytes(StandardCharsets.UTF_8);
 		}
 		for (Object arg : args) {
-			buffers[i++] = ByteBuffer.wrap(((String) arg).getBytes(StandardCharsets.UTF_8));
+			encoded[i++] = ((String) arg).getBytes(StandardCharsets.UTF_8);
 		}
-		return buffers;
+		return encoded;
 	}
 
 	/**

@@ -1,6 +1,5 @@
 package io.github.ratelimit.core.redis;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -68,22 +67,14 @@ final class SingleEntryCall {
 		return this.script;
 	}
 
-	List<String> keys() {
-		return List.of(this.key);
-	}
-
-	Object[] args() {
-		return this.args;
-	}
-
-	/** KEYS and then ARGV, encoded for the reactive scripting commands. */
-	ByteBuffer[] encoded() {
-		ByteBuffer[] buffers = new ByteBuffer[1 + this.args.length];
-		buffers[0] = ByteBuffer.wrap(this.key.getBytes(StandardCharsets.UTF_8));
+	/** KEYS and then ARGV, encoded for Lettuce's commands. */
+	byte[][] encoded() {
+		byte[][] encoded = new byte[1 + this.args.length][];
+		encoded[0] = this.key.getBytes(StandardCharsets.UTF_8);
 		for (int i = 0; i < this.args.length; i++) {
-			buffers[i + 1] = ByteBuffer.wrap(this.args[i].getBytes(StandardCharsets.UTF_8));
+			encoded[i + 1] = this.args[i].getBytes(StandardCharsets.UTF_8);
 		}
-		return buffers;
+		return encoded;
 	}
 
 	/**
