@@ -1,8 +1,8 @@
--- Prelude of every rate-limit script. The scripts are assembled as:
---   a first line set by the assembler (local TIME_ARG = n: the ARGV index of the explicit time, 2 in the layout of
---   ratelimit.lua, 3 in single.lua's, which also gets the policy's parameters there), common.lua, sorted-set.lua
---   (when the sliding window log or concurrency is used), then one file per algorithm used, then the driver
---   (ratelimit.lua, or single.lua for a single-entry acquire).
+-- Prelude of every rate-limit script but the straight-through ones (fast/). The scripts are assembled as:
+--   the lines the assembler writes (EXPLICIT_TIME: whether the call passes its time; for the scripts of one policy,
+--   its parameters CODE, LIMIT, WINDOW, BURST, MIN), common.lua, sorted-set.lua (when the sliding window log or
+--   concurrency is used), then one file per algorithm used, then the driver: ratelimit.lua, or for the calls of one
+--   policy single.lua (defining decide) and single-call.lua or batch-call.lua (calling it).
 -- Each algorithm file registers itself in ALG under its two-letter code with three functions:
 --   check(c)  reads the state of c.key at c.now and sets on c:
 --               ok (admits c.cost), rb/zb (remaining and reset-after now),
@@ -15,7 +15,6 @@
 -- Redis go through num(): Lua's default conversion keeps only 14 significant digits.
 local ALG = {}
 local EPS = 1e-12
-local EXPLICIT_TIME = (ARGV[TIME_ARG] or '') ~= ''
 -- With an explicit time (tests, replays) decisions do not follow the real clock, but TTLs do: keys then live at
 -- least ten minutes so that a replay faster than real time does not lose state it still needs.
 local EXPLICIT_TTL_FLOOR_MS = 600000

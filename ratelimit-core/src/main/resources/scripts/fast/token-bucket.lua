@@ -1,41 +1,34 @@
 -- Single-entry acquire of the token bucket, written straight through: the same arithmetic and the same state as
 -- token-bucket.lua's check and commit (keep the two in step; the conformance suite runs both against the local
 -- backend: requests of one entry take this script, requests of several the driver), without the driver's tables and
--- closures, which cost Redis about a third of the call. Layout as single.lua (the first line, set by the assembler:
--- local LIMIT, WINDOW, BURST, MIN = ...).
-local key = KEYS[1]
-local cost = tonumber(ARGV[1])
-local now
-if ARGV[3] then
-  now = tonumber(ARGV[3])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
-local st = redis.call('HMGET', key, 't', 's')
-local tokens = BURST
-local at = now
-if st[1] then
-  tokens = math.min(BURST, tonumber(st[1]))
-  local s = tonumber(st[2])
-  if now - s > 0 then
-    tokens = math.min(BURST, tokens + (now - s) * LIMIT / WINDOW)
-  else
-    at = s
+-- closures, which cost Redis about a third of the call. It defines decide(key, cost, rid, now) as
+-- single.lua does, for the same callers (single-call.lua, batch-call.lua).
+local function decide(key, cost, rid, now)
+  local st = redis.call('HMGET', key, 't', 's')
+  local tokens = BURST
+  local at = now
+  if st[1] then
+    tokens = math.min(BURST, tonumber(st[1]))
+    local s = tonumber(st[2])
+    if now - s > 0 then
+      tokens = math.min(BURST, tokens + (now - s) * LIMIT / WINDOW)
+    else
+      at = s
+    end
   end
+  local ahead = at - now
+  local t = 1e-12 * math.max(1, BURST)
+  if tokens + t >= cost then
+    local left = math.max(0, tokens - cost)
+    local za = math.ceil((BURST - left) * WINDOW / LIMIT) + ahead
+    redis.call('HSET', key, 't', string.format('%.17g', left), 's', string.format('%.17g', at), 'q', rid)
+    local ms = math.ceil(za / 1000)
+    if ms < 1 then ms = 1 end
+    if EXPLICIT_TIME and ms < 600000 then ms = 600000 end
+    redis.call('PEXPIRE', key, string.format('%d', ms))
+    return 1, math.floor(left + t), za, 0
+  end
+  local zb = math.ceil((BURST - tokens) * WINDOW / LIMIT)
+  if zb > 0 then zb = zb + ahead end
+  return 0, math.floor(tokens + t), zb, math.ceil((cost - tokens) * WINDOW / LIMIT) + ahead
 end
-local ahead = at - now
-local t = 1e-12 * math.max(1, BURST)
-if tokens + t >= cost then
-  local left = math.max(0, tokens - cost)
-  local za = math.ceil((BURST - left) * WINDOW / LIMIT) + ahead
-  redis.call('HSET', key, 't', string.format('%.17g', left), 's', string.format('%.17g', at), 'q', ARGV[2] or '')
-  local ms = math.ceil(za / 1000)
-  if ms < 1 then ms = 1 end
-  if ARGV[3] and ms < 600000 then ms = 600000 end
-  redis.call('PEXPIRE', key, string.format('%d', ms))
-  return { now, 1, math.floor(left + t), za, 0 }
-end
-local zb = math.ceil((BURST - tokens) * WINDOW / LIMIT)
-if zb > 0 then zb = zb + ahead end
-return { now, 0, math.floor(tokens + t), zb, math.ceil((cost - tokens) * WINDOW / LIMIT) + ahead }

@@ -59,8 +59,14 @@ final class LuaScripts {
 	/** The straight-through single-entry scripts, by algorithm; absent for the algorithms that use the driver. */
 	private static final Map<Algorithm, String> FAST = new EnumMap<>(Algorithm.class);
 
-	/** The driver of a single-entry acquire through the algorithms' files. */
+	/** decide() through the algorithms' files, for the algorithms without a straight-through script. */
 	private static final String SINGLE = read("single.lua");
+
+	/** The call of one request of one entry. */
+	private static final String SINGLE_CALL = read("single-call.lua");
+
+	/** The call of several requests of one entry each (natural batching). */
+	private static final String BATCH_CALL = read("batch-call.lua");
 
 	/**
 	 * At most this many single-entry scripts (distinct sets of policy parameters, counting runtime overrides) are
@@ -82,8 +88,16 @@ final class LuaScripts {
 	private final AtomicReferenceArray<RedisScript<List>> scripts = new AtomicReferenceArray<>(
 			1 << Algorithm.values().length);
 
+	private final Map<Parameters, PolicyScripts> singleEntry = new ConcurrentHashMap<>();
+
+	/**
+	 * The two scripts of one set of policy parameters.
+	 * @param single the call of one request of one entry ({@code scripts/single-call.lua})
+	 * @param batch the call of several ({@code scripts/batch-call.lua})
+	 */
 	@SuppressWarnings("rawtypes")
-	private final Map<Parameters, RedisScript<List>> singleEntry = new ConcurrentHashMap<>();
+	record PolicyScripts(RedisScript<List> single, RedisScript<List> batch) {
+	}
 
 	/** What a single-entry script has written into it: the policy's parameters that decide. */
 	private record Parameters(Algorithm algorithm, long limit, long windowMicros, long burst, long minIntervalMicros) {
@@ -96,22 +110,24 @@ final class LuaScripts {
 	}
 
 	/**
-	 * The script of a single-entry acquire under this policy's parameters (see {@code scripts/single.lua} for its
-	 * layout).
+	 * The scripts of single-entry acquires under this policy's parameters (see {@code scripts/single-call.lua} and
+	 * {@code scripts/batch-call.lua} for their layouts).
 	 * @param policy the entry's policy
-	 * @return the script, or null once {@value #MAX_SINGLE_ENTRY_SCRIPTS} sets of parameters have one (the caller
+	 * @return the scripts, or null once {@value #MAX_SINGLE_ENTRY_SCRIPTS} sets of parameters have them (the caller
 	 * then uses the driver)
 	 */
-	@SuppressWarnings("rawtypes")
-	@Nullable RedisScript<List> forSingleEntry(RateLimitPolicy policy) {
+	@Nullable PolicyScripts forSingleEntry(RateLimitPolicy policy) {
 		Parameters parameters = Parameters.of(policy);
-		RedisScript<List> script = this.singleEntry.get(parameters);
-		if (script == null && this.singleEntry.size() < MAX_SINGLE_ENTRY_SCRIPTS) {
-			script = this.singleEntry.computeIfAbsent(parameters,
-					(p) -> new AssembledScript(singleEntrySource(p.algorithm(), p.limit(), p.windowMicros(), p.burst(),
-							p.minIntervalMicros())));
+		PolicyScripts scripts = this.singleEntry.get(parameters);
+		if (scripts == null && this.singleEntry.size() < MAX_SINGLE_ENTRY_SCRIPTS) {
+			scripts = this.singleEntry.computeIfAbsent(parameters,
+					(p) -> new PolicyScripts(
+							new AssembledScript(singleEntrySource(p.algorithm(), p.limit(), p.windowMicros(), p.burst(),
+									p.minIntervalMicros(), false)),
+							new AssembledScript(singleEntrySource(p.algorithm(), p.limit(), p.windowMicros(), p.burst(),
+									p.minIntervalMicros(), true))));
 		}
-		return script;
+		return scripts;
 	}
 
 	/**
@@ -178,30 +194,42 @@ final class LuaScripts {
 	 * @return the Lua source
 	 */
 	static String source(int mask) {
-		return assemble(new StringBuilder("local TIME_ARG = 2\n"), mask).append('\n').append(DRIVER).toString();
+		return assemble(new StringBuilder("local EXPLICIT_TIME = ARGV[2] ~= ''\n"), mask).append('\n')
+			.append(DRIVER)
+			.toString();
 	}
 
 	/**
-	 * The source of a single-entry acquire's script; visible for tests and tooling.
+	 * The source of a script of single-entry acquires; visible for tests and tooling.
 	 * @param algorithm the algorithm
 	 * @param limit the policy's limit
 	 * @param windowMicros its window
 	 * @param burst its burst
 	 * @param minIntervalMicros its minimum interval
+	 * @param batch whether the script takes several requests ({@code batch-call.lua}) or one ({@code single-call.lua})
 	 * @return the Lua source, the parameters in its first line
 	 */
 	static String singleEntrySource(Algorithm algorithm, long limit, long windowMicros, long burst,
-			long minIntervalMicros) {
-		String values = limit + ", " + windowMicros + ", " + burst + ", " + minIntervalMicros + "\n";
+			long minIntervalMicros, boolean batch) {
+		StringBuilder source = new StringBuilder("local CODE, LIMIT, WINDOW, BURST, MIN = '").append(algorithm.code())
+			.append("', ")
+			.append(limit)
+			.append(", ")
+			.append(windowMicros)
+			.append(", ")
+			.append(burst)
+			.append(", ")
+			.append(minIntervalMicros)
+			.append('\n')
+			.append(batch ? "local EXPLICIT_TIME = ARGV[1] ~= ''\n" : "local EXPLICIT_TIME = ARGV[3] ~= nil\n");
 		String fast = FAST.get(algorithm);
 		if (fast != null) {
-			return "local LIMIT, WINDOW, BURST, MIN = " + values + fast;
+			source.append(fast);
 		}
-		StringBuilder source = new StringBuilder("local TIME_ARG, CODE, LIMIT, WINDOW, BURST, MIN = 3, '")
-			.append(algorithm.code())
-			.append("', ")
-			.append(values);
-		return assemble(source, 1 << algorithm.ordinal()).append('\n').append(SINGLE).toString();
+		else {
+			assemble(source, 1 << algorithm.ordinal()).append('\n').append(SINGLE);
+		}
+		return source.append('\n').append(batch ? BATCH_CALL : SINGLE_CALL).toString();
 	}
 
 	private static StringBuilder assemble(StringBuilder source, int mask) {

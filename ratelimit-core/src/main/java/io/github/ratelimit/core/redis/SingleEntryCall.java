@@ -11,8 +11,8 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * The call of a request of one entry, acquired with a script of the entry's policy (see
- * {@link LuaScripts#forSingleEntry}); the layout is the one described at the top of {@code scripts/single.lua}, and
- * the straight-through scripts under {@code scripts/fast/} share it; keep them in step:
+ * {@link LuaScripts#forSingleEntry}); the layout is the one described at the top of {@code scripts/single-call.lua};
+ * keep them in step:
  * <ul>
  * <li>KEYS[1]: the key;</li>
  * <li>ARGV[1]: the cost;</li>
@@ -35,8 +35,7 @@ final class SingleEntryCall {
 
 	private static final int RETRY_AFTER = 4;
 
-	@SuppressWarnings("rawtypes")
-	private final RedisScript<List> script;
+	private final LuaScripts.PolicyScripts scripts;
 
 	private final String key;
 
@@ -44,9 +43,9 @@ final class SingleEntryCall {
 
 	private final String[] args;
 
-	@SuppressWarnings("rawtypes")
-	SingleEntryCall(RedisScript<List> script, String key, Entry entry, String requestId, long explicitTimeMicros) {
-		this.script = script;
+	SingleEntryCall(LuaScripts.PolicyScripts scripts, String key, Entry entry, String requestId,
+			long explicitTimeMicros) {
+		this.scripts = scripts;
 		this.key = key;
 		this.entry = entry;
 		String cost = Long.toString(entry.cost());
@@ -62,9 +61,34 @@ final class SingleEntryCall {
 		}
 	}
 
+	/** The script of this call on its own. */
 	@SuppressWarnings("rawtypes")
 	RedisScript<List> script() {
-		return this.script;
+		return this.scripts.single();
+	}
+
+	/** The scripts of this call's policy, which a batch shares. */
+	LuaScripts.PolicyScripts scripts() {
+		return this.scripts;
+	}
+
+	/** Whether the call passes its own time (then it is never batched: a batch has one time, the server's). */
+	boolean explicitTime() {
+		return this.args.length == 3;
+	}
+
+	String key() {
+		return this.key;
+	}
+
+	/** ARGV[1], the cost. */
+	String cost() {
+		return this.args[0];
+	}
+
+	/** The request id where the algorithm keeps it, else empty. */
+	String requestId() {
+		return (this.args.length > 1) ? this.args[1] : "";
 	}
 
 	/** KEYS and then ARGV, encoded for Lettuce's commands. */

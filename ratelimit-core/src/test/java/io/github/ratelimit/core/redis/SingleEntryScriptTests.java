@@ -146,7 +146,7 @@ class SingleEntryScriptTests {
 		LuaScripts scripts = new LuaScripts();
 		for (RateLimitPolicy policy : policies()) {
 			assertThat(backend.acquire(RateLimitRequest.of(policy, "someone"), "id").decisions().get(0).allowed()).isTrue();
-			String own = scripts.forSingleEntry(policy).getSha1();
+			String own = scripts.forSingleEntry(policy).single().getSha1();
 			String driver = scripts.forAlgorithms(List.of(policy.algorithm())).getSha1();
 			List<Boolean> loaded = redis.execute((RedisCallback<List<Boolean>>) (connection) -> connection.scriptingCommands()
 				.scriptExists(own, driver));

@@ -1,0 +1,149 @@
+package io.github.ratelimit.core.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * Natural batching (group commit) of single-entry acquires on one connection: a call is sent at once when no batch
+ * is in flight; the calls that arrive while one is in flight wait for it to answer and then go together, as one
+ * script call per policy ({@code scripts/batch-call.lua}). Nothing waits for a batch to fill: a batch is whatever
+ * queued meanwhile, at most {@value #MAX_BATCH} calls. Each call is still decided on its own and atomically, in
+ * arrival order, at the batch's one server time; Redis' per-call work and the client's per-command work are shared.
+ * <p>
+ * A batch's reply is split into one reply per call in the layout of {@code scripts/single-call.lua}, so callers read
+ * a batched and an unbatched answer alike. A batch that fails fails every call in it.
+ * <p>
+ * Standalone and Sentinel only: on a Cluster the calls of a batch would have to share a slot.
+ */
+final class CallBatcher {
+
+	/** The most calls in one batch: a batch blocks Redis for about this many single decisions. */
+	static final int MAX_BATCH = 128;
+
+	/** One script call in flight at a time: the next batch forms while it runs. */
+	private static final int MAX_IN_FLIGHT = 1;
+
+	private final ConcurrentLinkedQueue<Pending> queue = new ConcurrentLinkedQueue<>();
+
+	private final AtomicInteger inFlight = new AtomicInteger();
+
+	private final Sender sender;
+
+	/** Sends one script call (keys, then arguments) and answers with its reply. */
+	@FunctionalInterface
+	interface Sender {
+
+		CompletionStage<List<Long>> send(RedisScript<?> script, int keys, byte[][] keysAndArgs);
+
+	}
+
+	CallBatcher(Sender sender) {
+		this.sender = sender;
+	}
+
+	/**
+	 * Decides a call, alone or in the next batch.
+	 * @param call a single-entry call on the server's clock
+	 * @return its reply, in the layout of {@code scripts/single-call.lua}
+	 */
+	CompletableFuture<List<Long>> submit(SingleEntryCall call) {
+		Pending pending = new Pending(call, new CompletableFuture<>());
+		this.queue.add(pending);
+		drain();
+		return pending.reply;
+	}
+
+	/** Sends what is queued while fewer than the maximum are in flight; called on every submit and every answer. */
+	private void drain() {
+		while (!this.queue.isEmpty()) {
+			int running = this.inFlight.get();
+			if (running >= MAX_IN_FLIGHT) {
+				return; // the answer of the call in flight drains the queue
+			}
+			if (!this.inFlight.compareAndSet(running, running + 1)) {
+				continue;
+			}
+			List<Pending> batch = new ArrayList<>();
+			Pending next;
+			while (batch.size() < MAX_BATCH && (next = this.queue.poll()) != null) {
+				batch.add(next);
+			}
+			if (batch.isEmpty()) {
+				this.inFlight.decrementAndGet();
+				continue;
+			}
+			send(batch).whenComplete((ignored, failure) -> {
+				this.inFlight.decrementAndGet();
+				drain();
+			});
+		}
+	}
+
+	/** One script call per policy of the batch, all sent at once; completes when every one has answered. */
+	private CompletableFuture<Void> send(List<Pending> batch) {
+		Map<LuaScripts.PolicyScripts, List<Pending>> byPolicy = new LinkedHashMap<>();
+		for (Pending pending : batch) {
+			byPolicy.computeIfAbsent(pending.call.scripts(), (scripts) -> new ArrayList<>()).add(pending);
+		}
+		List<CompletableFuture<?>> calls = new ArrayList<>(byPolicy.size());
+		for (Map.Entry<LuaScripts.PolicyScripts, List<Pending>> group : byPolicy.entrySet()) {
+			calls.add(sendGroup(group.getKey(), group.getValue()));
+		}
+		return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new));
+	}
+
+	private CompletableFuture<?> sendGroup(LuaScripts.PolicyScripts scripts, List<Pending> group) {
+		CompletionStage<List<Long>> reply;
+		try {
+			if (group.size() == 1) {
+				SingleEntryCall call = group.get(0).call;
+				reply = this.sender.send(scripts.single(), 1, call.encoded());
+			}
+			else {
+				int n = group.size();
+				byte[][] keysAndArgs = new byte[n + 1 + 2 * n][];
+				keysAndArgs[n] = new byte[0]; // ARGV[1]: the server's time
+				for (int i = 0; i < n; i++) {
+					SingleEntryCall call = group.get(i).call;
+					keysAndArgs[i] = call.key().getBytes(StandardCharsets.UTF_8);
+					keysAndArgs[n + 1 + 2 * i] = call.cost().getBytes(StandardCharsets.UTF_8);
+					keysAndArgs[n + 2 + 2 * i] = call.requestId().getBytes(StandardCharsets.UTF_8);
+				}
+				reply = this.sender.send(scripts.batch(), n, keysAndArgs);
+			}
+		}
+		catch (RuntimeException ex) {
+			reply = CompletableFuture.failedFuture(ex);
+		}
+		return reply.toCompletableFuture().whenComplete((values, failure) -> {
+			if (failure != null) {
+				group.forEach((pending) -> pending.reply.completeExceptionally(failure));
+			}
+			else if (group.size() == 1) {
+				group.get(0).reply.complete(values);
+			}
+			else {
+				// the time, then four figures per call: each call's reply is the time and its four
+				Long time = values.get(0);
+				for (int i = 0; i < group.size(); i++) {
+					int at = 1 + 4 * i;
+					group.get(i).reply.complete(
+							List.of(time, values.get(at), values.get(at + 1), values.get(at + 2), values.get(at + 3)));
+				}
+			}
+		});
+	}
+
+	private record Pending(SingleEntryCall call, CompletableFuture<List<Long>> reply) {
+	}
+
+}
