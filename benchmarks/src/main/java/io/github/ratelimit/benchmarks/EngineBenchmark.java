@@ -63,6 +63,17 @@ final class EngineBenchmark {
 					redisContenders.put(algorithm.id(), () -> new EngineContender("ours " + algorithm.id(),
 							new RedisRateLimitBackend(factory), algorithm, scenario));
 				}
+				for (Algorithm algorithm : algorithms) {
+					if (algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA) {
+						// what natural batching pays: the same engine sending every decision as its own call
+						redisContenders.put(algorithm.id() + "-unbatched", () -> {
+							RedisRateLimitBackend unbatched = new RedisRateLimitBackend(factory);
+							unbatched.setBatching(false);
+							return new EngineContender("ours " + algorithm.id() + " unbatched", unbatched, algorithm,
+									scenario);
+						});
+					}
+				}
 				redisContenders.put("bucket4j", () -> new Bucket4jContender(redis.uri(), scenario));
 				List<Contender> contenders = new ArrayList<>();
 				for (Supplier<Contender> supplier : redisContenders.values()) {

@@ -152,6 +152,15 @@ public class RateLimitProperties {
 		 */
 		private Duration maxReconnectDelay = Duration.ofSeconds(1);
 
+		/**
+		 * Whether single-policy decisions are batched on a standalone or Sentinel Redis: while one script call is in
+		 * flight on the connection, the decisions that arrive meanwhile go together as one call per policy once it
+		 * answers (group commit: nothing waits for a batch to fill; each decision is still atomic and in arrival
+		 * order). Shares Redis' per-call work and the client's per-command work between concurrent decisions. A
+		 * Cluster never batches.
+		 */
+		private boolean batching = true;
+
 		private final CircuitBreaker circuitBreaker = new CircuitBreaker();
 
 		public Duration getTimeout() {
@@ -168,6 +177,14 @@ public class RateLimitProperties {
 
 		public void setMaxReconnectDelay(Duration maxReconnectDelay) {
 			this.maxReconnectDelay = maxReconnectDelay;
+		}
+
+		public boolean isBatching() {
+			return this.batching;
+		}
+
+		public void setBatching(boolean batching) {
+			this.batching = batching;
 		}
 
 		public CircuitBreaker getCircuitBreaker() {

@@ -32,7 +32,9 @@ class RedisBackendConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(RateLimitBackend.class)
 	RedisRateLimitBackend rateLimitBackend(RedisConnectionFactory connectionFactory, RateLimitProperties properties) {
-		return new RedisRateLimitBackend(connectionFactory, properties.getKeyPrefix());
+		RedisRateLimitBackend backend = new RedisRateLimitBackend(connectionFactory, properties.getKeyPrefix());
+		backend.setBatching(properties.getRedis().isBatching());
+		return backend;
 	}
 
 	/**
