@@ -73,11 +73,13 @@ final class ClosedLoop {
 		long errors = tally.errors.sum();
 		long start = System.nanoTime();
 		Thread.sleep(length.toMillis());
+		// the hooks run before the counters are read at both ends, so that what they read (Redis' counters, which
+		// take a moment) covers the same stretch of the load as the counters
+		atEnd.run();
 		decisions = tally.decisions.sum() - decisions;
 		denied = tally.denied.sum() - denied;
 		errors = tally.errors.sum() - errors;
 		double seconds = (System.nanoTime() - start) / 1e9;
-		atEnd.run();
 		tally.stopped = true;
 		if (!finished.await(60, TimeUnit.SECONDS)) {
 			throw new IllegalStateException("the load's calls did not finish within 60 s");

@@ -133,6 +133,9 @@ final class HotIdentityBenchmark {
 		factory.afterPropertiesSet();
 		factory.start();
 		try (RedisProbe probe = new RedisProbe(redis.uri())) {
+			// not reported: the JIT and the connection, so that the first paced run keeps its pace
+			paced(factory, probe, RateLimitPolicy.builder("hot-warm-up").algorithm(Algorithm.TOKEN_BUCKET).limit(LIMIT).window(WINDOW).build(), false,
+					this.leadIn);
 			for (Algorithm algorithm : ALGORITHMS) {
 				redis.flushAll();
 				RateLimitPolicy policy = RateLimitPolicy.builder("hot-" + algorithm.code())
@@ -141,7 +144,7 @@ final class HotIdentityBenchmark {
 					.window(WINDOW)
 					.build();
 				for (boolean cache : new boolean[] { false, true }) {
-					Paced result = paced(factory, probe, policy, cache);
+					Paced result = paced(factory, probe, policy, cache, this.paced);
 					paced.add(result);
 					System.out.printf(Locale.ROOT,
 							"hot %-24s cache %-3s hot %,6d decisions %3.0f%% denied, %,6d script calls, %.3f calls/denied, %.3f calls/admitted%n",
@@ -185,7 +188,8 @@ final class HotIdentityBenchmark {
 		return "user-" + (i % NORMAL_IDENTITIES);
 	}
 
-	private Paced paced(LettuceConnectionFactory factory, RedisProbe probe, RateLimitPolicy policy, boolean cache) {
+	private Paced paced(LettuceConnectionFactory factory, RedisProbe probe, RateLimitPolicy policy, boolean cache,
+			Duration length) {
 		RedisRateLimitBackend redis = backend(factory, "hot-paced-" + (cache ? "on" : "off") + ":");
 		CountingBackend backend = new CountingBackend(redis);
 		DefaultRateLimiter limiter = limiter(backend, cache);
@@ -200,15 +204,16 @@ final class HotIdentityBenchmark {
 		int hotEvery = (HOT_RATE + NORMAL_RATE) / HOT_RATE;
 		long start = System.nanoTime();
 		long measureFrom = start + this.leadIn.toNanos();
-		long end = measureFrom + this.paced.toNanos();
+		long end = measureFrom + length.toNanos();
 		RedisProbe.Snapshot before = null;
 		long[] countersBefore = null;
 		for (long i = 0;; i++) {
 			long due = start + i * periodNanos;
 			if (before == null && due >= measureFrom) {
+				// the lead-in's calls answered first, so that the server's counters and the decisions start together
+				drain(inFlight);
 				before = probe.snapshot();
-				countersBefore = new long[] { hotDecisions.sum(), hotDenied.sum(), otherDecisions.sum(),
-						otherDenied.sum(), backend.admitting.sum(), backend.denying.sum(), undecided.sum() };
+				countersBefore = new long[] { backend.admitting.sum(), backend.denying.sum() };
 			}
 			if (due >= end) {
 				break;
@@ -218,9 +223,13 @@ final class HotIdentityBenchmark {
 				LockSupport.parkNanos(wait);
 			}
 			boolean hot = (i % hotEvery) == 0;
+			boolean measured = before != null;
 			RateLimitRequest request = RateLimitRequest.of(policy, hot ? HOT : normal(i / hotEvery));
 			inFlight.incrementAndGet();
 			limiter.checkAsync(request).doFinally((signal) -> inFlight.decrementAndGet()).subscribe((decision) -> {
+				if (!measured) {
+					return;
+				}
 				if (!enforced(decision)) {
 					undecided.increment();
 				}
@@ -228,21 +237,27 @@ final class HotIdentityBenchmark {
 				if (!decision.allowed()) {
 					(hot ? hotDenied : otherDenied).increment();
 				}
-			}, (error) -> undecided.increment());
+			}, (error) -> {
+				if (measured) {
+					undecided.increment();
+				}
+			});
 		}
-		// the calls sent before the end are counted: wait for their answers before reading Redis' counters
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-		while (inFlight.get() > 0 && System.nanoTime() < deadline) {
-			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-		}
+		// the calls sent before the end are counted: their answers come before Redis' counters are read
+		drain(inFlight);
 		double seconds = (System.nanoTime() - measureFrom) / 1e9;
 		RedisProbe.Snapshot after = probe.snapshot();
 		redis.stop();
-		return new Paced(policy.algorithm(), cache, seconds, hotDecisions.sum() - countersBefore[0],
-				hotDenied.sum() - countersBefore[1], otherDecisions.sum() - countersBefore[2],
-				otherDenied.sum() - countersBefore[3], scriptCalls(before, after),
-				backend.admitting.sum() - countersBefore[4], backend.denying.sum() - countersBefore[5],
-				undecided.sum() - countersBefore[6]);
+		return new Paced(policy.algorithm(), cache, seconds, hotDecisions.sum(), hotDenied.sum(), otherDecisions.sum(),
+				otherDenied.sum(), scriptCalls(before, after), backend.admitting.sum() - countersBefore[0],
+				backend.denying.sum() - countersBefore[1], undecided.sum());
+	}
+
+	private static void drain(AtomicLong inFlight) {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		while (inFlight.get() > 0 && System.nanoTime() < deadline) {
+			LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(100));
+		}
 	}
 
 	/** The server's script calls between two snapshots, whichever form the backend uses. */
