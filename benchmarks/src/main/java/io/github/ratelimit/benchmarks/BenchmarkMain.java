@@ -44,6 +44,10 @@ public final class BenchmarkMain {
 			sections = Set.of("engine", "script", "memory", "accuracy", "http", "failure", "zset", "harness", "hot",
 					"cluster");
 		}
+		if (!RedisBinary.get().version().isAtLeast(7, 0)) {
+			System.err.println("Running on redis-server " + RedisBinary.get().version()
+					+ ", not Redis 7: benchmarks/run fetches the distribution's Redis 7 where it can");
+		}
 		Files.createDirectories(out);
 		Duration warmup = Duration.ofSeconds(quick ? 1 : 2);
 		Duration measure = Duration.ofSeconds(quick ? 2 : 5);

@@ -48,6 +48,9 @@ final class ClusterSizingBenchmark {
 
 	private final Duration measure;
 
+	/** The backends made, stopped at the end. */
+	private final List<RedisRateLimitBackend> backends = new ArrayList<>();
+
 	ClusterSizingBenchmark(boolean quick) {
 		this.settle = Duration.ofSeconds(quick ? 1 : 2);
 		this.measure = Duration.ofSeconds(quick ? 2 : 5);
@@ -115,6 +118,7 @@ final class ClusterSizingBenchmark {
 				return new Outcome(RedisBinary.get().version().toString(), masters.size(), idle, algorithms, spanning);
 			}
 			finally {
+				this.backends.forEach(RedisRateLimitBackend::stop);
 				factory.destroy();
 				probes.forEach(RedisProbe::close);
 			}
@@ -131,8 +135,9 @@ final class ClusterSizingBenchmark {
 			.build();
 	}
 
-	private static DefaultRateLimiter limiter(LettuceConnectionFactory factory, String prefix) {
+	private DefaultRateLimiter limiter(LettuceConnectionFactory factory, String prefix) {
 		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory, prefix);
+		this.backends.add(backend);
 		backend.connect();
 		return new DefaultRateLimiter(backend);
 	}

@@ -297,8 +297,12 @@ final class HotIdentityBenchmark {
 		}
 		Figures[] off = new Figures[requests];
 		Figures[] on = new Figures[requests];
-		long callsOff = replay(limiter(backend(factory, "hot-trace-off:"), false), probe, trace, off);
-		long callsOn = replay(limiter(backend(factory, "hot-trace-on:"), true), probe, trace, on);
+		RedisRateLimitBackend without = backend(factory, "hot-trace-off:");
+		RedisRateLimitBackend with = backend(factory, "hot-trace-on:");
+		long callsOff = replay(limiter(without, false), probe, trace, off);
+		long callsOn = replay(limiter(with, true), probe, trace, on);
+		without.stop();
+		with.stop();
 		int admission = 0;
 		int remaining = 0;
 		int retryAfter = 0;
