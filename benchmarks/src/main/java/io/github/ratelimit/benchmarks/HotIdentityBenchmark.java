@@ -104,6 +104,15 @@ final class HotIdentityBenchmark {
 			return (admitted() == 0) ? 0 : (double) this.admittingCalls / admitted();
 		}
 
+		/**
+		 * Whether the server's count of script calls agrees with the calls the backend made (within one per
+		 * thousand): when not, something else reached the server or reset its statistics, and the run says so.
+		 */
+		boolean countsAgree() {
+			return Math.abs(this.scriptCalls - (this.admittingCalls + this.denyingCalls)) <= Math.max(1,
+					(this.admittingCalls + this.denyingCalls) / 1000);
+		}
+
 	}
 
 	/** The explicit-time replay of one algorithm through both limiters. */
@@ -146,9 +155,10 @@ final class HotIdentityBenchmark {
 					Paced result = paced(factory, probe, policy, cache, this.paced);
 					paced.add(result);
 					System.out.printf(Locale.ROOT,
-							"hot %-24s cache %-3s hot %,6d decisions %3.0f%% denied, %,6d script calls, %.3f calls/denied, %.3f calls/admitted%n",
+							"hot %-24s cache %-3s hot %,6d decisions %3.0f%% denied, %,6d script calls (backend: %,d), %.3f calls/denied, %.3f calls/admitted%n",
 							algorithm.id(), cache ? "on" : "off", result.hotDecisions(),
 							100.0 * result.hotDenied() / Math.max(1, result.hotDecisions()), result.scriptCalls(),
+							result.admittingCalls() + result.denyingCalls(),
 							result.callsPerDenied(), result.callsPerAdmitted());
 				}
 				Replay replay = replay(factory, probe, policy);
@@ -421,17 +431,25 @@ final class HotIdentityBenchmark {
 				+ " requests; per admitted request: the backend calls that answered an admission, over the admitted"
 				+ " requests):\n\n");
 		Markdown table = new Markdown("algorithm", "denial cache", "s", "hot requests", "hot denied", "others",
-				"others denied", "Redis calls", "calls per denied request", "<= 0.05", "calls answering a denial, per denied",
+				"others denied", "Redis calls", "backend calls (its own count)", "calls per denied request", "<= 0.05", "calls answering a denial, per denied",
 				"calls per admitted request", "no extra call", "not decided by Redis or the cache");
 		for (Paced p : outcome.paced()) {
 			table.row(p.algorithm().id(), p.cache() ? label() : "off", p.seconds(), p.hotDecisions(),
 					percent(p.hotDenied(), p.hotDecisions()), p.otherDecisions(), p.otherDenied(), p.scriptCalls(),
+					(p.admittingCalls() + p.denyingCalls()) + (p.countsAgree() ? "" : " **(disagrees)**"),
 					String.format(Locale.ROOT, "%.3f", p.callsPerDenied()), (p.callsPerDenied() <= 0.05) ? "met" : "**not met**",
 					String.format(Locale.ROOT, "%.3f", p.denyingCallsPerDenied()),
 					String.format(Locale.ROOT, "%.3f", p.callsPerAdmitted()),
 					(Math.abs(p.callsPerAdmitted() - 1.0) < 0.005) ? "met" : "**not met**", p.undecided());
 		}
 		out.append(table);
+		long disagreeing = outcome.paced().stream().filter((p) -> !p.countsAgree()).count();
+		if (disagreeing > 0) {
+			out.append("\n**In ").append(disagreeing).append(" run(s) the server's script calls (`INFO commandstats`)"
+					+ " disagree with the calls the backend made**: another client reached this redis-server or reset"
+					+ " its statistics during the run. Those rows' Redis figures are not to be trusted: rerun on a"
+					+ " quiet machine.\n");
+		}
 		out.append("\nThe same traffic replayed at explicit times, without the cache (key prefix `hot-trace-off:`) and"
 				+ " with it (`hot-trace-on:`), every decision compared (the deciding policy's admission, remaining,"
 				+ " retry-after and reset-after, in µs):\n\n");
