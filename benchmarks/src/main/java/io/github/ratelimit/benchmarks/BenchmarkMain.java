@@ -17,7 +17,10 @@ import io.github.ratelimit.testkit.RedisServer;
 /**
  * Runs the benchmarks and writes their tables and chart under an output directory.
  * <p>
- * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|script|memory|accuracy|http|failure|zset]... [--quick] [--out DIR]}
+ * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|script|memory|accuracy|http|failure|zset|harness|hot|cluster]... [--quick] [--out DIR]}
+ * <p>
+ * Every section's file starts with the {@code redis-server} version it ran on. {@code benchmarks/run} runs this on the
+ * distribution's Redis 7 when it can be had (the test kit's embedded Redis 6.2 otherwise).
  */
 public final class BenchmarkMain {
 
@@ -38,7 +41,12 @@ public final class BenchmarkMain {
 		}
 		boolean all = sections.isEmpty() || sections.contains("all");
 		if (all) {
-			sections = Set.of("engine", "script", "memory", "accuracy", "http", "failure", "zset");
+			sections = Set.of("engine", "script", "memory", "accuracy", "http", "failure", "zset", "harness", "hot",
+					"cluster");
+		}
+		if (!RedisBinary.get().version().isAtLeast(7, 0)) {
+			System.err.println("Running on redis-server " + RedisBinary.get().version()
+					+ ", not Redis 7: benchmarks/run fetches the distribution's Redis 7 where it can");
 		}
 		Files.createDirectories(out);
 		Duration warmup = Duration.ofSeconds(quick ? 1 : 2);
@@ -73,6 +81,16 @@ public final class BenchmarkMain {
 			}
 			if (sections.contains("zset")) {
 				write(out.resolve("zset.md"), ZsetCostBenchmark.report(new ZsetCostBenchmark().run(redis)));
+			}
+			if (sections.contains("harness")) {
+				write(out.resolve("harness.md"), IndependentHarness.report(new IndependentHarness(quick).run(redis)));
+			}
+			if (sections.contains("hot")) {
+				write(out.resolve("hot.md"), HotIdentityBenchmark.report(new HotIdentityBenchmark(quick).run(redis)));
+			}
+			if (sections.contains("cluster")) {
+				// on a three-master Cluster of its own
+				write(out.resolve("cluster.md"), ClusterSizingBenchmark.report(new ClusterSizingBenchmark(quick).run()));
 			}
 			if (sections.contains("failure")) {
 				// on a redis-server of its own: it kills and freezes it
@@ -110,7 +128,10 @@ public final class BenchmarkMain {
 	}
 
 	private static void write(Path file, String content) throws IOException {
-		Files.writeString(file, content);
+		String written = file.getFileName().toString().equals("environment.md") ? content
+				: "Ran on redis-server " + RedisBinary.get().version() + " (" + RedisBinary.get().origin() + ").\n\n"
+						+ content;
+		Files.writeString(file, written);
 		System.out.println("wrote " + file);
 	}
 

@@ -1,0 +1,283 @@
+package io.github.ratelimit.benchmarks;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.IntFunction;
+
+import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.DefaultRateLimiter;
+import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.core.RateLimitKeys;
+import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitRequest;
+import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.ratelimit.testkit.HostAndPort;
+import io.github.ratelimit.testkit.RedisBinary;
+import io.github.ratelimit.testkit.RedisClusterServer;
+
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * Section {@code cluster}: what a decision costs a Redis Cluster, for sizing one. On a three-master Cluster of the
+ * test kit's (no replicas, its own processes), through the engine (unguarded {@link DefaultRateLimiter} on a
+ * Cluster-aware Spring Data Redis {@link LettuceConnectionFactory}), per algorithm: a non-blocking closed loop with
+ * {@value #IN_FLIGHT} calls in flight over 10,000 identities at random, every decision admitted. Measured: the
+ * Redis CPU per decision ({@code INFO cpu} {@code used_cpu_sys + used_cpu_user} deltas summed over the masters,
+ * over the decisions), the script calls per decision ({@code INFO commandstats}, summed), hence the decisions per
+ * second one Redis core can serve. Then requests whose entries span slots: two identities in different slots on
+ * different masters (both admitted, and one denied, so the other is given back), beside two policies of one
+ * identity (one slot).
+ */
+final class ClusterSizingBenchmark {
+
+	static final int IN_FLIGHT = 64;
+
+	static final int IDENTITIES = 10_000;
+
+	/** The Cluster throughput the sizing is asked for. */
+	static final double TARGET_DECISIONS_PER_SECOND = 500_000;
+
+	/** The share of a core a master is planned to use: the rest is headroom. */
+	static final double PLANNED_UTILISATION = 0.5;
+
+	private final Duration settle;
+
+	private final Duration measure;
+
+	/** The backends made, stopped at the end. */
+	private final List<RedisRateLimitBackend> backends = new ArrayList<>();
+
+	ClusterSizingBenchmark(boolean quick) {
+		this.settle = Duration.ofSeconds(quick ? 1 : 2);
+		this.measure = Duration.ofSeconds(quick ? 2 : 5);
+	}
+
+	/** One load's measurement. */
+	record Row(String load, double decisionsPerSecond, long decisions, double redisCpuMicrosPerDecision,
+			double[] cpuShareByMaster, double callsPerDecision, double deniedShare, long errors) {
+
+		double decisionsPerCore() {
+			return 1e6 / this.redisCpuMicrosPerDecision;
+		}
+
+	}
+
+	record Outcome(String redisVersion, int masters, double idleCpuMicrosPerSecond, List<Row> algorithms,
+			List<Row> spanning) {
+	}
+
+	Outcome run() throws InterruptedException {
+		List<Row> algorithms = new ArrayList<>();
+		List<Row> spanning = new ArrayList<>();
+		try (RedisClusterServer cluster = RedisClusterServer.start()) {
+			List<HostAndPort> masters = cluster.masters();
+			List<RedisProbe> probes = masters.stream().map((master) -> new RedisProbe(master.uri())).toList();
+			LettuceConnectionFactory factory = new LettuceConnectionFactory(
+					new RedisClusterConfiguration(masters.stream().map(HostAndPort::toString).toList()));
+			factory.afterPropertiesSet();
+			factory.start();
+			try {
+				double idle = idleCpuMicrosPerSecond(probes);
+				for (Algorithm algorithm : Algorithm.values()) {
+					RateLimitPolicy policy = open("sizing-" + algorithm.code(), algorithm);
+					DefaultRateLimiter limiter = limiter(factory, "cl-" + algorithm.code() + ":");
+					Row row = measure(algorithm.id() + (algorithm == Algorithm.CONCURRENCY ? " (acquire + release)" : ""),
+							limiter, probes, (i) -> RateLimitRequest.of(policy, "user-" + i));
+					algorithms.add(row);
+					print(row);
+				}
+				RateLimitPolicy first = open("span-a", Algorithm.TOKEN_BUCKET);
+				RateLimitPolicy second = open("span-b", Algorithm.TOKEN_BUCKET);
+				RateLimitPolicy closed = RateLimitPolicy.builder("span-closed")
+					.algorithm(Algorithm.TOKEN_BUCKET)
+					.limit(1)
+					.window(Duration.ofHours(1))
+					.build();
+				RateLimitKeys keys = new RateLimitKeys(RateLimitKeys.DEFAULT_PREFIX);
+				String[] partners = new String[IDENTITIES];
+				for (int i = 0; i < IDENTITIES; i++) {
+					partners[i] = partner(cluster, keys, first, "user-" + i);
+				}
+				DefaultRateLimiter oneSlot = limiter(factory, "cl-one:");
+				spanning.add(print(measure("one identity, two policies (one slot)", oneSlot, probes,
+						(i) -> RateLimitRequest.builder().add(first, "user-" + i).add(second, "user-" + i).build())));
+				DefaultRateLimiter twoSlots = limiter(factory, "cl-two:");
+				spanning.add(print(measure("two identities on two masters, both admitted", twoSlots, probes,
+						(i) -> RateLimitRequest.builder().add(first, "user-" + i).add(second, partners[i]).build())));
+				DefaultRateLimiter denied = limiter(factory, "cl-denied:");
+				for (String partner : partners) {
+					denied.check(RateLimitRequest.of(closed, partner)); // its one request of the hour
+				}
+				spanning.add(print(measure("two identities on two masters, the second denied (the first given back)",
+						denied, probes,
+						(i) -> RateLimitRequest.builder().add(first, "user-" + i).add(closed, partners[i]).build())));
+				return new Outcome(RedisBinary.get().version().toString(), masters.size(), idle, algorithms, spanning);
+			}
+			finally {
+				this.backends.forEach(RedisRateLimitBackend::stop);
+				factory.destroy();
+				probes.forEach(RedisProbe::close);
+			}
+		}
+	}
+
+	private static RateLimitPolicy open(String name, Algorithm algorithm) {
+		// sliding-window-log and concurrency keep one entry per request and accept at most 100,000 per window
+		boolean entries = algorithm == Algorithm.SLIDING_WINDOW_LOG || algorithm == Algorithm.CONCURRENCY;
+		return RateLimitPolicy.builder(name)
+			.algorithm(algorithm)
+			.limit(entries ? RateLimitPolicy.MAX_ENTRY_LIMIT : RateLimitPolicy.MAX_LIMIT)
+			.window(Duration.ofMinutes(1))
+			.build();
+	}
+
+	private DefaultRateLimiter limiter(LettuceConnectionFactory factory, String prefix) {
+		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory, prefix);
+		this.backends.add(backend);
+		backend.connect();
+		return new DefaultRateLimiter(backend);
+	}
+
+	/**
+	 * An identity whose keys live on another master than {@code identity}'s (a key's slot is its identity's: the
+	 * identity is the key's hash tag, whatever the policy and prefix).
+	 */
+	private static String partner(RedisClusterServer cluster, RateLimitKeys keys, RateLimitPolicy policy,
+			String identity) {
+		HostAndPort master = cluster.masterForKey(keys.key(policy, identity));
+		for (int n = 0;; n++) {
+			String candidate = identity + "-p" + n;
+			if (!cluster.masterForKey(keys.key(policy, candidate)).equals(master)) {
+				return candidate;
+			}
+		}
+	}
+
+	/** The masters' CPU while nothing is sent (cluster bus, cron), per second, summed. */
+	private double idleCpuMicrosPerSecond(List<RedisProbe> probes) throws InterruptedException {
+		List<RedisProbe.Snapshot> before = probes.stream().map(RedisProbe::snapshot).toList();
+		long start = System.nanoTime();
+		Thread.sleep(this.settle.toMillis());
+		double seconds = (System.nanoTime() - start) / 1e9;
+		double micros = 0;
+		for (int m = 0; m < probes.size(); m++) {
+			micros += probes.get(m).snapshot().cpuMicrosSince(before.get(m));
+		}
+		return micros / seconds;
+	}
+
+	private Row measure(String load, DefaultRateLimiter limiter, List<RedisProbe> probes,
+			IntFunction<RateLimitRequest> requests) throws InterruptedException {
+		List<RedisProbe.Snapshot> before = new ArrayList<>();
+		List<RedisProbe.Snapshot> after = new ArrayList<>();
+		ClosedLoop.Call call = new ClosedLoop.Call() {
+
+			@Override
+			public boolean blocking(int key) {
+				RateLimitDecision decision = limiter.check(requests.apply(key));
+				decision.permit().release();
+				return decision.allowed();
+			}
+
+			@Override
+			public CompletableFuture<Boolean> async(int key) {
+				return limiter.checkAsync(requests.apply(key))
+					.flatMap((decision) -> decision.permit().releaseAsync().thenReturn(decision.allowed()))
+					.toFuture();
+			}
+
+		};
+		ClosedLoop.Counts counts = ClosedLoop.run(call, IDENTITIES, false, IN_FLIGHT, this.settle, this.measure,
+				() -> probes.forEach((probe) -> before.add(probe.snapshot())),
+				() -> probes.forEach((probe) -> after.add(probe.snapshot())));
+		double[] cpu = new double[probes.size()];
+		double totalCpu = 0;
+		long calls = 0;
+		for (int m = 0; m < probes.size(); m++) {
+			cpu[m] = after.get(m).cpuMicrosSince(before.get(m));
+			totalCpu += cpu[m];
+			calls += HotIdentityBenchmark.scriptCalls(before.get(m), after.get(m));
+		}
+		for (int m = 0; m < cpu.length; m++) {
+			cpu[m] = (totalCpu == 0) ? 0 : cpu[m] / totalCpu;
+		}
+		long decisions = Math.max(1, counts.decisions());
+		return new Row(load, counts.perSecond(), counts.decisions(), totalCpu / decisions, cpu,
+				(double) calls / decisions, counts.deniedShare(), counts.errors());
+	}
+
+	private static Row print(Row row) {
+		System.out.printf(Locale.ROOT, "cluster %-72s %,8.0f decisions/s %6.1f µs Redis CPU/decision %.2f calls/decision%n",
+				row.load(), row.decisionsPerSecond(), row.redisCpuMicrosPerDecision(), row.callsPerDecision());
+		return row;
+	}
+
+	static String report(Outcome outcome) {
+		StringBuilder out = new StringBuilder();
+		out.append("Cluster sizing: ").append(outcome.masters()).append(" masters (no replicas), redis-server ")
+			.append(outcome.redisVersion()).append(", on the same ").append(Runtime.getRuntime().availableProcessors())
+			.append(" cores as the client; a non-blocking closed loop with ").append(IN_FLIGHT)
+			.append(" calls in flight over ").append(String.format(Locale.ROOT, "%,d", IDENTITIES))
+			.append(" identities at random, every decision admitted. Redis CPU is `used_cpu_sys + used_cpu_user`"
+					+ " summed over the masters (`INFO cpu`), including the masters' idle work (")
+			.append(String.format(Locale.ROOT, "%,.0f", outcome.idleCpuMicrosPerSecond()))
+			.append(" µs per second together while nothing was sent).\n\n");
+		Markdown table = new Markdown("algorithm", "decisions/s", "Redis CPU µs per decision (all masters)",
+				"share per master", "script calls per decision", "decisions/s per Redis core", "denied", "errors");
+		for (Row row : outcome.algorithms()) {
+			table.row(row.load(), row.decisionsPerSecond(), row.redisCpuMicrosPerDecision(), shares(row),
+					row.callsPerDecision(), row.decisionsPerCore(), percent(row.deniedShare()), row.errors());
+		}
+		out.append(table);
+		out.append("\nRequests with two entries (token bucket):\n\n");
+		Markdown span = new Markdown("request", "decisions/s", "Redis CPU µs per decision", "script calls per decision",
+				"denied", "errors");
+		for (Row row : outcome.spanning()) {
+			span.row(row.load(), row.decisionsPerSecond(), row.redisCpuMicrosPerDecision(), row.callsPerDecision(),
+					percent(row.deniedShare()), row.errors());
+		}
+		out.append(span);
+		out.append("\n**Sizing rule** (from these figures): a master serves about 10^6 / (Redis CPU µs per decision)"
+				+ " decisions per second per core it uses; Redis runs commands on one thread, so a master is one core."
+				+ " Planned at ")
+			.append(percent(PLANNED_UTILISATION))
+			.append(" of a core (headroom for spikes, a failover's extra load and the fork of a persistence"
+					+ " snapshot), masters for ")
+			.append(String.format(Locale.ROOT, "%,.0f", TARGET_DECISIONS_PER_SECOND))
+			.append(" decisions per second = ")
+			.append(String.format(Locale.ROOT, "%,.0f", TARGET_DECISIONS_PER_SECOND))
+			.append(" / (decisions/s per core x ")
+			.append(PLANNED_UTILISATION)
+			.append("), rounded up:\n\n");
+		Markdown sizing = new Markdown("algorithm", "decisions/s per core", "arithmetic", "masters");
+		for (Row row : outcome.algorithms()) {
+			double perCore = row.decisionsPerCore();
+			double exact = TARGET_DECISIONS_PER_SECOND / (perCore * PLANNED_UTILISATION);
+			sizing.row(row.load(), perCore,
+					String.format(Locale.ROOT, "%,.0f / (%,.0f x %.1f) = %.1f", TARGET_DECISIONS_PER_SECOND, perCore,
+							PLANNED_UTILISATION, exact),
+					(long) Math.ceil(exact));
+		}
+		out.append(sizing);
+		out.append("\nA request whose entries span slots costs one script call per slot (and one more per slot that"
+				+ " admitted when another denied: its give-back); Redis CPU per decision follows the calls.\n");
+		return out.toString();
+	}
+
+	private static String shares(Row row) {
+		List<String> shares = new ArrayList<>();
+		for (double share : row.cpuShareByMaster()) {
+			shares.add(percent(share));
+		}
+		return String.join(" / ", shares);
+	}
+
+	private static String percent(double share) {
+		return String.format(Locale.ROOT, "%.0f%%", 100 * share);
+	}
+
+}
