@@ -2,7 +2,8 @@
 -- their own under fast/. The policy's parameters are not arguments: the assembler writes them into the script's
 -- first lines (CODE, LIMIT, WINDOW, BURST, MIN), one script per set of parameters, so a call carries only what
 -- changes. decide(key, cost, rid, now) takes the cost when it admits and returns admits (1/0), remaining and
--- reset-after (us) (once taken when admitted, as is otherwise) and retry-after (us, 0 when admitted). Called by
+-- reset-after (us) (once taken when admitted, as is otherwise) and retry-after (us; when admitted, how long a request
+-- of cost 1 stays denied by what it left, 0 when at once or not known, as here). Called by
 -- single-call.lua (a request of one entry) and batch-call.lua (several such requests in one call).
 local function decide(key, cost, rid, now)
   local c = {

@@ -37,7 +37,9 @@ local function decide(key, cost, rid, now)
     if ms < 1 then ms = 1 end
     if EXPLICIT_TIME and ms < 600000 then ms = 600000 end
     redis.call('PEXPIRE', key, string.format('%d', ms))
-    return 1, math.floor(left + t), za, 0
+    -- how long a request of cost 1 stays denied by what this one left (strictly before it: rounded down)
+    local exhausted = math.max(0, math.floor(new_backlog + interval - tolerance - interval * t))
+    return 1, math.floor(left + t), za, exhausted
   end
   return 0, math.max(0, math.floor((tolerance - backlog) / interval + t)), math.ceil(backlog),
     math.ceil(new_backlog - tolerance)

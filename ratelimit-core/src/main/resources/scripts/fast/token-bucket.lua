@@ -26,7 +26,12 @@ local function decide(key, cost, rid, now)
     if ms < 1 then ms = 1 end
     if EXPLICIT_TIME and ms < 600000 then ms = 600000 end
     redis.call('PEXPIRE', key, string.format('%d', ms))
-    return 1, math.floor(left + t), za, 0
+    -- how long a request of cost 1 stays denied by what this one left (strictly before it: rounded down)
+    local exhausted = 0
+    if left + t < 1 then
+      exhausted = math.max(0, math.floor((1 - left - t) * WINDOW / LIMIT + ahead))
+    end
+    return 1, math.floor(left + t), za, exhausted
   end
   local zb = math.ceil((BURST - tokens) * WINDOW / LIMIT)
   if zb > 0 then zb = zb + ahead end

@@ -106,9 +106,13 @@ public interface RateLimitBackend {
 	 * explicit time)
 	 * @param failedGiveBacks how many parts of a denied request (Redis Cluster slots that admitted while another
 	 * denied) could not be given back: their quota stays taken until it refills or expires
+	 * @param exhaustedForMicros for an admitted request of one entry, how long from the decision on a request of cost
+	 * 1 of the same policy and identity is denied (the admission took the last of the quota), for a local denial
+	 * cache; 0 when it may be admitted at once or the backend does not say (Redis says it for the token bucket and
+	 * GCRA)
 	 */
 	record Acquisition(List<PolicyDecision> decisions, long timeMicros, List<Long> entryTimesMicros,
-			int failedGiveBacks) {
+			int failedGiveBacks, long exhaustedForMicros) {
 
 		public Acquisition {
 			decisions = List.copyOf(decisions);
@@ -126,7 +130,19 @@ public interface RateLimitBackend {
 		 * @param entryTimesMicros for each entry, the time its evaluation used
 		 */
 		public Acquisition(List<PolicyDecision> decisions, long timeMicros, List<Long> entryTimesMicros) {
-			this(decisions, timeMicros, entryTimesMicros, 0);
+			this(decisions, timeMicros, entryTimesMicros, 0, 0);
+		}
+
+		/**
+		 * An acquisition, reporting give-backs that failed.
+		 * @param decisions one decision per entry
+		 * @param timeMicros the time of the evaluation (the first entry's)
+		 * @param entryTimesMicros for each entry, the time its evaluation used
+		 * @param failedGiveBacks how many parts could not be given back
+		 */
+		public Acquisition(List<PolicyDecision> decisions, long timeMicros, List<Long> entryTimesMicros,
+				int failedGiveBacks) {
+			this(decisions, timeMicros, entryTimesMicros, failedGiveBacks, 0);
 		}
 
 		/**
@@ -145,7 +161,8 @@ public interface RateLimitBackend {
 		 */
 		public Acquisition withFailedGiveBacks(int failed) {
 			return (failed == 0) ? this
-					: new Acquisition(this.decisions, this.timeMicros, this.entryTimesMicros, this.failedGiveBacks + failed);
+					: new Acquisition(this.decisions, this.timeMicros, this.entryTimesMicros, this.failedGiveBacks + failed,
+							this.exhaustedForMicros);
 		}
 
 	}

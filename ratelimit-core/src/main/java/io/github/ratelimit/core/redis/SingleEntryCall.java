@@ -20,8 +20,10 @@ import org.springframework.data.redis.core.script.RedisScript;
  * keeps it} (else empty, and absent altogether when no explicit time follows);</li>
  * <li>ARGV[3]: the explicit time in microseconds, absent for the server's clock.</li>
  * </ul>
- * The reply: the time used, admits (1 or 0), remaining and reset-after (microseconds), retry-after (microseconds, 0
- * when admitted). A single entry is the whole request, so the script itself picks the figures once taken or as is.
+ * The reply: the time used, admits (1 or 0), remaining and reset-after (microseconds), retry-after (microseconds;
+ * when admitted, how long a request of cost 1 stays denied by what the admission left: see
+ * {@link Acquisition#exhaustedForMicros()}, 0 when at once or not known). A single entry is the whole request, so the
+ * script itself picks the figures once taken or as is.
  */
 final class SingleEntryCall {
 
@@ -110,7 +112,10 @@ final class SingleEntryCall {
 		boolean admits = reply.get(ADMITS) == 1L;
 		PolicyDecision decision = PolicyDecision.of(this.entry, admits, reply.get(REMAINING), reply.get(RESET_AFTER),
 				reply.get(RETRY_AFTER));
-		return new Acquisition(List.of(decision), reply.get(TIME));
+		// an admission's retry-after figure says how long the quota it leaves denies a request of cost 1
+		long exhaustedFor = admits ? Math.max(0, reply.get(RETRY_AFTER)) : 0;
+		long time = reply.get(TIME);
+		return new Acquisition(List.of(decision), time, List.of(time), 0, exhaustedFor);
 	}
 
 }

@@ -134,6 +134,42 @@ class SingleEntryScriptTests {
 		assertThat(denied).isGreaterThan(200);
 	}
 
+	/**
+	 * An admission that takes the last of a token bucket's or GCRA's quota says how long a request of cost 1 stays
+	 * denied (for a local denial cache): one microsecond before the end it is denied, one after it is admitted.
+	 */
+	@ParameterizedTest
+	@MethodSource("servers")
+	void anAdmissionThatTakesTheLastOfTheQuotaSaysHowLongTheNextIsDenied(String server) {
+		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory(server), "exhausted:");
+		Random random = new Random(11L);
+		int checked = 0;
+		for (int round = 0; round < 300; round++) {
+			Algorithm algorithm = random.nextBoolean() ? Algorithm.TOKEN_BUCKET : Algorithm.GCRA;
+			int limit = 1 + random.nextInt(9);
+			RateLimitPolicy policy = RateLimitPolicy.builder("p" + round).algorithm(algorithm).limit(limit)
+				.window(Duration.ofMillis(100 + random.nextInt(2000))).burst(1 + random.nextInt(4)).build();
+			long now = T0 + round * 10_000_000L;
+			long exhausted = 0;
+			for (int i = 0; i < 10 && exhausted == 0; i++) {
+				now += random.nextInt(5_000);
+				long cost = 1 + random.nextInt((int) Math.min(2, policy.capacity()));
+				Acquisition acquisition = backend.acquire(
+						RateLimitRequest.builder().add(policy, "someone", cost).at(now).build(), "r" + round + "." + i);
+				exhausted = acquisition.decisions().get(0).allowed() ? acquisition.exhaustedForMicros() : 0;
+			}
+			if (exhausted == 0) {
+				continue;
+			}
+			checked++;
+			List<PolicyDecision> before = backend.inspect(RateLimitRequest.builder().add(policy, "someone").at(now + exhausted - 1).build());
+			List<PolicyDecision> after = backend.inspect(RateLimitRequest.builder().add(policy, "someone").at(now + exhausted + 1).build());
+			assertThat(before.get(0).allowed()).as("%s 1 us before the end", policy).isFalse();
+			assertThat(after.get(0).allowed()).as("%s 1 us after the end", policy).isTrue();
+		}
+		assertThat(checked).isGreaterThan(100);
+	}
+
 	@Test
 	void aSingleEntryAcquireRunsItsPolicysScriptAndNotTheDriver() {
 		LettuceConnectionFactory factory = factory("standalone");
