@@ -17,7 +17,7 @@ import io.github.ratelimit.testkit.RedisServer;
 /**
  * Runs the benchmarks and writes their tables and chart under an output directory.
  * <p>
- * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|script|memory|accuracy|http|failure|zset]... [--quick] [--out DIR]}
+ * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|script|memory|accuracy|http|http-wrk|profile|failure|zset]... [--quick] [--out DIR]}
  */
 public final class BenchmarkMain {
 
@@ -38,7 +38,7 @@ public final class BenchmarkMain {
 		}
 		boolean all = sections.isEmpty() || sections.contains("all");
 		if (all) {
-			sections = Set.of("engine", "script", "memory", "accuracy", "http", "failure", "zset");
+			sections = Set.of("engine", "script", "memory", "accuracy", "http", "http-wrk", "profile", "failure", "zset");
 		}
 		Files.createDirectories(out);
 		Duration warmup = Duration.ofSeconds(quick ? 1 : 2);
@@ -70,6 +70,15 @@ public final class BenchmarkMain {
 			}
 			if (sections.contains("http")) {
 				write(out.resolve("http.md"), HttpBenchmark.report(new HttpBenchmark(warmup, measure).run(redis)));
+			}
+			if (sections.contains("http-wrk")) {
+				// after the Java driver's part of http.md, which it keeps
+				Path http = out.resolve("http.md");
+				write(http, WrkBenchmark.merge(Files.exists(http) ? Files.readString(http) : "",
+						WrkBenchmark.report(new WrkBenchmark(warmup, quick).run())));
+			}
+			if (sections.contains("profile")) {
+				write(out.resolve("profile.md"), ProfileBenchmark.report(new ProfileBenchmark(warmup, measure, out).run(redis)));
 			}
 			if (sections.contains("zset")) {
 				write(out.resolve("zset.md"), ZsetCostBenchmark.report(new ZsetCostBenchmark().run(redis)));
