@@ -224,8 +224,11 @@ final class StackProfile {
 		Map<String, long[]> frames = new LinkedHashMap<>();
 		this.stacks.forEach((stack, count) -> {
 			frames.computeIfAbsent(stack.get(stack.size() - 1), (name) -> new long[2])[0] += count;
-			for (String frame : new HashSet<>(stack)) {
-				frames.computeIfAbsent(frame, (name) -> new long[2])[1] += count;
+			Set<String> seen = new HashSet<>();
+			for (String frame : stack) {
+				if (seen.add(frame)) {
+					frames.computeIfAbsent(frame, (name) -> new long[2])[1] += count;
+				}
 			}
 		});
 		Map<String, String> groupOf = new HashMap<>();
