@@ -1,6 +1,8 @@
 package io.github.ratelimit.benchmarks;
 
 import java.io.IOException;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,7 +25,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * Section 8 ({@code profile}): where the client's CPU per decision goes on the engine's Redis path. The token bucket
  * through this engine and the raw Lettuce {@code EVALSHA} ceiling of section 1, blocking with 32 threads and
  * non-blocking with 256 calls in flight, all decisions allowed, each run under async-profiler (CPU samples of the
- * whole process, 1 ms interval) after a warm-up of three times the engine section's that is not profiled. Writes one flame graph per run (async-profiler's
+ * whole process, 1 ms interval) after a warm-up that is not profiled (at least three times the engine section's, on
+ * until the JIT compiler is quiet). Writes one flame graph per run (async-profiler's
  * HTML) and its collapsed stacks, and reports the samples by group ({@link StackProfile}) turned into microseconds of
  * client CPU per decision, with the frames that take the most. When async-profiler cannot run here (its native
  * library is for Linux and macOS only) the section says why and skips.
@@ -47,8 +50,9 @@ final class ProfileBenchmark {
 	 * @param result what the load driver measured while the profiler ran
 	 * @param profile the CPU samples
 	 * @param flameGraph the flame graph's file name, beside the report
+	 * @param warmup how long the unprofiled warm-up before it took
 	 */
-	record Run(LoadDriver.Result result, StackProfile profile, String flameGraph) {
+	record Run(LoadDriver.Result result, StackProfile profile, String flameGraph, Duration warmup) {
 
 		/** Client CPU per decision in µs that a number of samples stands for. */
 		double micros(long samples) {
@@ -113,9 +117,9 @@ final class ProfileBenchmark {
 
 	private Run profile(AsyncProfiler profiler, String event, Contender contender, EngineBenchmark.Mode mode,
 			RedisProbe probe, String file) throws InterruptedException, IOException {
-		// a longer warm-up than the engine section's, not profiled: what the JIT compiler still does after it is
-		// reported apart
-		drive(new LoadDriver(this.warmup.multipliedBy(3), Duration.ofMillis(100)), contender, mode, probe);
+		Duration warmedUp = warmUp(contender, mode, probe);
+		System.out.printf(Locale.ROOT, "profile %-22s %-18s warmed up for %d s%n", contender.name(), mode.name(),
+				warmedUp.toSeconds());
 		profiler.execute("start,event=" + event + ",interval=1ms");
 		LoadDriver.Result result;
 		try {
@@ -130,7 +134,31 @@ final class ProfileBenchmark {
 		Files.writeString(collapsedFile, collapsed);
 		profiler.execute("flamegraph,title=" + contender.name() + " " + mode.name() + ",file="
 				+ this.out.resolve(file).toAbsolutePath());
-		return new Run(result, StackProfile.parse(collapsed), file);
+		return new Run(result, StackProfile.parse(collapsed), file, warmedUp);
+	}
+
+	/**
+	 * Drives the contender, not profiled, for three times the engine section's warm-up, then on until the JIT
+	 * compiler is quiet (less than 20 ms of compilation in a second of load) or for at most 30 s in all: on a busy
+	 * machine a fixed warm-up leaves the compiler's work in the profile. What the compiler still does is reported
+	 * apart.
+	 * @return how long the warm-up took
+	 */
+	private Duration warmUp(Contender contender, EngineBenchmark.Mode mode, RedisProbe probe)
+			throws InterruptedException {
+		long start = System.nanoTime();
+		drive(new LoadDriver(this.warmup.multipliedBy(3), Duration.ofMillis(1)), contender, mode, probe);
+		CompilationMXBean compiler = ManagementFactory.getCompilationMXBean();
+		LoadDriver second = new LoadDriver(Duration.ofSeconds(1), Duration.ofMillis(1));
+		while (compiler != null && compiler.isCompilationTimeMonitoringSupported()
+				&& System.nanoTime() - start < Duration.ofSeconds(30).toNanos()) {
+			long compiled = compiler.getTotalCompilationTime();
+			drive(second, contender, mode, probe);
+			if (compiler.getTotalCompilationTime() - compiled < 20) {
+				break;
+			}
+		}
+		return Duration.ofNanos(System.nanoTime() - start);
 	}
 
 	private static LoadDriver.Result drive(LoadDriver driver, Contender contender, EngineBenchmark.Mode mode,
@@ -148,10 +176,10 @@ final class ProfileBenchmark {
 			.append(" Lettuce's event loop, the JIT compiler and the garbage collector included; `redis-server` is")
 			.append(" another process). Client CPU per decision from the JVM's process CPU time over the profiled")
 			.append(" run; a group's µs per decision is its share of the samples times that.\n\n");
-		Markdown runs = new Markdown("contender", "mode", "ops/s", "client CPU µs/op", "Redis CPU µs/op", "samples",
-				"flame graph");
+		Markdown runs = new Markdown("contender", "mode", "warm-up s", "ops/s", "client CPU µs/op", "Redis CPU µs/op",
+				"samples", "flame graph");
 		for (Run run : outcome.runs()) {
-			runs.row(run.result().contender(), run.result().mode(), run.result().opsPerSecond(),
+			runs.row(run.result().contender(), run.result().mode(), run.warmup().toSeconds(), run.result().opsPerSecond(),
 					run.result().clientCpuMicros(), run.result().redisCpuMicros(), run.profile().samples(),
 					"[" + run.flameGraph() + "](" + run.flameGraph() + ")");
 		}
@@ -200,15 +228,17 @@ final class ProfileBenchmark {
 			}
 			out.append(groups);
 			if (run.result().contender().startsWith("ours")) {
-				Set<String> javaThreads = new java.util.HashSet<>(StackProfile.GROUPS);
-				javaThreads.removeAll(Set.of(StackProfile.JIT, StackProfile.GC, StackProfile.JVM_THREADS));
+				Set<String> jvmThreads = Set.of(StackProfile.JIT, StackProfile.GC, StackProfile.JVM_THREADS);
 				out.append("\nTop frames by self time (on the Java threads: the JIT compiler's and the garbage collector's")
 					.append(" threads left out):\n\n")
-					.append(frames(run, run.profile().top(15, true, javaThreads)));
-				out.append("\nTop library and engine frames by total time (the frame and what it calls):\n\n")
+					.append(frames(run, run.profile().top(15, true, (frame) -> !jvmThreads.contains(frame.group()))));
+				Set<String> callers = Set.of(StackProfile.LETTUCE, StackProfile.REACTOR, StackProfile.SPRING_DATA_REDIS,
+						StackProfile.SPRING, StackProfile.ENGINE);
+				out.append("\nTop library and engine frames by total time (the frame and what it calls; Netty's event")
+					.append(" loop, under which every answer is handled, left out):\n\n")
 					.append(frames(run, run.profile()
-						.top(15, false, Set.of(StackProfile.LETTUCE, StackProfile.REACTOR,
-								StackProfile.SPRING_DATA_REDIS, StackProfile.SPRING, StackProfile.ENGINE))));
+						.top(15, false, (frame) -> callers.contains(frame.group())
+								&& !frame.name().startsWith("io/netty/"))));
 			}
 		}
 		return out.toString();

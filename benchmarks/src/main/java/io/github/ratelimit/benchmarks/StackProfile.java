@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * CPU samples in the collapsed-stacks format (one line per distinct stack: frames from the thread's root to the
@@ -217,10 +218,10 @@ final class StackProfile {
 	 * The frames with the most samples.
 	 * @param limit how many
 	 * @param bySelf by self samples, else by total samples
-	 * @param groups the groups the frames must belong to (all if empty)
+	 * @param which the frames to rank
 	 * @return the frames, most samples first
 	 */
-	List<Frame> top(int limit, boolean bySelf, Set<String> groups) {
+	List<Frame> top(int limit, boolean bySelf, Predicate<Frame> which) {
 		Map<String, long[]> frames = new LinkedHashMap<>();
 		this.stacks.forEach((stack, count) -> {
 			frames.computeIfAbsent(stack.get(stack.size() - 1), (name) -> new long[2])[0] += count;
@@ -240,9 +241,9 @@ final class StackProfile {
 		});
 		List<Frame> all = new ArrayList<>();
 		frames.forEach((name, counts) -> {
-			String group = groupOf.get(name);
-			if (groups.isEmpty() || groups.contains(group)) {
-				all.add(new Frame(name, group, counts[0], counts[1]));
+			Frame frame = new Frame(name, groupOf.get(name), counts[0], counts[1]);
+			if (which.test(frame)) {
+				all.add(frame);
 			}
 		});
 		all.sort(Comparator.comparingLong(bySelf ? Frame::self : Frame::total).reversed());

@@ -100,10 +100,10 @@ class StackProfileTests {
 	@Test
 	void topFramesBySelfAndByTotal() {
 		StackProfile profile = StackProfile.parse(COLLAPSED);
-		assertThat(profile.top(1, true, Set.of())).singleElement()
+		assertThat(profile.top(1, true, (frame) -> true)).singleElement()
 			.satisfies((frame) -> assertThat(frame.name()).isEqualTo("PhaseChaitin::Split"))
 			.satisfies((frame) -> assertThat(frame.group()).isEqualTo(StackProfile.JIT));
-		assertThat(profile.top(2, false, Set.of(StackProfile.ENGINE, StackProfile.LETTUCE)))
+		assertThat(profile.top(2, false, (frame) -> Set.of(StackProfile.ENGINE, StackProfile.LETTUCE).contains(frame.group())))
 			.extracting(StackProfile.Frame::name, StackProfile.Frame::total)
 			.containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("io/netty/channel/nio/NioIoHandler.run", 5L),
 					org.assertj.core.groups.Tuple.tuple("io/lettuce/core/protocol/CommandHandler.write", 5L));
