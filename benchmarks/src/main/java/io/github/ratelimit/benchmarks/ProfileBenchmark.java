@@ -26,7 +26,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * through this engine and the raw Lettuce {@code EVALSHA} ceiling of section 1, blocking with 32 threads and
  * non-blocking with 256 calls in flight, all decisions allowed, each run under async-profiler (CPU samples of the
  * whole process, 1 ms interval) after a warm-up that is not profiled (at least three times the engine section's, on
- * until the JIT compiler is quiet). Writes one flame graph per run (async-profiler's
+ * until the JIT compiler is quiet, at most 30 s). Writes one flame graph per run (async-profiler's
  * HTML) and its collapsed stacks, and reports the samples by group ({@link StackProfile}) turned into microseconds of
  * client CPU per decision, with the frames that take the most. When async-profiler cannot run here (its native
  * library is for Linux and macOS only) the section says why and skips.
@@ -39,9 +39,15 @@ final class ProfileBenchmark {
 
 	private final Path out;
 
+	/**
+	 * A profile of each run.
+	 * @param warmup the engine section's warm-up (this section warms up at least three times as long)
+	 * @param measure how long each run is profiled, unless {@code -Dbench.profile.seconds} says
+	 * @param out where the flame graphs go
+	 */
 	ProfileBenchmark(Duration warmup, Duration measure, Path out) {
 		this.warmup = warmup;
-		this.measure = measure;
+		this.measure = Duration.ofSeconds(Long.getLong("bench.profile.seconds", measure.toSeconds()));
 		this.out = out;
 	}
 
@@ -139,7 +145,8 @@ final class ProfileBenchmark {
 
 	/**
 	 * Drives the contender, not profiled, for three times the engine section's warm-up, then on until the JIT
-	 * compiler is quiet (less than 20 ms of compilation in a second of load) or for at most 30 s in all: on a busy
+	 * compiler is quiet (less than 20 ms of compilation in each of two seconds of load in a row) or for at most 30 s
+	 * in all: on a busy
 	 * machine a fixed warm-up leaves the compiler's work in the profile. What the compiler still does is reported
 	 * apart.
 	 * @return how long the warm-up took
@@ -150,13 +157,12 @@ final class ProfileBenchmark {
 		drive(new LoadDriver(this.warmup.multipliedBy(3), Duration.ofMillis(1)), contender, mode, probe);
 		CompilationMXBean compiler = ManagementFactory.getCompilationMXBean();
 		LoadDriver second = new LoadDriver(Duration.ofSeconds(1), Duration.ofMillis(1));
-		while (compiler != null && compiler.isCompilationTimeMonitoringSupported()
+		int quiet = 0;
+		while (quiet < 2 && compiler != null && compiler.isCompilationTimeMonitoringSupported()
 				&& System.nanoTime() - start < Duration.ofSeconds(30).toNanos()) {
 			long compiled = compiler.getTotalCompilationTime();
 			drive(second, contender, mode, probe);
-			if (compiler.getTotalCompilationTime() - compiled < 20) {
-				break;
-			}
+			quiet = (compiler.getTotalCompilationTime() - compiled < 20) ? quiet + 1 : 0;
 		}
 		return Duration.ofNanos(System.nanoTime() - start);
 	}
@@ -187,31 +193,43 @@ final class ProfileBenchmark {
 		out.append("\nClient CPU per decision by layer, µs (each sample charged to its nearest caller that is a library")
 			.append(" or our code, so the JDK, native and kernel work a layer causes is the layer's; ")
 			.append("what is left is the JDK's own threads and the JVM's):\n\n");
+		// one column per run, and after each pair of runs of one mode (ours, then raw) their difference
 		List<String> header = new ArrayList<>(List.of("layer"));
-		for (Run run : outcome.runs()) {
-			header.add(shortName(run));
+		for (int i = 0; i < outcome.runs().size(); i++) {
+			header.add(shortName(outcome.runs().get(i)));
+			if (pairEnds(outcome.runs(), i)) {
+				header.add("ours − raw, " + outcome.runs().get(i).result().mode());
+			}
 		}
 		Markdown layers = new Markdown(header.toArray(String[]::new));
 		List<Map<String, Long>> byLayer = outcome.runs().stream().map((run) -> run.profile().byLayer()).toList();
+		List<String> rows = new ArrayList<>();
 		for (String group : StackProfile.GROUPS) {
-			if (byLayer.stream().allMatch((counts) -> counts.get(group) == 0)) {
-				continue;
+			if (byLayer.stream().anyMatch((counts) -> counts.get(group) > 0)) {
+				rows.add(group);
 			}
-			List<Object> row = new ArrayList<>(List.of(group));
+		}
+		rows.add("**all**");
+		rows.add("**all but the JIT compiler**");
+		for (String name : rows) {
+			List<Object> row = new ArrayList<>(List.of(name));
+			double previous = 0;
 			for (int i = 0; i < outcome.runs().size(); i++) {
-				row.add(outcome.runs().get(i).micros(byLayer.get(i).get(group)));
+				Run run = outcome.runs().get(i);
+				Map<String, Long> counts = byLayer.get(i);
+				double micros = switch (name) {
+					case "**all**" -> run.result().clientCpuMicros();
+					case "**all but the JIT compiler**" -> run.micros(run.profile().samples() - counts.get(StackProfile.JIT));
+					default -> run.micros(counts.get(name));
+				};
+				row.add(micros);
+				if (pairEnds(outcome.runs(), i)) {
+					row.add(previous - micros);
+				}
+				previous = micros;
 			}
 			layers.row(row.toArray());
 		}
-		List<Object> total = new ArrayList<>(List.of("**all**"));
-		List<Object> steady = new ArrayList<>(List.of("**all but the JIT compiler**"));
-		for (int i = 0; i < outcome.runs().size(); i++) {
-			Run run = outcome.runs().get(i);
-			total.add(run.result().clientCpuMicros());
-			steady.add(run.micros(run.profile().samples() - byLayer.get(i).get(StackProfile.JIT)));
-		}
-		layers.row(total.toArray());
-		layers.row(steady.toArray());
 		out.append(layers);
 		for (Run run : outcome.runs()) {
 			out.append("\n##### ").append(shortName(run)).append("\n\n");
@@ -232,13 +250,13 @@ final class ProfileBenchmark {
 				out.append("\nTop frames by self time (on the Java threads: the JIT compiler's and the garbage collector's")
 					.append(" threads left out):\n\n")
 					.append(frames(run, run.profile().top(15, true, (frame) -> !jvmThreads.contains(frame.group()))));
-				Set<String> callers = Set.of(StackProfile.LETTUCE, StackProfile.REACTOR, StackProfile.SPRING_DATA_REDIS,
-						StackProfile.SPRING, StackProfile.ENGINE);
-				out.append("\nTop library and engine frames by total time (the frame and what it calls; Netty's event")
-					.append(" loop, under which every answer is handled, left out):\n\n")
-					.append(frames(run, run.profile()
-						.top(15, false, (frame) -> callers.contains(frame.group())
-								&& !frame.name().startsWith("io/netty/"))));
+				Set<String> ours = Set.of(StackProfile.SPRING_DATA_REDIS, StackProfile.SPRING, StackProfile.ENGINE);
+				out.append("\nOur engine's and Spring's frames by self time:\n\n")
+					.append(frames(run, run.profile().top(12, true, (frame) -> ours.contains(frame.group()))));
+				out.append("\nOur engine's and Spring's frames by total time (the frame and what it calls; on the")
+					.append(" non-blocking path the next call is made from the answer's callback, so the outer frames")
+					.append(" also hold the next decision):\n\n")
+					.append(frames(run, run.profile().top(12, false, (frame) -> ours.contains(frame.group()))));
 			}
 		}
 		return out.toString();
@@ -251,6 +269,13 @@ final class ProfileBenchmark {
 					run.percent(frame.total()), run.micros(frame.total()));
 		}
 		return table;
+	}
+
+	/** Whether run {@code i} is a raw run right after an engine run of the same mode. */
+	private static boolean pairEnds(List<Run> runs, int i) {
+		return i > 0 && !runs.get(i).result().contender().startsWith("ours")
+				&& runs.get(i - 1).result().contender().startsWith("ours")
+				&& runs.get(i - 1).result().mode().equals(runs.get(i).result().mode());
 	}
 
 	private static String shortName(Run run) {
