@@ -42,12 +42,13 @@ final class ProfileBenchmark {
 	/**
 	 * A profile of each run.
 	 * @param warmup the engine section's warm-up (this section warms up at least three times as long)
-	 * @param measure how long each run is profiled, unless {@code -Dbench.profile.seconds} says
+	 * @param measure the engine section's measurement: each run is profiled for twice as long, unless
+	 * {@code -Dbench.profile.seconds} says
 	 * @param out where the flame graphs go
 	 */
 	ProfileBenchmark(Duration warmup, Duration measure, Path out) {
 		this.warmup = warmup;
-		this.measure = Duration.ofSeconds(Long.getLong("bench.profile.seconds", measure.toSeconds()));
+		this.measure = Duration.ofSeconds(Long.getLong("bench.profile.seconds", 2 * measure.toSeconds()));
 		this.out = out;
 	}
 
@@ -90,7 +91,8 @@ final class ProfileBenchmark {
 			return new Outcome(reason, List.of());
 		}
 		String event = System.getProperty("bench.profile.event", "cpu");
-		String description = "async-profiler " + profiler.getVersion() + ", event `" + event + "`, interval 1 ms";
+		String description = "async-profiler " + profiler.getVersion() + ", event `" + event + "`, interval 1 ms, "
+				+ this.measure.toSeconds() + " s per run";
 		List<Run> runs = new ArrayList<>();
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration(redis.host(), redis.port()));

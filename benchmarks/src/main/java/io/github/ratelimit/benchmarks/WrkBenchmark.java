@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -244,21 +245,14 @@ final class WrkBenchmark {
 
 	/** Requests per second, p50, p90 and p99 of one configuration, averaged over its rounds. */
 	private static double[] mean(List<Row> rows, String name) {
-		double[] sums = new double[4];
-		int n = 0;
-		for (Row row : rows) {
-			if (row.configuration().equals(name)) {
-				sums[0] += row.requestsPerSecond();
-				sums[1] += row.p50();
-				sums[2] += row.p90();
-				sums[3] += row.p99();
-				n++;
-			}
-		}
-		for (int i = 0; i < sums.length; i++) {
-			sums[i] /= Math.max(1, n);
-		}
-		return sums;
+		List<ToDoubleFunction<Row>> fields = List.of(Row::requestsPerSecond, Row::p50, Row::p90, Row::p99);
+		return fields.stream()
+			.mapToDouble((field) -> rows.stream()
+				.filter((row) -> row.configuration().equals(name))
+				.mapToDouble(field)
+				.average()
+				.orElse(0))
+			.toArray();
 	}
 
 	/**

@@ -61,40 +61,32 @@ class StackProfileTests {
 	void selfCountsTheLeafAndTheJvmsOwnThreadsApart() {
 		StackProfile profile = StackProfile.parse(COLLAPSED);
 		assertThat(profile.samples()).isEqualTo(22);
-		Map<String, Long> self = profile.self();
-		assertThat(self).containsEntry(StackProfile.JDK, 5L)
-			.containsEntry(StackProfile.KERNEL, 8L)
-			.containsEntry(StackProfile.JVM, 2L)
-			.containsEntry(StackProfile.JIT, 6L)
-			.containsEntry(StackProfile.GC, 1L)
-			.containsEntry(StackProfile.ENGINE, 0L);
-		assertThat(self.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(22);
+		assertThat(nonZero(profile.self())).isEqualTo(Map.of(StackProfile.JDK, 5L, StackProfile.KERNEL, 8L,
+				StackProfile.JVM, 2L, StackProfile.JIT, 6L, StackProfile.GC, 1L));
 	}
 
 	@Test
 	void totalCountsEveryStackAGroupIsOnOnce() {
-		Map<String, Long> total = StackProfile.parse(COLLAPSED).total();
-		assertThat(total).containsEntry(StackProfile.ENGINE, 7L)
-			.containsEntry(StackProfile.JDK, 15L)
-			.containsEntry(StackProfile.KERNEL, 8L)
-			.containsEntry(StackProfile.REACTOR, 2L)
-			.containsEntry(StackProfile.NATIVE, 8L)
-			.containsEntry(StackProfile.JIT, 6L);
+		assertThat(nonZero(StackProfile.parse(COLLAPSED).total())).isEqualTo(Map.ofEntries(
+				Map.entry(StackProfile.DRIVER, 4L), Map.entry(StackProfile.ENGINE, 7L),
+				Map.entry(StackProfile.LETTUCE, 5L), Map.entry(StackProfile.REACTOR, 2L),
+				Map.entry(StackProfile.SPRING_DATA_REDIS, 2L), Map.entry(StackProfile.JDK, 15L),
+				Map.entry(StackProfile.JVM, 2L), Map.entry(StackProfile.NATIVE, 8L), Map.entry(StackProfile.KERNEL, 8L),
+				Map.entry(StackProfile.JIT, 6L), Map.entry(StackProfile.GC, 1L)));
 	}
 
 	@Test
 	void byLayerChargesTheNearestLibraryCallerAndTheHandOffApart() {
-		Map<String, Long> layers = StackProfile.parse(COLLAPSED).byLayer();
-		assertThat(layers).containsEntry(StackProfile.ENGINE, 4L)
-			.containsEntry(StackProfile.HAND_OFF, 3L)
-			.containsEntry(StackProfile.LETTUCE, 5L)
-			.containsEntry(StackProfile.REACTOR, 2L)
-			.containsEntry(StackProfile.SPRING_DATA_REDIS, 0L)
-			.containsEntry(StackProfile.JIT, 6L)
-			.containsEntry(StackProfile.GC, 1L)
-			.containsEntry(StackProfile.JDK, 1L)
-			.containsEntry(StackProfile.KERNEL, 0L);
-		assertThat(layers.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(22);
+		// every sample charged once: 22 in all
+		assertThat(nonZero(StackProfile.parse(COLLAPSED).byLayer())).isEqualTo(Map.of(StackProfile.ENGINE, 4L,
+				StackProfile.HAND_OFF, 3L, StackProfile.LETTUCE, 5L, StackProfile.REACTOR, 2L, StackProfile.JIT, 6L,
+				StackProfile.GC, 1L, StackProfile.JDK, 1L));
+	}
+
+	private static Map<String, Long> nonZero(Map<String, Long> counts) {
+		Map<String, Long> nonZero = new java.util.HashMap<>(counts);
+		nonZero.values().removeIf((count) -> count == 0);
+		return nonZero;
 	}
 
 	@Test
