@@ -17,7 +17,7 @@ import io.github.ratelimit.testkit.RedisServer;
 /**
  * Runs the benchmarks and writes their tables and chart under an output directory.
  * <p>
- * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|script|memory|accuracy|http|failure|zset|harness|hot|cluster]... [--quick] [--out DIR]}
+ * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|script|memory|accuracy|http|http-wrk|profile|failure|zset|harness|hot|cluster]... [--quick] [--out DIR]}
  * <p>
  * Every section's file starts with the {@code redis-server} version it ran on. {@code benchmarks/run} runs this on the
  * distribution's Redis 7 when it can be had (the test kit's embedded Redis 6.2 otherwise).
@@ -41,8 +41,8 @@ public final class BenchmarkMain {
 		}
 		boolean all = sections.isEmpty() || sections.contains("all");
 		if (all) {
-			sections = Set.of("engine", "script", "memory", "accuracy", "http", "failure", "zset", "harness", "hot",
-					"cluster");
+			sections = Set.of("engine", "script", "memory", "accuracy", "http", "http-wrk", "profile", "failure", "zset",
+					"harness", "hot", "cluster");
 		}
 		if (!RedisBinary.get().version().isAtLeast(7, 0)) {
 			System.err.println("Running on redis-server " + RedisBinary.get().version()
@@ -78,6 +78,15 @@ public final class BenchmarkMain {
 			}
 			if (sections.contains("http")) {
 				write(out.resolve("http.md"), HttpBenchmark.report(new HttpBenchmark(warmup, measure).run(redis)));
+			}
+			if (sections.contains("http-wrk")) {
+				// after the Java driver's part of http.md, which it keeps
+				Path http = out.resolve("http.md");
+				write(http, WrkBenchmark.merge(Files.exists(http) ? Files.readString(http) : "",
+						WrkBenchmark.report(new WrkBenchmark(warmup, quick).run())));
+			}
+			if (sections.contains("profile")) {
+				write(out.resolve("profile.md"), ProfileBenchmark.report(new ProfileBenchmark(warmup, measure, out).run(redis)));
 			}
 			if (sections.contains("zset")) {
 				write(out.resolve("zset.md"), ZsetCostBenchmark.report(new ZsetCostBenchmark().run(redis)));

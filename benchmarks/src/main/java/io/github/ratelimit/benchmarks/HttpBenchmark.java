@@ -45,7 +45,13 @@ final class HttpBenchmark {
 			long errors) {
 	}
 
-	List<Row> run(RedisServer redis) throws InterruptedException {
+	/**
+	 * The three configurations of the one-endpoint application, by name: the limiter off, on the local backend, on
+	 * Redis (a GCRA policy that admits everything, so that every request does the whole work).
+	 * @param redis the Redis server of the Redis configuration
+	 * @return the command-line arguments of each configuration
+	 */
+	static Map<String, String[]> configurations(RedisServer redis) {
 		Map<String, String[]> configurations = new java.util.LinkedHashMap<>();
 		String[] policy = { "--ratelimit.policies.bench.algorithm=gcra", "--ratelimit.policies.bench.limit=1000000000",
 				"--ratelimit.policies.bench.window=1m", "--ratelimit.policies.bench.key=ip",
@@ -57,6 +63,29 @@ final class HttpBenchmark {
 				policy));
 		configurations.put("Redis backend", concat(new String[] { "--spring.data.redis.host=" + redis.host(),
 				"--spring.data.redis.port=" + redis.port() }, policy));
+		return configurations;
+	}
+
+	/**
+	 * Starts the one-endpoint application on a free port.
+	 * @param args the configuration's arguments
+	 * @return the running application; its endpoint is {@link #endpoint}
+	 */
+	static ConfigurableApplicationContext start(String[] args) {
+		SpringApplication application = new SpringApplication(BenchmarkApplication.class);
+		application.setWebApplicationType(WebApplicationType.SERVLET);
+		return application.run(concat(args, new String[] { "--server.port=0", "--logging.level.root=WARN",
+				"--spring.main.banner-mode=off" }));
+	}
+
+	/** The address of the application's one endpoint. */
+	static URI endpoint(ConfigurableApplicationContext context) {
+		int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+		return URI.create("http://127.0.0.1:" + port + "/bench");
+	}
+
+	List<Row> run(RedisServer redis) throws InterruptedException {
+		Map<String, String[]> configurations = configurations(redis);
 		List<Row> rows = new ArrayList<>();
 		for (Map.Entry<String, String[]> configuration : configurations.entrySet()) {
 			measure(configuration.getKey(), 0, configuration.getValue()); // warms up the JIT, not reported
@@ -73,13 +102,8 @@ final class HttpBenchmark {
 	}
 
 	private Row measure(String name, int round, String[] args) throws InterruptedException {
-		SpringApplication application = new SpringApplication(BenchmarkApplication.class);
-		application.setWebApplicationType(WebApplicationType.SERVLET);
-		String[] all = concat(args, new String[] { "--server.port=0", "--logging.level.root=WARN",
-				"--spring.main.banner-mode=off" });
-		try (ConfigurableApplicationContext context = application.run(all)) {
-			int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-			URI uri = URI.create("http://127.0.0.1:" + port + "/bench");
+		try (ConfigurableApplicationContext context = start(args)) {
+			URI uri = endpoint(context);
 			HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 			Recorder recorder = new Recorder(10_000_000_000L, 3);
 			AtomicBoolean stop = new AtomicBoolean();
@@ -136,7 +160,10 @@ final class HttpBenchmark {
 			table.row(row.configuration(), row.round(), row.requestsPerSecond(), row.p50Micros(), row.p99Micros(),
 					row.errors());
 		}
-		StringBuilder out = new StringBuilder(table.toString());
+		StringBuilder out = new StringBuilder("#### Measured with the Java driver\n\n").append(CONNECTIONS)
+			.append(" connections of the JDK's `HttpClient` on loopback, each sending its next request when the previous")
+			.append(" answer arrives.\n\n")
+			.append(table);
 		Markdown added = new Markdown("configuration", "mean requests/s", "vs off", "mean p50 µs", "added p50 µs",
 				"mean p99 µs", "added p99 µs");
 		double[] off = mean(rows, "limiter off");
