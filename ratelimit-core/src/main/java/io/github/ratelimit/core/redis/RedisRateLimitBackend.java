@@ -664,7 +664,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		forgetIfRestarted();
 		NativeConnection connection = nativeConnection();
 		try {
-			return await(evaluate(connection, script, keys, keysAndArgs), timeoutMillis());
+			List<Long> reply = await(evaluate(connection, script, keys, keysAndArgs), timeoutMillis());
+			// the connection is open: later calls may batch, and non-blocking ones need not start elsewhere
+			this.nativeConnected = true;
+			return reply;
 		}
 		catch (RuntimeException ex) {
 			if (!forgetIfClosed(connection, ex)) {
