@@ -39,7 +39,11 @@ import reactor.core.scheduler.Schedulers;
  * waits at most the budget too, and not at all while the circuit is open: a release the backend does not confirm
  * is still sent, and a concurrency permit that never reaches the backend is reclaimed after its policy's window.
  * <p>
- * Built with the constructor, the limiter is <em>unguarded</em>: backend failures reach the caller as exceptions.
+ * Built with the constructor (or the builder with {@link Builder#guarded(boolean) guarded(false)}), the limiter is
+ * <em>unguarded</em>: backend failures reach the caller as exceptions.
+ * <p>
+ * With a {@link RateLimitDenialCache} ({@link Builder#denialCache(RateLimitDenialCache)}), guarded or not, a request
+ * whose denial the backend made earlier and that still holds is denied from the cache, without a backend call.
  * <p>
  * Each decision is observed as {@value DefaultRateLimitObservationConvention#NAME} in the
  * {@link ObservationRegistry} given to the builder (none by default, and then no observation context is made at
