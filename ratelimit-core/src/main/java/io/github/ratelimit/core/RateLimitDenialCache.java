@@ -201,6 +201,9 @@ public final class RateLimitDenialCache {
 	void record(RateLimitRequest request, List<PolicyDecision> decisions, long sentNanos, long epoch) {
 		List<RateLimitRequest.Entry> entries = request.entries();
 		boolean admitted = decisions.stream().allMatch(PolicyDecision::allowed);
+		if (admitted && this.denials.estimatedSize() == 0) {
+			return; // nothing to forget: the common case costs no lookup
+		}
 		for (int i = 0; i < entries.size(); i++) {
 			RateLimitRequest.Entry entry = entries.get(i);
 			if (!cacheable(entry.policy())) {
