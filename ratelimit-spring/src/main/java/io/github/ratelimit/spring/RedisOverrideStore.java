@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -40,6 +41,9 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 public final class RedisOverrideStore implements RateLimitOverrides.Store, SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(RedisOverrideStore.class);
+
+	/** The longest a start waits for its first attempt to listen. */
+	private static final long START_WAIT_MILLIS = 2000;
 
 	private final StringRedisTemplate redis;
 
@@ -240,26 +244,44 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	/**
-	 * Starts listening for changes and reconciling, both on the store's own thread: the start never waits for Redis
-	 * (a Redis that accepts connections but answers nothing would hold it for the client's command timeout). Redis
+	 * Starts listening for changes and reconciling, both on the store's own thread: the start waits at most
+	 * 2 s for the first attempt to listen (and to read the count of resets, so that
+	 * nothing decided after the start is forgotten for a reset made before it), never for Redis's own timeouts (a
+	 * Redis that accepts connections but answers nothing would hold it for the client's command timeout). Redis
 	 * being unreachable fails nothing: listening is tried again at every reconcile until it works, and the overrides
 	 * read last stay applied meanwhile.
 	 */
 	@Override
-	public synchronized void start() {
-		if (this.running) {
-			return;
+	public void start() {
+		CountDownLatch listening = new CountDownLatch(1);
+		synchronized (this) {
+			if (this.running) {
+				return;
+			}
+			this.running = true;
+			ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor((task) -> {
+				Thread thread = new Thread(task, "ratelimit-overrides");
+				thread.setDaemon(true);
+				return thread;
+			});
+			long millis = this.reconcileInterval.toMillis();
+			scheduler.execute(() -> {
+				try {
+					listen();
+				}
+				finally {
+					listening.countDown();
+				}
+			});
+			scheduler.scheduleWithFixedDelay(this::reconcile, millis, millis, TimeUnit.MILLISECONDS);
+			this.reconciler = scheduler;
 		}
-		this.running = true;
-		ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor((task) -> {
-			Thread thread = new Thread(task, "ratelimit-overrides");
-			thread.setDaemon(true);
-			return thread;
-		});
-		long millis = this.reconcileInterval.toMillis();
-		scheduler.execute(this::listen);
-		scheduler.scheduleWithFixedDelay(this::reconcile, millis, millis, TimeUnit.MILLISECONDS);
-		this.reconciler = scheduler;
+		try {
+			listening.await(START_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	private void reconcile() {
