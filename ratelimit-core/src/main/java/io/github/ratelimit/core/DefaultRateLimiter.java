@@ -39,7 +39,11 @@ import reactor.core.scheduler.Schedulers;
  * waits at most the budget too, and not at all while the circuit is open: a release the backend does not confirm
  * is still sent, and a concurrency permit that never reaches the backend is reclaimed after its policy's window.
  * <p>
- * Built with the constructor, the limiter is <em>unguarded</em>: backend failures reach the caller as exceptions.
+ * Built with the constructor (or the builder with {@link Builder#guarded(boolean) guarded(false)}), the limiter is
+ * <em>unguarded</em>: backend failures reach the caller as exceptions.
+ * <p>
+ * With a {@link RateLimitDenialCache} ({@link Builder#denialCache(RateLimitDenialCache)}), guarded or not, a request
+ * whose denial the backend made earlier and that still holds is denied from the cache, without a backend call.
  * <p>
  * Each decision is observed as {@value DefaultRateLimitObservationConvention#NAME} in the
  * {@link ObservationRegistry} given to the builder (none by default, and then no observation context is made at
@@ -71,6 +75,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 	private final PermitsInFlight permitsInFlight = new PermitsInFlight();
 
+	private final @Nullable RateLimitDenialCache denialCache;
+
 	/**
 	 * An unguarded limiter: backend failures are thrown to the caller.
 	 * @param backend the backend
@@ -96,22 +102,24 @@ public final class DefaultRateLimiter implements RateLimiter {
 	 */
 	public DefaultRateLimiter(RateLimitBackend backend, ObservationRegistry observationRegistry,
 			@Nullable RateLimitObservationConvention observationConvention) {
-		this(backend, null, observationRegistry, observationConvention, new ErrorCounts());
+		this(backend, null, observationRegistry, observationConvention, new ErrorCounts(), null);
 	}
 
 	private DefaultRateLimiter(RateLimitBackend backend, @Nullable Guard guard, ObservationRegistry observationRegistry,
-			@Nullable RateLimitObservationConvention observationConvention, ErrorCounts errors) {
+			@Nullable RateLimitObservationConvention observationConvention, ErrorCounts errors,
+			@Nullable RateLimitDenialCache denialCache) {
 		this.backend = backend;
 		this.guard = guard;
 		this.observationRegistry = observationRegistry;
 		this.observationConvention = observationConvention;
 		this.errors = errors;
+		this.denialCache = denialCache;
 		RequestIds.initialize();
 	}
 
 	/**
-	 * Starts a guarded limiter: failures and slow answers of the backend are decided by each policy's
-	 * {@link FailureMode}.
+	 * Starts a limiter, guarded unless {@link Builder#guarded(boolean) told otherwise}: failures and slow answers of
+	 * the backend are decided by each policy's {@link FailureMode}.
 	 * @param backend the backend, typically Redis
 	 * @return a builder
 	 */
@@ -152,6 +160,14 @@ public final class DefaultRateLimiter implements RateLimiter {
 	public @Nullable Throwable lastFailure() {
 		Guard guard = this.guard;
 		return (guard != null && degraded()) ? guard.lastFailure : null;
+	}
+
+	/**
+	 * The cache of the backend's denials this limiter answers from, when it has one.
+	 * @return the denial cache, or null
+	 */
+	public @Nullable RateLimitDenialCache denialCache() {
+		return this.denialCache;
 	}
 
 	/**
@@ -399,10 +415,20 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	private RateLimitDecision decideOne(RateLimitRequest request) {
+		RateLimitDenialCache cache = this.denialCache;
+		long epoch = 0;
+		if (cache != null) {
+			RateLimitDecision cached = cache.lookup(request);
+			if (cached != null) {
+				return cached;
+			}
+			epoch = cache.epoch();
+		}
 		String requestId = RequestIds.next();
 		Guard guard = this.guard;
 		if (guard == null) {
-			return decision(request, requestId, this.backend.acquire(request, requestId));
+			long sent = System.nanoTime();
+			return decision(request, requestId, this.backend.acquire(request, requestId), sent, epoch);
 		}
 		if (!guard.tryAcquirePermission()) {
 			return decideWithout(guard, request, requestId, guard.callNotPermitted());
@@ -421,7 +447,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 			RateLimitBackend.Acquisition acquisition = (guard.timeout != null)
 					? call.get(guard.remainingNanos(start), TimeUnit.NANOSECONDS) : call.get();
 			guard.onSuccess(start);
-			return decision(request, requestId, acquisition);
+			return decision(request, requestId, acquisition, start, epoch);
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
@@ -444,14 +470,26 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 	private Mono<RateLimitDecision> decideOneAsync(RateLimitRequest request) {
 		Guard guard = this.guard;
+		RateLimitDenialCache cache = this.denialCache;
 		if (guard == null) {
 			return Mono.defer(() -> {
+				RateLimitDecision cached = (cache != null) ? cache.lookup(request) : null;
+				if (cached != null) {
+					return Mono.just(cached);
+				}
+				long epoch = (cache != null) ? cache.epoch() : 0;
 				String requestId = RequestIds.next();
+				long sent = System.nanoTime();
 				return this.backend.acquireAsync(request, requestId)
-					.map((acquisition) -> decision(request, requestId, acquisition));
+					.map((acquisition) -> decision(request, requestId, acquisition, sent, epoch));
 			});
 		}
 		return Mono.defer(() -> {
+			RateLimitDecision cached = (cache != null) ? cache.lookup(request) : null;
+			if (cached != null) {
+				return Mono.just(cached);
+			}
+			long epoch = (cache != null) ? cache.epoch() : 0;
 			String requestId = RequestIds.next();
 			if (!guard.tryAcquirePermission()) {
 				return decideWithoutAsync(guard, request, requestId, guard.callNotPermitted());
@@ -477,7 +515,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 				if (settled.compareAndSet(false, true)) {
 					guard.onSuccess(start);
 				}
-				return decision(request, requestId, acquisition);
+				return decision(request, requestId, acquisition, start, epoch);
 			}).onErrorResume((ex) -> {
 				if (settled.compareAndSet(false, true)) {
 					if (ex instanceof TimeoutException timeout) {
@@ -514,6 +552,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		call.whenComplete((acquisition, failure) -> {
 			if (acquisition != null && acquisition.decisions().stream().allMatch(PolicyDecision::allowed)) {
 				this.backend.releaseAsync(request.entries(), requestId, acquisition.entryTimesMicros())
+					.doOnTerminate(() -> forget(request.entries()))
 					.subscribe(null, (ex) -> {
 						this.errors.add(BackendErrorKind.GIVE_BACK_FAILED);
 						logger.debug("Could not give back a late rate-limit acquisition", ex);
@@ -522,13 +561,28 @@ public final class DefaultRateLimiter implements RateLimiter {
 		});
 	}
 
+	/** Forgets the cached denials of entries whose cost went back to the backend. */
+	private void forget(List<RateLimitRequest.Entry> entries) {
+		if (this.denialCache != null) {
+			this.denialCache.forget(entries);
+		}
+	}
+
+	/**
+	 * The decision of the backend's answer, which the denial cache learns from.
+	 * @param sentNanos when the call was sent
+	 * @param epoch the denial cache's epoch before it was sent
+	 */
 	private RateLimitDecision decision(RateLimitRequest request, String requestId,
-			RateLimitBackend.Acquisition acquisition) {
+			RateLimitBackend.Acquisition acquisition, long sentNanos, long epoch) {
 		for (int i = 0; i < acquisition.failedGiveBacks(); i++) {
 			this.errors.add(BackendErrorKind.GIVE_BACK_FAILED);
 		}
+		if (this.denialCache != null) {
+			this.denialCache.record(request, acquisition.decisions(), sentNanos, epoch);
+		}
 		return decision(request.entries(), acquisition.decisions(), this.backend, this.guard, request.entries(),
-				requestId, acquisition.entryTimesMicros(), null, this.permitsInFlight);
+				requestId, acquisition.entryTimesMicros(), null, this.permitsInFlight, this.denialCache);
 	}
 
 	/**
@@ -542,10 +596,12 @@ public final class DefaultRateLimiter implements RateLimiter {
 	 * @param acquiredAtMicros when the backend took each of them
 	 * @param failure why the failure modes decided, or null
 	 * @param inFlight where the permits handed out are counted until released
+	 * @param denialCache the denial cache to tell of give-backs to that backend, or null
 	 */
 	private static RateLimitDecision decision(List<RateLimitRequest.Entry> entries, List<PolicyDecision> decisions,
 			RateLimitBackend source, @Nullable Guard guard, List<RateLimitRequest.Entry> taken, String requestId,
-			List<Long> acquiredAtMicros, @Nullable Throwable failure, PermitsInFlight inFlight) {
+			List<Long> acquiredAtMicros, @Nullable Throwable failure, PermitsInFlight inFlight,
+			@Nullable RateLimitDenialCache denialCache) {
 		if (!decisions.stream().allMatch(PolicyDecision::allowed)) {
 			return new RateLimitDecision(decisions, Permit.NONE, Permit.NONE, () -> decisions, failure);
 		}
@@ -558,8 +614,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 			}
 		}
 		Permit permit = held.isEmpty() ? Permit.NONE
-				: new BackendPermit(source, guard, held, requestId, heldSince, inFlight);
-		Permit reversal = new BackendPermit(source, guard, taken, requestId, acquiredAtMicros, null);
+				: new BackendPermit(source, guard, held, requestId, heldSince, inFlight, null);
+		Permit reversal = new BackendPermit(source, guard, taken, requestId, acquiredAtMicros, null, denialCache);
 		return new RateLimitDecision(decisions, permit, reversal, () -> reversed(entries, decisions), failure);
 	}
 
@@ -703,7 +759,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 				all = reversed(entries, all);
 			}
 			return DefaultRateLimiter.decision(entries, all, this.fallback, null, this.local.entries(),
-					this.requestId, acquisition.entryTimesMicros(), this.failure, this.inFlight);
+					this.requestId, acquisition.entryTimesMicros(), this.failure, this.inFlight, null);
 		}
 
 	}
@@ -850,10 +906,11 @@ public final class DefaultRateLimiter implements RateLimiter {
 			return new TimeoutException("The rate-limit backend did not answer within " + millis(this.timeout));
 		}
 
-		/** Gives permits back within the budget, or without waiting at all while the circuit is open. */
-		void release(RateLimitBackend backend, List<RateLimitRequest.Entry> entries, String requestId,
-				List<Long> acquiredAtMicros) {
-			Mono<Void> release = backend.releaseAsync(entries, requestId, acquiredAtMicros);
+		/**
+		 * Gives permits back within the budget, or without waiting at all while the circuit is open.
+		 * @param release the backend's release, not yet subscribed to
+		 */
+		void release(Mono<Void> release) {
 			if (circuitOpen()) {
 				release.subscribe(null, (ex) -> {
 					this.errors.add(BackendErrorKind.RELEASE_FAILED);
@@ -883,11 +940,14 @@ public final class DefaultRateLimiter implements RateLimiter {
 			}
 		}
 
-		Mono<Void> releaseAsync(RateLimitBackend backend, List<RateLimitRequest.Entry> entries, String requestId,
-				List<Long> acquiredAtMicros) {
+		/**
+		 * {@link #release} without blocking.
+		 * @param release the backend's release, not yet subscribed to
+		 * @return completes once released, or once the budget is spent
+		 */
+		Mono<Void> releaseAsync(Mono<Void> release) {
 			return Mono.defer(() -> {
-				CompletableFuture<@Nullable Void> call = backend.releaseAsync(entries, requestId, acquiredAtMicros)
-					.toFuture();
+				CompletableFuture<@Nullable Void> call = release.toFuture();
 				if (circuitOpen()) {
 					return Mono.empty();
 				}
@@ -922,14 +982,19 @@ public final class DefaultRateLimiter implements RateLimiter {
 		/** Where the permits are counted while held, or null when this permit is not counted (a reversal). */
 		private final @Nullable PermitsInFlight inFlight;
 
+		/** The denial cache that forgets these entries once they are given back, or null. */
+		private final @Nullable RateLimitDenialCache denialCache;
+
 		BackendPermit(RateLimitBackend backend, @Nullable Guard guard, List<RateLimitRequest.Entry> entries,
-				String requestId, List<Long> acquiredAtMicros, @Nullable PermitsInFlight inFlight) {
+				String requestId, List<Long> acquiredAtMicros, @Nullable PermitsInFlight inFlight,
+				@Nullable RateLimitDenialCache denialCache) {
 			this.backend = backend;
 			this.guard = guard;
 			this.entries = entries;
 			this.requestId = requestId;
 			this.acquiredAtMicros = acquiredAtMicros;
 			this.inFlight = inFlight;
+			this.denialCache = denialCache;
 			if (inFlight != null) {
 				inFlight.add(entries, 1);
 			}
@@ -942,13 +1007,25 @@ public final class DefaultRateLimiter implements RateLimiter {
 			}
 		}
 
+		/**
+		 * The backend's release; once it is over (whatever its outcome: it may have landed), the cached denials of
+		 * these entries are forgotten, since the backend may have more room than they say.
+		 */
+		private Mono<Void> backendRelease() {
+			Mono<Void> release = this.backend.releaseAsync(this.entries, this.requestId, this.acquiredAtMicros);
+			RateLimitDenialCache cache = this.denialCache;
+			// before the outcome is passed on, so that whoever waits for the release finds the denials forgotten
+			return (cache != null) ? release.doOnTerminate(() -> cache.forget(this.entries))
+				.doOnCancel(() -> cache.forget(this.entries)) : release;
+		}
+
 		/** Releases once; unguarded, a release that fails can be tried again. */
 		@Override
 		public void release() {
 			if (this.released.compareAndSet(false, true)) {
 				if (this.guard != null) {
 					released();
-					this.guard.release(this.backend, this.entries, this.requestId, this.acquiredAtMicros);
+					this.guard.release(backendRelease());
 					return;
 				}
 				try {
@@ -957,6 +1034,11 @@ public final class DefaultRateLimiter implements RateLimiter {
 				catch (RuntimeException ex) {
 					this.released.set(false);
 					throw ex;
+				}
+				finally {
+					if (this.denialCache != null) {
+						this.denialCache.forget(this.entries);
+					}
 				}
 				released();
 			}
@@ -970,10 +1052,9 @@ public final class DefaultRateLimiter implements RateLimiter {
 				}
 				if (this.guard != null) {
 					released();
-					return this.guard.releaseAsync(this.backend, this.entries, this.requestId, this.acquiredAtMicros);
+					return this.guard.releaseAsync(backendRelease());
 				}
-				return this.backend.releaseAsync(this.entries, this.requestId, this.acquiredAtMicros)
-					.doOnSuccess((done) -> released())
+				return backendRelease().doOnSuccess((done) -> released())
 					.doOnError((ex) -> this.released.set(false));
 			});
 		}
@@ -1028,11 +1109,15 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Builds a guarded {@link DefaultRateLimiter}.
+	 * Builds a {@link DefaultRateLimiter}: guarded unless {@link #guarded(boolean) guarded(false)} is set.
 	 */
 	public static final class Builder {
 
 		private final RateLimitBackend backend;
+
+		private boolean guarded = true;
+
+		private @Nullable RateLimitDenialCache denialCache;
 
 		private @Nullable Duration timeout;
 
@@ -1117,6 +1202,31 @@ public final class DefaultRateLimiter implements RateLimiter {
 			return this;
 		}
 
+		/**
+		 * Whether the limiter is guarded (the default): backend failures and slow answers are decided by each
+		 * policy's {@link FailureMode}, within the {@linkplain #timeout(Duration) time budget}. Unguarded, backend
+		 * failures reach the caller as exceptions, as with the constructor, and the guard's settings (timeout,
+		 * circuit breaker, fallback, closed retry-after) must not be set.
+		 * @param guarded false for an unguarded limiter
+		 * @return this builder
+		 */
+		public Builder guarded(boolean guarded) {
+			this.guarded = guarded;
+			return this;
+		}
+
+		/**
+		 * A cache of the backend's denials to answer from: an identity denied until a time is denied again until
+		 * then without a backend call. Not exact in every case (quota given back on another instance is seen only
+		 * when the cached denial ends): see {@link RateLimitDenialCache}. None by default.
+		 * @param denialCache the cache, for this limiter only
+		 * @return this builder
+		 */
+		public Builder denialCache(RateLimitDenialCache denialCache) {
+			this.denialCache = denialCache;
+			return this;
+		}
+
 		private Duration defaultClosedRetryAfter() {
 			if (this.circuitBreaker == null) {
 				return Duration.ofSeconds(1);
@@ -1127,9 +1237,19 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 		/**
 		 * Builds the limiter.
-		 * @return the guarded limiter
+		 * @return the limiter, guarded unless {@link #guarded(boolean) guarded(false)}
+		 * @throws IllegalStateException when unguarded with a setting of the guard
 		 */
 		public DefaultRateLimiter build() {
+			if (!this.guarded) {
+				if (this.timeout != null || this.circuitBreaker != null || this.fallback != null
+						|| this.closedRetryAfter != null) {
+					throw new IllegalStateException("An unguarded limiter has no timeout, circuit breaker, fallback "
+							+ "or closed retry-after; remove them or keep the limiter guarded");
+				}
+				return new DefaultRateLimiter(this.backend, null, this.observationRegistry, this.observationConvention,
+						new ErrorCounts(), this.denialCache);
+			}
 			RateLimitBackend fallback = (this.fallback != null) ? this.fallback : new LocalRateLimitBackend();
 			Duration retryAfter = (this.closedRetryAfter != null) ? this.closedRetryAfter : defaultClosedRetryAfter();
 			if (this.circuitBreaker != null) {
@@ -1148,7 +1268,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 			ErrorCounts errors = new ErrorCounts();
 			Guard guard = new Guard(this.timeout, this.circuitBreaker, fallback, retryAfter, errors);
 			return new DefaultRateLimiter(this.backend, guard, this.observationRegistry, this.observationConvention,
-					errors);
+					errors, this.denialCache);
 		}
 
 	}

@@ -11,7 +11,7 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  * <li>Resilience4j's circuit breaker guards its sliding window of outcomes and its state transitions with a
  * {@code ReentrantLock} held for a few arithmetic operations; a decision asks it for permission and records its
  * outcome on whatever thread the decision completes on (an event loop).</li>
- * <li>Caffeine, which holds the local backend's state, drains its buffers and expires entries under its own
+ * <li>Caffeine, which holds the local backend's state and the denial cache, drains its buffers and expires entries under its own
  * {@code ReentrantLock}; a write normally hands that work over without waiting, but when its write buffer stays full
  * (many writers on few cores) the writer takes the lock and does the in-memory maintenance itself. The local
  * backend's own striped locks are never waited for on a non-blocking thread: it only tries them.</li>

@@ -4,9 +4,11 @@ import java.time.Duration;
 
 import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.RateLimitBackend;
+import io.github.ratelimit.core.RateLimitDenialCache;
 import io.github.ratelimit.core.RateLimitObservationConvention;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -30,7 +32,10 @@ import org.springframework.context.annotation.Import;
  * time budget per decision ({@code ratelimit.redis.timeout}), a Resilience4j circuit breaker
  * ({@code ratelimit.redis.circuit-breaker.*}) and each policy's failure mode, with an in-memory fallback for
  * {@code failure-mode: local}. Each decision is observed in the application's {@link ObservationRegistry} when it
- * has one (see {@link RateLimitMetricsAutoConfiguration} for the meters).
+ * has one (see {@link RateLimitMetricsAutoConfiguration} for the meters). With
+ * {@code ratelimit.redis.denial-cache.enabled} the Redis limiter answers repeated denials from a
+ * {@link RateLimitDenialCache}, which every runtime override change and announced reset makes forget what they
+ * affect.
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 		"org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration" })
@@ -75,7 +80,8 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnMissingBean
 	RateLimiter rateLimiter(RateLimitBackend backend, RateLimitProperties properties,
 			ObjectProvider<ObservationRegistry> observationRegistry,
-			ObjectProvider<RateLimitObservationConvention> observationConvention) {
+			ObjectProvider<RateLimitObservationConvention> observationConvention,
+			ObjectProvider<RateLimitOverrides> overrides) {
 		ObservationRegistry observations = observationRegistry.getIfUnique(() -> ObservationRegistry.NOOP);
 		RateLimitObservationConvention convention = observationConvention.getIfUnique();
 		if (backend instanceof LocalRateLimitBackend) {
@@ -95,7 +101,27 @@ public final class RateLimitAutoConfiguration {
 		if (convention != null) {
 			builder.observationConvention(convention);
 		}
+		RateLimitProperties.DenialCache denials = redis.getDenialCache();
+		if (denials.isEnabled() && backend instanceof RedisRateLimitBackend) {
+			RateLimitDenialCache cache = RateLimitDenialCache.create(denialCacheSize(denials));
+			builder.denialCache(cache);
+			// overrides changed and resets announced, here or on another instance, are forgotten at once
+			overrides.ifAvailable((changes) -> changes.addListener(RateLimitOverrides.Listener.invalidating(cache)));
+		}
 		return builder.build();
+	}
+
+	/**
+	 * Checks the bound of the denial cache.
+	 * @param denials the {@code ratelimit.redis.denial-cache.*} properties
+	 * @return the maximum size
+	 * @throws InvalidConfigurationPropertyValueException naming the property when it is not positive
+	 */
+	static long denialCacheSize(RateLimitProperties.DenialCache denials) {
+		if (denials.getMaximumSize() < 1) {
+			throw invalid("ratelimit.redis.denial-cache.maximum-size", "must be at least 1", denials.getMaximumSize());
+		}
+		return denials.getMaximumSize();
 	}
 
 	/**

@@ -2,6 +2,7 @@ package io.github.ratelimit.autoconfigure;
 
 import io.github.ratelimit.core.BackendErrorKind;
 import io.github.ratelimit.core.DefaultRateLimiter;
+import io.github.ratelimit.core.RateLimitDenialCache;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.spring.ConfiguredPolicy;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
@@ -15,8 +16,10 @@ import org.springframework.beans.factory.ObjectProvider;
 /**
  * Binds what a {@link DefaultRateLimiter} counts in memory: {@value #ERRORS} (a counter per
  * {@link BackendErrorKind}, tag {@code kind}) and {@value #PERMITS_ACTIVE} (a gauge per configured policy that holds
- * concurrency permits, tag {@code policy}: the permits this instance holds, in units of cost). A limiter of another
- * type has neither.
+ * concurrency permits, tag {@code policy}: the permits this instance holds, in units of cost); with a
+ * {@link RateLimitDenialCache}, {@value #DENIAL_CACHE_HITS} (a counter of the requests it denied without a backend
+ * call) and {@value #DENIAL_CACHE_SIZE} (a gauge of the denials it holds), without tags. A limiter of another type
+ * has none of them.
  */
 public final class RateLimitMeterBinder implements MeterBinder {
 
@@ -25,6 +28,12 @@ public final class RateLimitMeterBinder implements MeterBinder {
 
 	/** The name of the gauge of concurrency permits held. */
 	public static final String PERMITS_ACTIVE = "ratelimit.permits.active";
+
+	/** The name of the counter of requests denied from the denial cache. */
+	public static final String DENIAL_CACHE_HITS = "ratelimit.denial.cache.hits";
+
+	/** The name of the gauge of the denials the denial cache holds. */
+	public static final String DENIAL_CACHE_SIZE = "ratelimit.denial.cache.size";
 
 	private final ObjectProvider<RateLimiter> limiter;
 
@@ -49,6 +58,16 @@ public final class RateLimitMeterBinder implements MeterBinder {
 			FunctionCounter.builder(ERRORS, limiter, (counted) -> counted.errorCount(kind))
 				.description("Rate-limit backend errors by kind; decisions were made by the failure modes")
 				.tag("kind", kind.tagValue())
+				.register(registry);
+		}
+		RateLimitDenialCache denials = limiter.denialCache();
+		if (denials != null) {
+			FunctionCounter.builder(DENIAL_CACHE_HITS, denials, RateLimitDenialCache::hitCount)
+				.description("Requests denied from the local denial cache, without a backend call (also counted as "
+						+ "denied decisions)")
+				.register(registry);
+			Gauge.builder(DENIAL_CACHE_SIZE, denials, RateLimitDenialCache::size)
+				.description("Policy and identity pairs whose denial the local denial cache holds")
 				.register(registry);
 		}
 		RateLimitPolicyRegistry policies = this.policies.getIfUnique();

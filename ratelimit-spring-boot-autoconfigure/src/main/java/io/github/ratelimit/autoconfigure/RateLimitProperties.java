@@ -163,6 +163,8 @@ public class RateLimitProperties {
 
 		private final CircuitBreaker circuitBreaker = new CircuitBreaker();
 
+		private final DenialCache denialCache = new DenialCache();
+
 		public Duration getTimeout() {
 			return this.timeout;
 		}
@@ -189,6 +191,50 @@ public class RateLimitProperties {
 
 		public CircuitBreaker getCircuitBreaker() {
 			return this.circuitBreaker;
+		}
+
+		public DenialCache getDenialCache() {
+			return this.denialCache;
+		}
+
+	}
+
+	/**
+	 * The local denial cache: an identity Redis denied until a time is denied again until then from this instance's
+	 * memory, with the same headers, without a Redis call. Off by default because it is not exact in every case:
+	 * quota given back on another instance (a reversal when a later check denies, a late answer undone) is seen
+	 * only when the cached denial ends, as are resets and policy changes made without the starter (the
+	 * {@code ratelimits} endpoint's resets and overrides, and {@code RateLimitTester}'s resets, reach every
+	 * instance's cache).
+	 */
+	public static class DenialCache {
+
+		/**
+		 * Whether denials are cached (Redis backend only). Never admits a request; denies from the cache what Redis
+		 * would deny while only requests take quota. Off by default: quota given back on another instance is seen
+		 * only when the cached denial ends.
+		 */
+		private boolean enabled = false;
+
+		/**
+		 * Most policy and identity pairs whose denial is kept; beyond it the least useful are evicted.
+		 */
+		private long maximumSize = 10_000;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public long getMaximumSize() {
+			return this.maximumSize;
+		}
+
+		public void setMaximumSize(long maximumSize) {
+			this.maximumSize = maximumSize;
 		}
 
 	}

@@ -89,6 +89,7 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Enviro
 		RateLimitAutoConfiguration.positive("ratelimit.redis.timeout", redis.getTimeout());
 		RateLimitAutoConfiguration.circuitBreakerConfig(redis.getCircuitBreaker());
 		maxReconnectDelay(redis.getMaxReconnectDelay());
+		RateLimitAutoConfiguration.denialCacheSize(redis.getDenialCache());
 		RateLimitAutoConfiguration.positive("ratelimit.overrides.reconcile-interval",
 				properties.getOverrides().getReconcileInterval());
 		if (properties.getLocal().getMaximumKeys() < 1) {

@@ -80,6 +80,33 @@ class RateLimitMetricsAutoConfigurationTests {
 	}
 
 	@Test
+	void denialsFromTheDenialCacheCountAsDeniedDecisionsAndAsHits() {
+		withRedis().withPropertyValues("ratelimit.redis.denial-cache.enabled=true").run((context) -> {
+			RateLimiter limiter = context.getBean(RateLimiter.class);
+			RateLimitPolicyRegistry policies = context.getBean(RateLimitPolicyRegistry.class);
+			RateLimitRequest request = RateLimitRequest.of(policies.get("burst"), IDENTITY);
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			assertThat(meters.get("ratelimit.denial.cache.hits").functionCounter().count()).isZero();
+			limiter.check(request);
+			limiter.check(request);
+			assertThat(limiter.check(request).allowed()).isFalse();
+			assertThat(meters.get("ratelimit.denial.cache.size").gauge().value()).isEqualTo(1);
+			assertThat(limiter.check(request).allowed()).isFalse();
+			assertThat(limiter.checkAsync(request).block().allowed()).isFalse();
+			assertThat(meters.get("ratelimit.denial.cache.hits").functionCounter().count()).isEqualTo(2);
+			assertThat(decisions(meters, "burst", "denied")).isEqualTo(3);
+			assertThat(timed(meters, "denied")).isEqualTo(3);
+			assertNoIdentityInAnyTag(meters);
+		});
+	}
+
+	@Test
+	void withoutTheDenialCacheThereAreNoMetersOfIt() {
+		withRedis().run((context) -> assertThat(context.getBean(MeterRegistry.class).find("ratelimit.denial.cache.hits")
+			.meters()).isEmpty());
+	}
+
+	@Test
 	void decisionsOfTheFailureModesAndTheErrorsAreCounted() {
 		this.runner
 			.withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + NO_REDIS,

@@ -3,13 +3,19 @@ package io.github.ratelimit.spring;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
+import io.github.ratelimit.core.RateLimitDenialCache;
 import io.github.ratelimit.core.RateLimitPolicy;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -24,6 +30,10 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * An override changes only the values it sets. A policy override applies to every identity of the policy, on top
  * of its configured override or tier; an identity override applies on top of that for one identity.
+ * <p>
+ * {@link Listener Listeners} hear of every override that changed, on this instance or another, and of resets of
+ * state {@linkplain #announceReset(String, String) announced} anywhere: what a
+ * {@linkplain RateLimitDenialCache local denial cache} must forget.
  */
 public final class RateLimitOverrides {
 
@@ -39,6 +49,8 @@ public final class RateLimitOverrides {
 
 	private volatile Snapshot snapshot = Snapshot.EMPTY;
 
+	private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+
 	/**
 	 * Overrides kept in a store; call {@link #refresh()} (the store's change notifications do) to read it.
 	 * @param store where the overrides live
@@ -46,6 +58,38 @@ public final class RateLimitOverrides {
 	public RateLimitOverrides(Store store) {
 		this.store = store;
 		store.onChange(this::refresh);
+		store.onReset(this::resetHappened);
+	}
+
+	/**
+	 * Registers a listener of override changes and resets.
+	 * @param listener the listener
+	 */
+	public void addListener(Listener listener) {
+		this.listeners.add(listener);
+	}
+
+	/**
+	 * Tells every instance that state was reset (the caller has reset it in the backend): this instance's listeners
+	 * at once, the others' through the store (Redis: a message on the overrides' channel, and a count every
+	 * instance reads at its reconcile interval, so that a missed message costs at most that interval).
+	 * @param policy the policy reset, or null for every policy
+	 * @param identity the identity reset (as requests name it), or null for every identity
+	 */
+	public void announceReset(@Nullable String policy, @Nullable String identity) {
+		resetHappened(policy, identity);
+		this.store.announceReset(policy, identity);
+	}
+
+	private void resetHappened(@Nullable String policy, @Nullable String identity) {
+		for (Listener listener : this.listeners) {
+			try {
+				listener.stateReset(policy, identity);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("A rate-limit reset listener failed", ex);
+			}
+		}
 	}
 
 	/**
@@ -176,7 +220,50 @@ public final class RateLimitOverrides {
 						+ ex.getMessage());
 			}
 		});
-		this.snapshot = new Snapshot(policies, identities);
+		Snapshot applied = new Snapshot(policies, identities);
+		Snapshot previous;
+		synchronized (this) {
+			previous = this.snapshot;
+			this.snapshot = applied;
+		}
+		if (!this.listeners.isEmpty()) {
+			changes(previous, applied);
+		}
+	}
+
+	/** Tells the listeners of each override that differs between two snapshots. */
+	private void changes(Snapshot before, Snapshot after) {
+		Set<String> policies = new LinkedHashSet<>(before.policies.keySet());
+		policies.addAll(after.policies.keySet());
+		for (String policy : policies) {
+			if (!Objects.equals(before.policies.get(policy), after.policies.get(policy))) {
+				changed(policy, null);
+			}
+		}
+		Set<String> withIdentities = new LinkedHashSet<>(before.identities.keySet());
+		withIdentities.addAll(after.identities.keySet());
+		for (String policy : withIdentities) {
+			Map<String, RuntimeOverride> was = before.identities.getOrDefault(policy, Map.of());
+			Map<String, RuntimeOverride> is = after.identities.getOrDefault(policy, Map.of());
+			Set<String> identities = new LinkedHashSet<>(was.keySet());
+			identities.addAll(is.keySet());
+			for (String identity : identities) {
+				if (!Objects.equals(was.get(identity), is.get(identity))) {
+					changed(policy, identity);
+				}
+			}
+		}
+	}
+
+	private void changed(String policy, @Nullable String identity) {
+		for (Listener listener : this.listeners) {
+			try {
+				listener.overrideChanged(policy, identity);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("A rate-limit override listener failed", ex);
+			}
+		}
 	}
 
 	private static String field(String policy, @Nullable String identity) {
@@ -254,6 +341,69 @@ public final class RateLimitOverrides {
 	}
 
 	/**
+	 * Hears what changes the limits or the state of identities, on this instance or another: what a cache of
+	 * decisions must forget.
+	 */
+	public interface Listener {
+
+		/**
+		 * The runtime override of a policy (or of {@link RateLimitOverrides#ALL all of them}: the kill switch) or of
+		 * one identity of it was set, changed or removed; called once the change applies here.
+		 * @param policy the policy name, or {@link RateLimitOverrides#ALL}
+		 * @param identity the identity of an identity override (the value of the policy's own key), or null for
+		 * the whole policy
+		 */
+		void overrideChanged(String policy, @Nullable String identity);
+
+		/**
+		 * State was reset in the backend, here or on another instance.
+		 * @param policy the policy, or null for every policy
+		 * @param identity the identity (as requests name it, qualified by its source), or null for every identity
+		 */
+		void stateReset(@Nullable String policy, @Nullable String identity);
+
+		/**
+		 * A listener that makes a denial cache forget what a change or a reset affects: the policy of a changed
+		 * override (all of its identities, since an identity override names the key's value, not the identity the
+		 * cache holds), everything for the kill switch, exactly what a reset names.
+		 * @param cache the cache
+		 * @return the listener
+		 */
+		static Listener invalidating(RateLimitDenialCache cache) {
+			return new Listener() {
+
+				@Override
+				public void overrideChanged(String policy, @Nullable String identity) {
+					if (ALL.equals(policy)) {
+						cache.invalidateAll();
+					}
+					else {
+						cache.invalidatePolicy(policy);
+					}
+				}
+
+				@Override
+				public void stateReset(@Nullable String policy, @Nullable String identity) {
+					if (policy == null && identity == null) {
+						cache.invalidateAll();
+					}
+					else if (policy == null) {
+						cache.invalidateIdentity(Objects.requireNonNull(identity));
+					}
+					else if (identity == null) {
+						cache.invalidatePolicy(policy);
+					}
+					else {
+						cache.invalidate(policy, identity);
+					}
+				}
+
+			};
+		}
+
+	}
+
+	/**
 	 * Where runtime overrides live: fields (a policy name, or a policy name and an identity) with their values as
 	 * {@link RuntimeOverride#format()} writes them.
 	 */
@@ -284,6 +434,37 @@ public final class RateLimitOverrides {
 		 * @param listener called on a change notification and at the store's reconcile interval
 		 */
 		void onChange(Runnable listener);
+
+		/**
+		 * Tells the other instances that state was reset; nothing by default (a store of one instance).
+		 * @param policy the policy, or null for every policy
+		 * @param identity the identity, or null for every identity
+		 */
+		default void announceReset(@Nullable String policy, @Nullable String identity) {
+		}
+
+		/**
+		 * Registers what to do when another instance announces a reset; never called by default.
+		 * @param listener called with the policy and the identity reset (null for all), both null when resets may
+		 * have been missed
+		 */
+		default void onReset(ResetListener listener) {
+		}
+
+	}
+
+	/**
+	 * Hears of resets announced by other instances.
+	 */
+	@FunctionalInterface
+	public interface ResetListener {
+
+		/**
+		 * State was reset.
+		 * @param policy the policy, or null for every policy
+		 * @param identity the identity, or null for every identity
+		 */
+		void reset(@Nullable String policy, @Nullable String identity);
 
 	}
 

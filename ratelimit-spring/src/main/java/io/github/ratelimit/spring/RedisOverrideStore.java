@@ -1,9 +1,12 @@
 package io.github.ratelimit.spring;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -14,6 +17,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
+import org.springframework.data.redis.connection.Message;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.listener.ChannelTopic;
@@ -26,12 +30,20 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  * again at a fixed interval, so all converge within that interval at the latest. The hash has no TTL: overrides
  * survive restarts until removed.
  * <p>
+ * Resets of state are announced on the same channel ({@link #announceReset(String, String)}: a message naming the
+ * policy and the identity, which instances of earlier versions take for a change of overrides and ignore), and
+ * counted in {@code <prefix>resets}, which every instance reads at the same interval: one that missed a message (an
+ * instance starting, a subscription reconnecting) hears of "something was reset" within that interval.
+ * <p>
  * A lifecycle bean: it listens while started. Redis being down only delays the overrides: the ones read last stay
  * applied.
  */
 public final class RedisOverrideStore implements RateLimitOverrides.Store, SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(RedisOverrideStore.class);
+
+	/** The longest a start waits for its first attempt to listen. */
+	private static final long START_WAIT_MILLIS = 2000;
 
 	private final StringRedisTemplate redis;
 
@@ -44,6 +56,17 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	private final Duration reconcileInterval;
 
 	private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+
+	private final List<RateLimitOverrides.ResetListener> resetListeners = new CopyOnWriteArrayList<>();
+
+	/** The key counting the resets announced. */
+	private final String resets;
+
+	/** Tells this instance's own announcements apart. */
+	private final String instance = UUID.randomUUID().toString();
+
+	/** The count of resets this instance has heard of, or -1 before it has read it. */
+	private long resetsSeen = -1;
 
 	private volatile @Nullable RedisMessageListenerContainer container;
 
@@ -62,6 +85,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		this.redis = new StringRedisTemplate(connectionFactory);
 		this.hash = keyPrefix + "overrides";
 		this.channel = keyPrefix + "overrides:changed";
+		this.resets = keyPrefix + "resets";
 		this.reconcileInterval = reconcileInterval;
 	}
 
@@ -99,6 +123,115 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		this.listeners.add(listener);
 	}
 
+	/**
+	 * Counts the reset and tells the other instances which policy and identity it was about. A failure (Redis
+	 * down, so the reset itself most likely failed too) is logged, never thrown: instances then hear of it, if it
+	 * was made, from the count at their next reconcile.
+	 */
+	@Override
+	public void announceReset(@Nullable String policy, @Nullable String identity) {
+		try {
+			Long count = this.redis.opsForValue().increment(this.resets);
+			if (count != null) {
+				ownReset(count);
+				this.redis.convertAndSend(this.channel, ResetMessage.format(this.instance, count, policy, identity));
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not announce a rate-limit reset; instances notice it at their next reconcile", ex);
+		}
+	}
+
+	@Override
+	public void onReset(RateLimitOverrides.ResetListener listener) {
+		this.resetListeners.add(listener);
+	}
+
+	private void received(Message message) {
+		ResetMessage reset = ResetMessage.parse(new String(message.getBody(), StandardCharsets.UTF_8));
+		if (reset == null) {
+			changed();
+		}
+		else if (!reset.instance.equals(this.instance)) {
+			othersReset(reset);
+		}
+	}
+
+	/** This instance's own reset, counted: its listeners heard of it already; a gap is resets missed meanwhile. */
+	private void ownReset(long count) {
+		boolean missed;
+		synchronized (this) {
+			missed = this.resetsSeen < 0 || count != this.resetsSeen + 1;
+			this.resetsSeen = count;
+		}
+		if (missed) {
+			reset(null, null);
+		}
+	}
+
+	/**
+	 * Another instance's reset: the next one counted, or one overtaken by a later message, is applied as it says;
+	 * one after a gap (messages missed) or before the count was first read stands for everything.
+	 */
+	private void othersReset(ResetMessage message) {
+		boolean everything;
+		synchronized (this) {
+			long seen = this.resetsSeen;
+			everything = seen < 0 || message.count > seen + 1;
+			if (everything || message.count == seen + 1) {
+				this.resetsSeen = message.count;
+			}
+		}
+		if (everything) {
+			reset(null, null);
+		}
+		else {
+			reset(message.policy, message.identity);
+		}
+	}
+
+	/**
+	 * Reads the count of resets: a count not heard of means messages were missed, so everything may be reset. A
+	 * count read while a message or this instance's own reset moved the count heard of is left to the next
+	 * reconcile, since it may be older than what was heard.
+	 */
+	private void reconcileResets() {
+		long before;
+		synchronized (this) {
+			before = this.resetsSeen;
+		}
+		long count;
+		try {
+			String value = this.redis.opsForValue().get(this.resets);
+			count = (value != null) ? Long.parseLong(value) : 0;
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not read the count of rate-limit resets", ex);
+			return;
+		}
+		boolean missed;
+		synchronized (this) {
+			missed = this.resetsSeen == before && count != before;
+			if (missed) {
+				this.resetsSeen = count;
+			}
+		}
+		if (missed) {
+			reset(null, null);
+		}
+	}
+
+	private void reset(@Nullable String policy, @Nullable String identity) {
+		for (RateLimitOverrides.ResetListener listener : this.resetListeners) {
+			try {
+				listener.reset(policy, identity);
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Could not apply a rate-limit reset", ex);
+			}
+		}
+	}
+
 	private void changed() {
 		for (Runnable listener : this.listeners) {
 			try {
@@ -111,26 +244,44 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	/**
-	 * Starts listening for changes and reconciling, both on the store's own thread: the start never waits for Redis
-	 * (a Redis that accepts connections but answers nothing would hold it for the client's command timeout). Redis
+	 * Starts listening for changes and reconciling, both on the store's own thread: the start waits at most
+	 * 2 s for the first attempt to listen (and to read the count of resets, so that
+	 * nothing decided after the start is forgotten for a reset made before it), never for Redis's own timeouts (a
+	 * Redis that accepts connections but answers nothing would hold it for the client's command timeout). Redis
 	 * being unreachable fails nothing: listening is tried again at every reconcile until it works, and the overrides
 	 * read last stay applied meanwhile.
 	 */
 	@Override
-	public synchronized void start() {
-		if (this.running) {
-			return;
+	public void start() {
+		CountDownLatch listening = new CountDownLatch(1);
+		synchronized (this) {
+			if (this.running) {
+				return;
+			}
+			this.running = true;
+			ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor((task) -> {
+				Thread thread = new Thread(task, "ratelimit-overrides");
+				thread.setDaemon(true);
+				return thread;
+			});
+			long millis = this.reconcileInterval.toMillis();
+			scheduler.execute(() -> {
+				try {
+					listen();
+				}
+				finally {
+					listening.countDown();
+				}
+			});
+			scheduler.scheduleWithFixedDelay(this::reconcile, millis, millis, TimeUnit.MILLISECONDS);
+			this.reconciler = scheduler;
 		}
-		this.running = true;
-		ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor((task) -> {
-			Thread thread = new Thread(task, "ratelimit-overrides");
-			thread.setDaemon(true);
-			return thread;
-		});
-		long millis = this.reconcileInterval.toMillis();
-		scheduler.execute(this::listen);
-		scheduler.scheduleWithFixedDelay(this::reconcile, millis, millis, TimeUnit.MILLISECONDS);
-		this.reconciler = scheduler;
+		try {
+			listening.await(START_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	private void reconcile() {
@@ -138,6 +289,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 			listen();
 		}
 		changed();
+		reconcileResets();
 	}
 
 	/**
@@ -152,7 +304,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		}
 		RedisMessageListenerContainer listening = new RedisMessageListenerContainer();
 		listening.setConnectionFactory(this.connectionFactory);
-		listening.addMessageListener((message, pattern) -> changed(), new ChannelTopic(this.channel));
+		listening.addMessageListener((message, pattern) -> received(message), new ChannelTopic(this.channel));
 		try {
 			listening.afterPropertiesSet();
 			listening.start();
@@ -172,6 +324,21 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		}
 		if (!kept) {
 			destroy(listening);
+			return;
+		}
+		// resets counted from here on are heard of by message; the first count read stands for what came before
+		reconcileResets();
+	}
+
+	/**
+	 * Whether this instance hears changes and resets as they are announced: subscribed to the channel, with the
+	 * count of resets read once. Until then (Redis unreachable at start) it learns of them at the reconcile
+	 * interval.
+	 * @return true while listening
+	 */
+	public boolean isListening() {
+		synchronized (this) {
+			return this.container != null && this.resetsSeen >= 0;
 		}
 	}
 
@@ -206,6 +373,39 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	@Override
 	public int getPhase() {
 		return SmartLifecycle.DEFAULT_PHASE / 2;
+	}
+
+	/**
+	 * A reset as announced on the channel: {@code reset:<instance>:<count>:<policy>[:<identity>]}, an empty policy
+	 * for every policy, no identity part for every identity (policy names hold no colon; identities may).
+	 */
+	private record ResetMessage(String instance, long count, @Nullable String policy, @Nullable String identity) {
+
+		private static final String PREFIX = "reset:";
+
+		static String format(String instance, long count, @Nullable String policy, @Nullable String identity) {
+			return PREFIX + instance + ':' + count + ':' + ((policy != null) ? policy : "")
+					+ ((identity != null) ? ":" + identity : "");
+		}
+
+		/** The reset a message announces, or null for any other message (a change of overrides). */
+		static @Nullable ResetMessage parse(String message) {
+			if (!message.startsWith(PREFIX)) {
+				return null;
+			}
+			String[] parts = message.split(":", 5);
+			if (parts.length < 4) {
+				return null;
+			}
+			try {
+				return new ResetMessage(parts[1], Long.parseLong(parts[2]), parts[3].isEmpty() ? null : parts[3],
+						(parts.length == 5) ? parts[4] : null);
+			}
+			catch (NumberFormatException ex) {
+				return null;
+			}
+		}
+
 	}
 
 }

@@ -33,6 +33,10 @@ import org.jspecify.annotations.Nullable;
  * Identities are the resolved keys as the limiter stores them: the client address for {@code ip} (MockMvc's is
  * {@code 127.0.0.1}), the header's value for {@code header:...}, the principal's name, the value of a SpEL key.
  * Policies are configured ones ({@code ratelimit.policies.*}) or defined inline by {@code @RateLimited}.
+ * <p>
+ * Every reset is announced through the runtime overrides
+ * ({@link io.github.ratelimit.spring.RateLimitOverrides#announceReset(String, String)}), so that a local denial
+ * cache forgets the identities reset, on every instance.
  */
 public class RateLimitTester {
 
@@ -62,7 +66,13 @@ public class RateLimitTester {
 	 * @return how many stored states were removed
 	 */
 	public long resetAll() {
-		return this.backend.resetMatching(null, null);
+		long removed = this.backend.resetMatching(null, null);
+		announce(null, null);
+		return removed;
+	}
+
+	private void announce(@Nullable String policy, @Nullable String identity) {
+		this.registry.overrides().announceReset(policy, identity);
 	}
 
 	/**
@@ -71,7 +81,9 @@ public class RateLimitTester {
 	 * @return how many stored states were removed
 	 */
 	public long reset(String policy) {
-		return this.backend.resetMatching(policy, null);
+		long removed = this.backend.resetMatching(policy, null);
+		announce(policy, null);
+		return removed;
 	}
 
 	/**
@@ -83,7 +95,10 @@ public class RateLimitTester {
 	 */
 	public long reset(String policy, String identity) {
 		ConfiguredPolicy configured = find(policy);
-		return this.backend.resetMatching(policy, (configured != null) ? configured.key().identity(identity) : identity);
+		String stored = (configured != null) ? configured.key().identity(identity) : identity;
+		long removed = this.backend.resetMatching(policy, stored);
+		announce(policy, stored);
+		return removed;
 	}
 
 	/**
@@ -100,6 +115,7 @@ public class RateLimitTester {
 		long removed = 0;
 		for (String stored : identities) {
 			removed += this.backend.resetMatching(null, stored);
+			announce(null, stored);
 		}
 		return removed;
 	}

@@ -134,8 +134,8 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * Resets one identity (its state is removed: its next request starts fresh), or, with {@code override=true},
-	 * removes its runtime override instead.
+	 * Resets one identity (its state is removed: its next request starts fresh, on every instance: the reset is
+	 * announced to their denial caches), or, with {@code override=true}, removes its runtime override instead.
 	 * @param policy the policy name
 	 * @param key the identity
 	 * @param override whether to remove the identity's runtime override rather than its state
@@ -156,6 +156,8 @@ public class RateLimitsEndpoint {
 				configured.key().identity(key), 1);
 		String before = stateBefore(entry);
 		this.backend.reset(List.of(entry));
+		// every instance's denial cache forgets the identity
+		this.registry.overrides().announceReset(policy, entry.identity());
 		if (logger.isInfoEnabled()) {
 			logger.info("Rate limits: " + who(security) + " reset key '" + key + "' of policy '" + policy + "' (before: "
 					+ before + ", after: full quota)");

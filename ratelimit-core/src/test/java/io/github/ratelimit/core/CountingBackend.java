@@ -1,0 +1,98 @@
+package io.github.ratelimit.core;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+/**
+ * A real backend with its calls counted: a test double around a real {@link RateLimitBackend} (Redis or local), not
+ * a stand-in for one. It can be told to fail its acquisitions, as a backend that cannot be reached does.
+ */
+final class CountingBackend implements RateLimitBackend {
+
+	private final RateLimitBackend delegate;
+
+	private final AtomicInteger acquisitions = new AtomicInteger();
+
+	private final AtomicInteger releases = new AtomicInteger();
+
+	private volatile @Nullable RuntimeException failure;
+
+	CountingBackend(RateLimitBackend delegate) {
+		this.delegate = delegate;
+	}
+
+	/** Acquisitions asked of the backend (blocking and non-blocking), failed ones included. */
+	int acquisitions() {
+		return this.acquisitions.get();
+	}
+
+	/** Releases asked of the backend. */
+	int releases() {
+		return this.releases.get();
+	}
+
+	/**
+	 * Makes every acquisition fail with this, or succeed again with null.
+	 * @param failure the failure, or null
+	 */
+	void failWith(@Nullable RuntimeException failure) {
+		this.failure = failure;
+	}
+
+	@Override
+	public Acquisition acquire(RateLimitRequest request, String requestId) {
+		this.acquisitions.incrementAndGet();
+		RuntimeException failing = this.failure;
+		if (failing != null) {
+			throw failing;
+		}
+		return this.delegate.acquire(request, requestId);
+	}
+
+	@Override
+	public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
+		return Mono.defer(() -> {
+			this.acquisitions.incrementAndGet();
+			RuntimeException failing = this.failure;
+			return (failing != null) ? Mono.error(failing) : this.delegate.acquireAsync(request, requestId);
+		});
+	}
+
+	@Override
+	public void release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros) {
+		this.releases.incrementAndGet();
+		this.delegate.release(entries, requestId, acquiredAtMicros);
+	}
+
+	@Override
+	public Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros) {
+		return Mono.defer(() -> {
+			this.releases.incrementAndGet();
+			return this.delegate.releaseAsync(entries, requestId, acquiredAtMicros);
+		});
+	}
+
+	@Override
+	public List<PolicyDecision> inspect(RateLimitRequest request) {
+		return this.delegate.inspect(request);
+	}
+
+	@Override
+	public void reset(List<RateLimitRequest.Entry> entries) {
+		this.delegate.reset(entries);
+	}
+
+	@Override
+	public long resetMatching(@Nullable String policyName, @Nullable String identity) {
+		return this.delegate.resetMatching(policyName, identity);
+	}
+
+	@Override
+	public String kind() {
+		return this.delegate.kind();
+	}
+
+}
