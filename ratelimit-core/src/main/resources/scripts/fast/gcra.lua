@@ -37,8 +37,11 @@ local function decide(key, cost, rid, now)
     if ms < 1 then ms = 1 end
     if EXPLICIT_TIME and ms < 600000 then ms = 600000 end
     redis.call('PEXPIRE', key, string.format('%d', ms))
-    -- how long a request of cost 1 stays denied by what this one left (strictly before it: rounded down)
-    local exhausted = math.max(0, math.floor(new_backlog + interval - tolerance - interval * t))
+    -- what took the last cell: the retry-after a request of cost 1 would get right after this one
+    local exhausted = 0
+    if left + t < 1 then
+      exhausted = math.ceil(new_backlog + interval - tolerance)
+    end
     return 1, math.floor(left + t), za, exhausted
   end
   return 0, math.max(0, math.floor((tolerance - backlog) / interval + t)), math.ceil(backlog),

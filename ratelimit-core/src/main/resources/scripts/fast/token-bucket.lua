@@ -26,10 +26,10 @@ local function decide(key, cost, rid, now)
     if ms < 1 then ms = 1 end
     if EXPLICIT_TIME and ms < 600000 then ms = 600000 end
     redis.call('PEXPIRE', key, string.format('%d', ms))
-    -- how long a request of cost 1 stays denied by what this one left (strictly before it: rounded down)
+    -- what took the last token: the retry-after a request of cost 1 would get right after this one
     local exhausted = 0
     if left + t < 1 then
-      exhausted = math.max(0, math.floor((1 - left - t) * WINDOW / LIMIT + ahead))
+      exhausted = math.ceil((1 - left) * WINDOW / LIMIT) + ahead
     end
     return 1, math.floor(left + t), za, exhausted
   end

@@ -13,6 +13,7 @@ import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitBackend;
+import io.github.ratelimit.core.RateLimitDenialCache;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest;
@@ -61,8 +62,7 @@ final class HotIdentityBenchmark {
 	static final long DENIAL_CACHE_SIZE = 10_000;
 
 	/** Whether {@link #limiter} builds a limiter with the denial cache when asked to. */
-	// TODO denial cache: true once the builder line in limiter(...) is in
-	static final boolean DENIAL_CACHE_WIRED = false;
+	static final boolean DENIAL_CACHE_WIRED = true;
 
 	static final List<Algorithm> ALGORITHMS = List.of(Algorithm.TOKEN_BUCKET, Algorithm.GCRA, Algorithm.FIXED_WINDOW,
 			Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.SLIDING_WINDOW_LOG);
@@ -182,7 +182,7 @@ final class HotIdentityBenchmark {
 	private static DefaultRateLimiter limiter(RateLimitBackend backend, boolean denialCache) {
 		DefaultRateLimiter.Builder builder = DefaultRateLimiter.builder(backend);
 		if (denialCache) {
-			// TODO denial cache: builder.denialCache(RateLimitDenialCache.create(DENIAL_CACHE_SIZE));
+			builder.denialCache(RateLimitDenialCache.create(DENIAL_CACHE_SIZE));
 		}
 		return builder.build();
 	}

@@ -579,7 +579,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 			this.errors.add(BackendErrorKind.GIVE_BACK_FAILED);
 		}
 		if (this.denialCache != null) {
-			this.denialCache.record(request, acquisition.decisions(), sentNanos, epoch);
+			this.denialCache.record(request, acquisition.decisions(), acquisition.exhaustedForMicros(), sentNanos,
+					epoch);
 		}
 		return decision(request.entries(), acquisition.decisions(), this.backend, this.guard, request.entries(),
 				requestId, acquisition.entryTimesMicros(), null, this.permitsInFlight, this.denialCache);

@@ -106,10 +106,10 @@ public interface RateLimitBackend {
 	 * explicit time)
 	 * @param failedGiveBacks how many parts of a denied request (Redis Cluster slots that admitted while another
 	 * denied) could not be given back: their quota stays taken until it refills or expires
-	 * @param exhaustedForMicros for an admitted request of one entry, how long from the decision on a request of cost
-	 * 1 of the same policy and identity is denied (the admission took the last of the quota), for a local denial
-	 * cache; 0 when it may be admitted at once or the backend does not say (Redis says it for the token bucket and
-	 * GCRA)
+	 * @param exhaustedForMicros for an admitted request of one entry that took the last of the quota, the retry-after
+	 * a request of cost 1 of the same policy and identity would get right after it (denied, with nothing remaining),
+	 * for a local denial cache; 0 when it would be admitted or the backend does not say (Redis says it for the token
+	 * bucket and GCRA)
 	 */
 	record Acquisition(List<PolicyDecision> decisions, long timeMicros, List<Long> entryTimesMicros,
 			int failedGiveBacks, long exhaustedForMicros) {

@@ -192,15 +192,25 @@ public final class RateLimitDenialCache {
 
 	/**
 	 * Learns from the backend's answer to a request: its cacheable denials are kept, and an admission forgets the
-	 * denials of what it took (their figures no longer hold).
+	 * denials of what it took (their figures no longer hold). An admission of one entry that took the last of the
+	 * quota, as the backend says ({@code exhaustedForMicros}), is kept as the denial a request of cost 1 would get
+	 * right after it: so a hot identity's next requests are answered here from its admission on, not from its first
+	 * denial on.
 	 * @param request the request
 	 * @param decisions the backend's decisions, one per entry
+	 * @param exhaustedForMicros for an admitted request of one entry, the retry-after a request of cost 1 would get
+	 * right after it, or 0 (see {@link RateLimitBackend.Acquisition#exhaustedForMicros()})
 	 * @param sentNanos when the call was sent ({@link System#nanoTime()}), unused for a request at an explicit time
 	 * @param epoch the {@link #epoch()} read before the call was sent
 	 */
-	void record(RateLimitRequest request, List<PolicyDecision> decisions, long sentNanos, long epoch) {
+	void record(RateLimitRequest request, List<PolicyDecision> decisions, long exhaustedForMicros, long sentNanos,
+			long epoch) {
 		List<RateLimitRequest.Entry> entries = request.entries();
 		boolean admitted = decisions.stream().allMatch(PolicyDecision::allowed);
+		if (admitted && exhaustedForMicros > 0 && entries.size() == 1) {
+			recordExhausted(request, decisions.get(0), exhaustedForMicros, sentNanos, epoch);
+			return;
+		}
 		if (admitted && this.denials.estimatedSize() == 0) {
 			return; // nothing to forget: the common case costs no lookup
 		}
@@ -228,6 +238,33 @@ public final class RateLimitDenialCache {
 				// invalidated while this was being put: whatever it was, it may have been about this identity
 				this.denials.invalidate(key);
 			}
+		}
+	}
+
+	/**
+	 * Keeps what an admission that took the last of the quota means for a request of cost 1 right after it: denied,
+	 * nothing remaining, the admission's reset-after, and the retry-after the backend said; the same figures the
+	 * backend would give (its waits count down from there while time alone passes).
+	 */
+	private void recordExhausted(RateLimitRequest request, PolicyDecision admission, long exhaustedForMicros,
+			long sentNanos, long epoch) {
+		RateLimitRequest.Entry entry = request.entries().get(0);
+		if (!cacheable(entry.policy()) || admission.enforcement() != Enforcement.ENFORCED
+				|| this.epoch.get() != epoch) {
+			return;
+		}
+		RateLimitRequest.Entry next = new RateLimitRequest.Entry(entry.policy(), entry.identity(), 1);
+		PolicyDecision denied = new PolicyDecision(entry.policy(), entry.identity(), false, 0, admission.resetAfter(),
+				Duration.ofNanos(TimeUnit.MICROSECONDS.toNanos(exhaustedForMicros)), Enforcement.ENFORCED);
+		Denial denial = Denial.of(next, denied, request, sentNanos);
+		if (denial == null) {
+			return;
+		}
+		Key key = new Key(entry.policy().name(), entry.identity());
+		// what was kept for this identity said less than this admission knows: start from it alone
+		this.denials.asMap().compute(key, (k, cached) -> Denials.with(null, entry.policy(), denial));
+		if (this.epoch.get() != epoch) {
+			this.denials.invalidate(key);
 		}
 	}
 
