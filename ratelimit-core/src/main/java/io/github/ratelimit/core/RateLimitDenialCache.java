@@ -19,8 +19,10 @@ import org.jspecify.annotations.Nullable;
  * costs the backend one call per {@code T}, not one per request. Given to a limiter with
  * {@link DefaultRateLimiter.Builder#denialCache(RateLimitDenialCache)}.
  * <p>
- * <strong>What is cached.</strong> Only denials the backend made ({@link Enforcement#ENFORCED}): never an
- * admission, never a decision of a failure mode, never a {@link Algorithm#CONCURRENCY concurrency} policy (its
+ * <strong>What is cached.</strong> Only denials the backend made ({@link Enforcement#ENFORCED}), and an admission
+ * of a single-entry request that the backend says took the last of the quota
+ * ({@link RateLimitBackend.Acquisition#exhaustedForMicros()}), kept as the denial a request of cost 1 would get right
+ * after it; never a decision of a failure mode, never a {@link Algorithm#CONCURRENCY concurrency} policy (its
  * permits come back at any time), and only denials whose figures cannot change before {@code T} while time alone
  * passes: those that report the most a denial of their cost can have remaining ({@code cost - 1}: every denial of
  * cost 1 but a sliding window log's minimum-interval denial while quota is left), and every fixed-window denial.
