@@ -8,9 +8,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 import com.sun.net.httpserver.HttpServer;
 
@@ -70,6 +72,19 @@ final class Backend implements AutoCloseable {
 
 	int hits() {
 		return this.hits.get();
+	}
+
+	/**
+	 * Waits until at least so many requests have reached the backend, at most 10 s, and no longer than the awaited
+	 * request runs (once it is done, it will not reach the backend any more).
+	 * @param atLeast the count of requests
+	 * @param request the request awaited
+	 */
+	void awaitHits(int atLeast, Future<?> request) {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		while (this.hits.get() < atLeast && !request.isDone() && System.nanoTime() < deadline) {
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+		}
 	}
 
 	/** Lets the held requests answer; later ones are held again until the next release. */

@@ -7,6 +7,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import reactor.core.publisher.Mono;
 
@@ -96,18 +97,42 @@ class GatewayTestApplication {
 
 	static HttpResponse<String> get(ConfigurableApplicationContext gateway, String path, String client,
 			String... headers) {
-		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port(gateway) + path))
-			.timeout(Duration.ofSeconds(10))
-			.header("X-Client", client);
-		for (int i = 0; i < headers.length; i += 2) {
-			request.header(headers[i], headers[i + 1]);
-		}
 		try {
-			return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+			return HTTP.send(request(gateway, path, client, headers), HttpResponse.BodyHandlers.ofString());
 		}
 		catch (Exception ex) {
 			throw new IllegalStateException("GET " + path + " (X-Client: " + client + ") failed", ex);
 		}
+	}
+
+	/**
+	 * Sends a request without waiting for its answer (on the HTTP client's own threads, so that several are in flight
+	 * at once).
+	 * @param gateway the gateway
+	 * @param path the path
+	 * @param client the X-Client header
+	 * @return the response, or the failure
+	 */
+	static CompletableFuture<HttpResponse<String>> getAsync(ConfigurableApplicationContext gateway, String path,
+			String client) {
+		return HTTP.sendAsync(request(gateway, path, client), HttpResponse.BodyHandlers.ofString());
+	}
+
+	private static HttpRequest request(ConfigurableApplicationContext gateway, String path, String client,
+			String... headers) {
+		// a connection per request: Reactor Netty 1.3.7 stops reading a keep-alive connection when a request it
+		// buffered (sent before the previous exchange had completed, as after a proxied response) is answered at
+		// once, and the next request on that connection then hangs until the client gives up
+		// (reactor/reactor-netty#4361). With Redis frozen and the circuit open the gateway answers a closed policy's
+		// requests at once (503), so the outage tests met it: a hang that is Reactor Netty's, not the limiter's
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port(gateway) + path))
+			.timeout(Duration.ofSeconds(10))
+			.header("Connection", "close")
+			.header("X-Client", client);
+		for (int i = 0; i < headers.length; i += 2) {
+			request.header(headers[i], headers[i + 1]);
+		}
+		return request.build();
 	}
 
 	static String header(HttpResponse<?> response, String name) {
