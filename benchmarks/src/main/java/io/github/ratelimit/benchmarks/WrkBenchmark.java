@@ -220,8 +220,9 @@ final class WrkBenchmark {
 						+ " %d cores. Each run on a freshly started application, after a warm-up of %d s with wrk (not"
 						+ " reported); a warm-up round of all three first (not reported). Latency percentiles as wrk"
 						+ " prints them (10 µs resolution). Redis calls per request: the script calls `redis-server` counted"
-						+ " during the run over wrk's requests; below 1.00 on the Redis backend, some decisions were made"
-						+ " without Redis (its 50 ms budget exceeded, the breaker open: the application logs it).%n%n",
+						+ " during the run over wrk's requests; below 1.00 on the Redis backend, natural batching folded"
+						+ " concurrent decisions into fewer script calls (decisions made without Redis, over the budget"
+						+ " or with the breaker open, would be logged by the application).%n%n",
 				outcome.wrk().version(), outcome.wrk().origin(), outcome.command(),
 				outcome.threads(), outcome.connections(), Runtime.getRuntime().availableProcessors(),
 				outcome.warmupSeconds()));
