@@ -41,8 +41,7 @@ public final class BenchmarkMain {
 		}
 		boolean all = sections.isEmpty() || sections.contains("all");
 		if (all) {
-			sections = Set.of("engine", "script", "memory", "accuracy", "http", "http-wrk", "profile", "failure", "zset",
-					"harness", "hot", "cluster");
+			sections = Set.copyOf(ResultsDocument.SECTIONS);
 		}
 		if (!RedisBinary.get().version().isAtLeast(7, 0)) {
 			System.err.println("Running on redis-server " + RedisBinary.get().version()
@@ -52,6 +51,19 @@ public final class BenchmarkMain {
 		Duration warmup = Duration.ofSeconds(quick ? 1 : 2);
 		Duration measure = Duration.ofSeconds(quick ? 2 : 5);
 		Instant started = Instant.now();
+		Figures figures = Figures.load(out);
+		for (String section : sections) {
+			// http.md holds both HTTP sections: each keeps its own figures
+			figures.clear(switch (section) {
+				case "http" -> "http.java";
+				case "http-wrk" -> "http.wrk";
+				default -> section;
+			});
+			figures.clear("run." + section);
+			figures.put("run." + section + ".date", started.toString().replaceAll("\\.\\d+Z$", "Z"))
+				.put("run." + section + ".redis", RedisBinary.get().version().toString())
+				.put("run." + section + ".quick", Boolean.toString(quick));
+		}
 		try (RedisServer redis = RedisServer.start()) {
 			if (all) {
 				// the environment of a whole run; a single section's run leaves it to the run it describes
@@ -63,27 +75,36 @@ public final class BenchmarkMain {
 			if (sections.contains("engine")) {
 				Map<Scenario, List<LoadDriver.Result>> results = new EngineBenchmark(warmup, measure).run(redis);
 				write(out.resolve("engine.md"), EngineBenchmark.report(results));
+				EngineBenchmark.figures(results, figures);
 				if (results.containsKey(Scenario.ALLOWED) && System.getProperty("bench.algorithms") == null) {
 					chart(out.resolve("throughput.png"), results.get(Scenario.ALLOWED));
 				}
 			}
 			if (sections.contains("script")) {
-				write(out.resolve("script.md"), ScriptCostBenchmark.report(new ScriptCostBenchmark().run(redis)));
+				List<ScriptCostBenchmark.Row> rows = new ScriptCostBenchmark().run(redis);
+				write(out.resolve("script.md"), ScriptCostBenchmark.report(rows));
+				ScriptCostBenchmark.figures(rows, figures);
 			}
 			if (sections.contains("memory")) {
-				write(out.resolve("memory.md"), MemoryBenchmark.report(new MemoryBenchmark().run(redis)));
+				List<MemoryBenchmark.Row> rows = new MemoryBenchmark().run(redis);
+				write(out.resolve("memory.md"), MemoryBenchmark.report(rows));
+				MemoryBenchmark.figures(rows, figures);
 			}
 			if (sections.contains("accuracy")) {
 				write(out.resolve("accuracy.md"), AccuracyBenchmark.report(new AccuracyBenchmark().run(redis)));
 			}
 			if (sections.contains("http")) {
-				write(out.resolve("http.md"), HttpBenchmark.report(new HttpBenchmark(warmup, measure).run(redis)));
+				List<HttpBenchmark.Row> rows = new HttpBenchmark(warmup, measure).run(redis);
+				write(out.resolve("http.md"), HttpBenchmark.report(rows));
+				HttpBenchmark.figures(rows, figures);
 			}
 			if (sections.contains("http-wrk")) {
 				// after the Java driver's part of http.md, which it keeps
 				Path http = out.resolve("http.md");
+				WrkBenchmark.Outcome outcome = new WrkBenchmark(warmup, quick).run();
 				write(http, WrkBenchmark.merge(Files.exists(http) ? Files.readString(http) : "",
-						WrkBenchmark.report(new WrkBenchmark(warmup, quick).run())));
+						WrkBenchmark.report(outcome)));
+				WrkBenchmark.figures(outcome, figures);
 			}
 			if (sections.contains("profile")) {
 				write(out.resolve("profile.md"), ProfileBenchmark.report(new ProfileBenchmark(warmup, measure, out).run(redis)));
@@ -92,21 +113,30 @@ public final class BenchmarkMain {
 				write(out.resolve("zset.md"), ZsetCostBenchmark.report(new ZsetCostBenchmark().run(redis)));
 			}
 			if (sections.contains("harness")) {
-				write(out.resolve("harness.md"), IndependentHarness.report(new IndependentHarness(quick).run(redis)));
+				IndependentHarness.Outcome outcome = new IndependentHarness(quick).run(redis);
+				write(out.resolve("harness.md"), IndependentHarness.report(outcome));
+				IndependentHarness.figures(outcome, figures);
 			}
 			if (sections.contains("hot")) {
-				write(out.resolve("hot.md"), HotIdentityBenchmark.report(new HotIdentityBenchmark(quick).run(redis)));
+				HotIdentityBenchmark.Outcome outcome = new HotIdentityBenchmark(quick).run(redis);
+				write(out.resolve("hot.md"), HotIdentityBenchmark.report(outcome));
+				HotIdentityBenchmark.figures(outcome, figures);
 			}
 			if (sections.contains("cluster")) {
 				// on a three-master Cluster of its own
-				write(out.resolve("cluster.md"), ClusterSizingBenchmark.report(new ClusterSizingBenchmark(quick).run()));
+				ClusterSizingBenchmark.Outcome outcome = new ClusterSizingBenchmark(quick).run();
+				write(out.resolve("cluster.md"), ClusterSizingBenchmark.report(outcome));
+				ClusterSizingBenchmark.figures(outcome, figures);
 			}
 			if (sections.contains("failure")) {
 				// on a redis-server of its own: it kills and freezes it
 				write(out.resolve("failure.md"), FailureReport.report(new FailureBenchmark(sections.size() == 1).run()));
 			}
 		}
-		System.out.printf("done in %s, results in %s%n", Duration.between(started, Instant.now()), out);
+		figures.save();
+		Path document = ResultsDocument.write(out, figures);
+		System.out.printf("done in %s, results in %s%s%n", Duration.between(started, Instant.now()), out,
+				(document != null) ? ", " + document : "");
 		System.exit(0);
 	}
 

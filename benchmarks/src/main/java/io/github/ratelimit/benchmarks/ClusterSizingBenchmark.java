@@ -268,6 +268,21 @@ final class ClusterSizingBenchmark {
 		return out.toString();
 	}
 
+	/** Records decisions per second per core and the masters for the target, per algorithm, for {@link Targets}. */
+	static void figures(Outcome outcome, Figures figures) {
+		for (Row row : outcome.algorithms()) {
+			String at = "cluster." + Figures.part(row.load()) + ".";
+			figures.put(at + "per-core", row.decisionsPerCore())
+				.put(at + "redis-cpu-micros", row.redisCpuMicrosPerDecision())
+				.put(at + "masters",
+						Math.ceil(TARGET_DECISIONS_PER_SECOND / (row.decisionsPerCore() * PLANNED_UTILISATION)));
+		}
+		for (Row row : outcome.spanning()) {
+			figures.put("cluster.spanning." + Figures.part(row.load()) + ".calls", row.callsPerDecision());
+		}
+		figures.put("cluster.masters", outcome.masters()).put("cluster.utilisation", PLANNED_UTILISATION);
+	}
+
 	private static String shares(Row row) {
 		List<String> shares = new ArrayList<>();
 		for (double share : row.cpuShareByMaster()) {

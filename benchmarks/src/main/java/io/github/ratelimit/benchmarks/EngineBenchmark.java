@@ -143,6 +143,34 @@ final class EngineBenchmark {
 		return out.toString();
 	}
 
+	/**
+	 * Records the ratios {@link Targets} judges: per scenario and mode, our token bucket and GCRA (batched and
+	 * unbatched) against the raw ceiling and bucket4j, the p99s and Redis CPU per decision.
+	 */
+	static void figures(Map<Scenario, List<LoadDriver.Result>> results, Figures figures) {
+		for (Map.Entry<Scenario, List<LoadDriver.Result>> entry : results.entrySet()) {
+			String scenario = (entry.getKey() == Scenario.ALLOWED) ? "allowed" : "half-denied";
+			for (Mode mode : MODES) {
+				String at = "engine." + scenario + "." + Figures.part(mode.name()) + ".";
+				LoadDriver.Result raw = find(entry.getValue(), "raw EVALSHA (ceiling)", mode.name());
+				LoadDriver.Result peer = find(entry.getValue(), "bucket4j 8.19 Lettuce", mode.name());
+				figures.put(at + "raw.ops", raw.opsPerSecond()).put(at + "raw.p99", raw.p(99));
+				for (String algorithm : List.of("token-bucket", "gcra")) {
+					for (String variant : List.of("", " unbatched")) {
+						LoadDriver.Result ours = find(entry.getValue(), "ours " + algorithm + variant, mode.name());
+						String name = at + algorithm + Figures.part(variant).replaceAll("^(.)", "-$1") + ".";
+						figures.put(name + "ops", ours.opsPerSecond())
+							.put(name + "ceiling", ours.opsPerSecond() / raw.opsPerSecond())
+							.put(name + "bucket4j", ours.opsPerSecond() / peer.opsPerSecond())
+							.put(name + "p99", ours.p(99))
+							.put(name + "redis-cpu", ours.redisCpuMicros() / raw.redisCpuMicros())
+							.put(name + "calls", ours.roundTrips());
+					}
+				}
+			}
+		}
+	}
+
 	static LoadDriver.Result find(List<LoadDriver.Result> results, String contender, String mode) {
 		return results.stream()
 			.filter((r) -> r.contender().equals(contender) && r.mode().equals(mode))

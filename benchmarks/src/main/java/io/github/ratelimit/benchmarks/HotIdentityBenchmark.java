@@ -120,6 +120,15 @@ final class HotIdentityBenchmark {
 			int differentAdmission, int differentRemaining, int differentRetryAfter, long largestRetryAfterGapMicros,
 			int differentResetAfter, int notEnforced, String firstDifference) {
 
+		/**
+		 * Whether the cache changed no decision. A wait the token bucket computes again later can come out 1 µs
+		 * longer than one counted down (its refill is floating-point arithmetic); the headers carry whole seconds.
+		 */
+		boolean sameDecisions() {
+			return this.differentAdmission == 0 && this.differentRemaining == 0 && this.largestRetryAfterGapMicros <= 1
+					&& this.differentResetAfter == 0 && this.notEnforced == 0;
+		}
+
 		double callsPerDeniedOff() {
 			return (this.deniedOff == 0) ? 0 : (double) (this.callsOff - (this.requests - this.deniedOff)) / this.deniedOff;
 		}
@@ -287,12 +296,12 @@ final class HotIdentityBenchmark {
 	}
 
 	/** The figures of one decision that must not change with the cache. */
-	private record Figures(boolean allowed, long remaining, long retryAfterMicros, long resetAfterMicros,
+	private record Seen(boolean allowed, long remaining, long retryAfterMicros, long resetAfterMicros,
 			boolean enforced) {
 
-		static Figures of(RateLimitDecision decision) {
+		static Seen of(RateLimitDecision decision) {
 			PolicyDecision deciding = decision.deciding().orElseThrow();
-			return new Figures(decision.allowed(), deciding.remaining(), deciding.retryAfter().toNanos() / 1000,
+			return new Seen(decision.allowed(), deciding.remaining(), deciding.retryAfter().toNanos() / 1000,
 					deciding.resetAfter().toNanos() / 1000, HotIdentityBenchmark.enforced(decision));
 		}
 
@@ -308,8 +317,8 @@ final class HotIdentityBenchmark {
 			String identity = (i % hotEvery == 0) ? HOT : normal(i / hotEvery);
 			trace.add(RateLimitRequest.builder().add(policy, identity).at(base + i * stepMicros).build());
 		}
-		Figures[] off = new Figures[requests];
-		Figures[] on = new Figures[requests];
+		Seen[] off = new Seen[requests];
+		Seen[] on = new Seen[requests];
 		RedisRateLimitBackend without = backend(factory, "hot-trace-off:");
 		RedisRateLimitBackend with = backend(factory, "hot-trace-on:");
 		long callsOff = replay(limiter(without, false), probe, trace, off);
@@ -326,8 +335,8 @@ final class HotIdentityBenchmark {
 		long deniedOn = 0;
 		String first = "";
 		for (int i = 0; i < requests; i++) {
-			Figures a = off[i];
-			Figures b = on[i];
+			Seen a = off[i];
+			Seen b = on[i];
 			deniedOff += a.allowed() ? 0 : 1;
 			deniedOn += b.allowed() ? 0 : 1;
 			notEnforced += (a.enforced() && b.enforced()) ? 0 : 1;
@@ -346,10 +355,10 @@ final class HotIdentityBenchmark {
 	}
 
 	private static long replay(DefaultRateLimiter limiter, RedisProbe probe, List<RateLimitRequest> trace,
-			Figures[] figures) {
+			Seen[] figures) {
 		RedisProbe.Snapshot before = probe.snapshot();
 		for (int i = 0; i < trace.size(); i++) {
-			figures[i] = Figures.of(limiter.check(trace.get(i)));
+			figures[i] = Seen.of(limiter.check(trace.get(i)));
 		}
 		return scriptCalls(before, probe.snapshot());
 	}
@@ -460,10 +469,7 @@ final class HotIdentityBenchmark {
 				"admission differs", "remaining differs", "retry-after differs (largest gap µs)", "reset-after differs",
 				"not decided by Redis or the cache", "same decisions");
 		for (Replay r : outcome.replays()) {
-			// a wait the token bucket computes again later can come out 1 µs longer than one counted down (its refill
-			// is floating-point arithmetic); the headers carry whole seconds
-			boolean same = r.differentAdmission() == 0 && r.differentRemaining() == 0
-					&& r.largestRetryAfterGapMicros() <= 1 && r.differentResetAfter() == 0 && r.notEnforced() == 0;
+			boolean same = r.sameDecisions();
 			replays.row(r.algorithm().id(), r.requests(), r.deniedOff() + " / " + r.deniedOn(),
 					String.format(Locale.ROOT, "%.3f / %.3f", r.callsPerDeniedOff(), r.callsPerDeniedOn()),
 					r.differentAdmission(), r.differentRemaining(),
@@ -489,6 +495,23 @@ final class HotIdentityBenchmark {
 				+ " admission never reach Redis. Where quota comes back in bulk (a fixed window's end, a sliding"
 				+ " window whose admissions were bunched), one call per such stretch.\n");
 		return out.toString();
+	}
+
+	/**
+	 * Records, per algorithm, the paced runs' calls per denied and per admitted request with the cache on, and
+	 * whether the replay decided alike, for {@link Targets}.
+	 */
+	static void figures(Outcome outcome, Figures figures) {
+		for (Paced p : outcome.paced()) {
+			String at = "hot." + p.algorithm().id() + "." + (p.cache() ? "on" : "off") + ".";
+			figures.put(at + "calls-per-denied", p.callsPerDenied())
+				.put(at + "calls-per-admitted", p.callsPerAdmitted())
+				.put(at + "counts-agree", p.countsAgree() ? 1 : 0);
+		}
+		for (Replay r : outcome.replays()) {
+			figures.put("hot." + r.algorithm().id() + ".replay.same-decisions", r.sameDecisions() ? 1 : 0)
+				.put("hot." + r.algorithm().id() + ".replay.requests", r.requests());
+		}
 	}
 
 	private static String label() {

@@ -174,6 +174,16 @@ final class HttpBenchmark {
 		return out.append("\nMeans of the rounds, and what the limiter adds:\n\n").append(added).toString();
 	}
 
+	/** Records what the Redis and local backends add to p50 and keep of the throughput (Java driver). */
+	static void figures(List<Row> rows, Figures figures) {
+		double[] off = mean(rows, "limiter off");
+		for (String name : List.of("local backend", "Redis backend")) {
+			double[] m = mean(rows, name);
+			String at = "http.java." + Figures.part(name) + ".";
+			figures.put(at + "added-p50", m[1] - off[1]).put(at + "vs-off", m[0] / off[0]);
+		}
+	}
+
 	private static double[] mean(List<Row> rows, String name) {
 		double[] sums = new double[3];
 		int n = 0;

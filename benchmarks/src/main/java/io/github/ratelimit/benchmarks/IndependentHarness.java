@@ -469,13 +469,8 @@ final class IndependentHarness {
 				if (samples.isEmpty()) {
 					continue;
 				}
-				double[] toRaw = new double[outcome.rounds()];
-				double[] toBucket4j = new double[outcome.rounds()];
-				for (int round = 0; round < outcome.rounds(); round++) {
-					double ours = find(samples, OURS, round).opsPerSecond();
-					toRaw[round] = ours / find(samples, RAW, round).opsPerSecond();
-					toBucket4j[round] = ours / find(samples, BUCKET4J, round).opsPerSecond();
-				}
+				double[] toRaw = perRound(samples, RAW, outcome.rounds());
+				double[] toBucket4j = perRound(samples, BUCKET4J, outcome.rounds());
 				double rawRatio = median(toRaw);
 				double bucket4jRatio = median(toBucket4j);
 				table.row(load.label, mode.name(), median(samples, OURS), median(samples, RAW),
@@ -510,6 +505,37 @@ final class IndependentHarness {
 			.append(String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()))
 			.append("`\n");
 		return out.toString();
+	}
+
+	/**
+	 * Records, per load and mode, the medians of ours over raw and over bucket4j that {@link Targets} judges.
+	 */
+	static void figures(Outcome outcome, Figures figures) {
+		for (Load load : Load.values()) {
+			for (Mode mode : MODES) {
+				List<Sample> samples = outcome.samples()
+					.stream()
+					.filter((s) -> s.load() == load && s.mode().equals(mode))
+					.toList();
+				if (!samples.isEmpty()) {
+					String at = "harness." + Figures.part(load.label) + "." + Figures.part(mode.name()) + ".";
+					double[] toRaw = perRound(samples, RAW, outcome.rounds());
+					figures.put(at + "raw", median(toRaw))
+						.put(at + "raw-lowest", Arrays.stream(toRaw).min().orElse(Double.NaN))
+						.put(at + "raw-highest", Arrays.stream(toRaw).max().orElse(Double.NaN))
+						.put(at + "bucket4j", median(perRound(samples, BUCKET4J, outcome.rounds())));
+				}
+			}
+		}
+	}
+
+	/** Ours over another contender, round by round. */
+	private static double[] perRound(List<Sample> samples, String other, int rounds) {
+		double[] ratios = new double[rounds];
+		for (int round = 0; round < rounds; round++) {
+			ratios[round] = find(samples, OURS, round).opsPerSecond() / find(samples, other, round).opsPerSecond();
+		}
+		return ratios;
 	}
 
 	private static Sample find(List<Sample> samples, String contender, int round) {

@@ -80,6 +80,14 @@ final class MemoryBenchmark {
 		};
 	}
 
+	/** Records the bytes per identity and per key of each algorithm. */
+	static void figures(List<Row> rows, Figures figures) {
+		for (Row row : rows) {
+			figures.put("memory." + row.algorithm().id() + ".per-identity", row.bytesPerIdentity())
+				.put("memory." + row.algorithm().id() + ".per-key", row.memoryUsage());
+		}
+	}
+
 	static String report(List<Row> rows) {
 		Markdown table = new Markdown("algorithm", "bytes per identity (INFO memory)", "MEMORY USAGE per key",
 				"key length", "design literature");

@@ -2,7 +2,9 @@ package io.github.ratelimit.benchmarks;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.function.IntConsumer;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.DefaultRateLimiter;
@@ -20,21 +22,29 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 /**
  * Section 1b: what a decision costs Redis itself, without the client or the network in the way: the server's own
- * {@code usec_per_call} of EVALSHA ({@code INFO commandstats}) over 50,000 sequential calls on 10,000 keys, for each
- * of our scripts and for the raw token-bucket script, also fed our number of arguments and returning our number of
- * figures, to show where the difference goes.
+ * time per EVALSHA ({@code INFO commandstats}) over sequential calls on 10,000 keys, for each of our scripts and for
+ * the raw token-bucket script, also fed more arguments and returning more figures, to show where the difference
+ * goes. The scripts take turns: every round measures each of them once, in an order rotated per round, so that the
+ * drift of a shared machine falls on all of them alike; each figure is the median of the rounds, and each ratio the
+ * median of the rounds' ratios to the raw script of the same round.
  */
 final class ScriptCostBenchmark {
 
+	static final String RAW = "raw token bucket (2 arguments, 2 figures back)";
+
 	private static final int WARMUP = 20_000;
 
-	private static final int CALLS = 50_000;
+	private static final int ROUNDS = 7;
 
-	record Row(String script, double microsPerCall) {
+	private static final int CALLS_PER_ROUND = 10_000;
+
+	record Row(String script, double microsPerCall, double lowest, double highest, double toRaw) {
+	}
+
+	private record Script(String name, IntConsumer call) {
 	}
 
 	List<Row> run(RedisServer redis) {
-		List<Row> rows = new ArrayList<>();
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration(redis.host(), redis.port()));
 		factory.afterPropertiesSet();
@@ -42,72 +52,110 @@ final class ScriptCostBenchmark {
 		RedisClient client = RedisClient.create(redis.uri());
 		try (RedisProbe probe = new RedisProbe(redis.uri());
 				StatefulRedisConnection<String, String> connection = client.connect()) {
+			redis.flushAll();
 			RateLimiter limiter = new DefaultRateLimiter(new RedisRateLimitBackend(factory));
+			List<Script> scripts = new ArrayList<>();
 			for (Algorithm algorithm : Algorithm.values()) {
 				boolean entries = algorithm == Algorithm.SLIDING_WINDOW_LOG || algorithm == Algorithm.CONCURRENCY;
-				RateLimitPolicy policy = RateLimitPolicy.builder("cost")
+				RateLimitPolicy policy = RateLimitPolicy.builder("cost-" + algorithm.id())
 					.algorithm(algorithm)
 					.limit(entries ? RateLimitPolicy.MAX_ENTRY_LIMIT : Scenario.OPEN_LIMIT)
 					.window(Duration.ofMinutes(1))
 					.build();
-				redis.flushAll();
-				double micros = measure(redis, probe,
-						(i) -> limiter.check(RateLimitRequest.of(policy, "id" + (i % Scenario.IDENTITIES))).permit().release());
-				rows.add(new Row("ours, " + algorithm.id() + (algorithm == Algorithm.CONCURRENCY ? " (acquire + release)" : ""),
-						micros));
+				scripts.add(new Script(
+						"ours, " + algorithm.id() + (algorithm == Algorithm.CONCURRENCY ? " (acquire + release)" : ""),
+						(i) -> limiter.check(RateLimitRequest.of(policy, "id" + (i % Scenario.IDENTITIES))).permit().release()));
 			}
 			String raw = RawEvalShaContender.SCRIPT;
 			String rate = String.format("%.17g", Scenario.OPEN_LIMIT / 60e6);
 			String capacity = Long.toString(Scenario.OPEN_LIMIT);
-			rows.add(raw(redis, probe, connection, "raw token bucket (2 arguments, 2 figures back)", raw, rate, capacity));
+			scripts.add(raw(connection, RAW, raw, rate, capacity));
 			String[] ours = { "a", "", "Xb3k9QaZ1LmP.1a", "tb", "1000000000", "60000000", "1000000000", "1", "0" };
 			String elevenArguments = raw.replace("ARGV[1]", "ARGV[10]").replace("ARGV[2]", "ARGV[11]");
 			String[] padded = java.util.Arrays.copyOf(ours, 11);
 			padded[9] = rate;
 			padded[10] = capacity;
-			rows.add(raw(redis, probe, connection, "raw token bucket fed 11 arguments (ours: 9)", elevenArguments, padded));
-			rows.add(raw(redis, probe, connection, "raw token bucket returning 7 figures (ours: 7)",
-					raw.replace("return {allowed, math.floor(tokens)}",
-							"return {allowed, math.floor(tokens), 1, 2, 3, 4, 5}"),
+			scripts.add(raw(connection, "raw token bucket fed 11 arguments (the generic driver: 9)", elevenArguments,
+					padded));
+			scripts.add(raw(connection, "raw token bucket returning 5 figures (ours: 5)",
+					raw.replace("return {allowed, math.floor(tokens)}", "return {allowed, math.floor(tokens), 1, 2, 3}"),
 					rate, capacity));
+			for (Script script : scripts) {
+				for (int i = 0; i < WARMUP; i++) {
+					script.call().accept(i);
+				}
+			}
+			double[][] micros = new double[scripts.size()][ROUNDS];
+			for (int round = 0; round < ROUNDS; round++) {
+				for (int n = 0; n < scripts.size(); n++) {
+					int s = (n + round) % scripts.size();
+					micros[s][round] = measure(probe, scripts.get(s).call(), round * CALLS_PER_ROUND);
+				}
+			}
+			int rawAt = scripts.stream().map(Script::name).toList().indexOf(RAW);
+			List<Row> rows = new ArrayList<>();
+			for (int s = 0; s < scripts.size(); s++) {
+				double[] ratios = new double[ROUNDS];
+				for (int round = 0; round < ROUNDS; round++) {
+					ratios[round] = micros[s][round] / micros[rawAt][round];
+				}
+				rows.add(new Row(scripts.get(s).name(), IndependentHarness.median(micros[s]),
+						Arrays.stream(micros[s]).min().orElse(0), Arrays.stream(micros[s]).max().orElse(0),
+						IndependentHarness.median(ratios)));
+			}
+			rows.forEach((row) -> System.out.printf("script %-58s %6.2f us/call %5.0f%% of raw%n", row.script(),
+					row.microsPerCall(), 100 * row.toRaw()));
+			return rows;
 		}
 		finally {
 			client.shutdown();
 			factory.destroy();
 		}
-		rows.forEach((row) -> System.out.printf("script %-52s %6.2f us/call%n", row.script(), row.microsPerCall()));
-		return rows;
 	}
 
-	private static Row raw(RedisServer redis, RedisProbe probe, StatefulRedisConnection<String, String> connection,
-			String name, String script, String... args) {
-		redis.flushAll();
+	private static Script raw(StatefulRedisConnection<String, String> connection, String name, String script,
+			String... args) {
 		String sha = connection.sync().scriptLoad(script);
-		return new Row(name, measure(redis, probe, (i) -> connection.sync()
-			.evalsha(sha, ScriptOutputType.MULTI, new String[] { "raw:{id" + (i % Scenario.IDENTITIES) + "}" }, args)));
+		return new Script(name, (i) -> connection.sync()
+			.evalsha(sha, ScriptOutputType.MULTI, new String[] { "raw:{id" + (i % Scenario.IDENTITIES) + "}" }, args));
 	}
 
-	private static double measure(RedisServer redis, RedisProbe probe, java.util.function.IntConsumer call) {
-		for (int i = 0; i < WARMUP; i++) {
-			call.accept(i);
-		}
+	/** The server's time per EVALSHA over one round of sequential calls, from its total, not its rounded mean. */
+	private static double measure(RedisProbe probe, IntConsumer call, int from) {
 		probe.connection().sync().configResetstat();
-		for (int i = 0; i < CALLS; i++) {
+		for (int i = from; i < from + CALLS_PER_ROUND; i++) {
 			call.accept(i);
 		}
 		for (String line : probe.connection().sync().info("commandstats").split("\r?\n")) {
 			if (line.startsWith("cmdstat_evalsha:")) {
-				int at = line.indexOf("usec_per_call=") + 14;
-				return Double.parseDouble(line.substring(at, line.indexOf(',', at)));
+				return field(line, "usec=") / field(line, "calls=");
 			}
 		}
 		throw new IllegalStateException("No EVALSHA in INFO commandstats");
 	}
 
+	private static double field(String line, String name) {
+		int at = line.indexOf(name) + name.length();
+		int end = line.indexOf(',', at);
+		return Double.parseDouble(line.substring(at, (end < 0) ? line.length() : end));
+	}
+
 	static String report(List<Row> rows) {
-		Markdown table = new Markdown("script", "Redis time per EVALSHA, µs");
-		rows.forEach((row) -> table.row(row.script(), row.microsPerCall()));
-		return table.toString();
+		Markdown table = new Markdown("script", "Redis time per EVALSHA, µs (median of " + ROUNDS + " rounds)",
+				"lowest to highest round", "of the raw script's (median of the rounds' ratios)");
+		rows.forEach((row) -> table.row(row.script(), row.microsPerCall(),
+				Markdown.format(row.lowest()) + " to " + Markdown.format(row.highest()), Figures.percent(row.toRaw())));
+		return "Sequential calls on one connection, " + ROUNDS + " rounds of "
+				+ String.format(java.util.Locale.ROOT, "%,d", CALLS_PER_ROUND)
+				+ " calls per script, the scripts taking turns in an order rotated per round.\n\n" + table;
+	}
+
+	/** Records each script's time per call and its ratio to the raw script, for {@link Targets}. */
+	static void figures(List<Row> rows, Figures figures) {
+		for (Row row : rows) {
+			String at = "script." + Figures.part(row.script().replaceAll(" \\(.*", "")) + ".";
+			figures.put(at + "micros", row.microsPerCall()).put(at + "raw", row.toRaw());
+		}
 	}
 
 }

@@ -244,6 +244,19 @@ final class WrkBenchmark {
 		return out.append(added).toString();
 	}
 
+	/** Records what the Redis and local backends add to p50 and keep of the throughput, for {@link Targets}. */
+	static void figures(Outcome outcome, Figures figures) {
+		if (outcome.rows().isEmpty()) {
+			return;
+		}
+		double[] off = mean(outcome.rows(), "limiter off");
+		for (String name : List.of("local backend", "Redis backend")) {
+			double[] m = mean(outcome.rows(), name);
+			String at = "http.wrk." + Figures.part(name) + ".";
+			figures.put(at + "added-p50", m[1] - off[1]).put(at + "vs-off", m[0] / off[0]);
+		}
+	}
+
 	/** Requests per second, p50, p90 and p99 of one configuration, averaged over its rounds. */
 	private static double[] mean(List<Row> rows, String name) {
 		List<ToDoubleFunction<Row>> fields = List.of(Row::requestsPerSecond, Row::p50, Row::p90, Row::p99);

@@ -297,19 +297,38 @@ class RedisOutageIntegrationTests {
 				response.sentAfter(failedAt) ? "after" : "before");
 	}
 
-	/** Both instances enforce one limit again, through Redis: 5 admitted in all for a new client. */
+	/**
+	 * Both instances enforce one limit again, through Redis: 5 admitted in all for a new client. A decision that
+	 * missed the 50 ms budget on a loaded machine (a JVM or scheduler stall, with Redis healthy) is answered by the
+	 * fail-closed policy's 503; such a round proves nothing either way and is repeated with a new client, a few
+	 * times at most.
+	 */
 	private static void assertSharedLimit() {
-		String client = "shared-" + (++clients);
-		int admitted = 0;
-		for (int i = 0; i < 10; i++) {
-			int n = i;
-			Http http = (i % 2 == 0) ? first : second;
-			int status = http.status("/outage/closed", "X-Client", client);
-			assertThat(status).as(() -> "request %d of %s on port %d; ratelimit health: %s".formatted(n, client,
-					http.port, health(http))).isIn(200, 429);
-			admitted += (status == 200) ? 1 : 0;
+		List<String> stalled = new ArrayList<>();
+		for (int attempt = 0; attempt < 5; attempt++) {
+			String client = "shared-" + (++clients);
+			int admitted = 0;
+			boolean late = false;
+			for (int i = 0; i < 10 && !late; i++) {
+				int n = i;
+				Http http = (i % 2 == 0) ? first : second;
+				int status = http.status("/outage/closed", "X-Client", client);
+				String context = "request %d of %s on port %d; ratelimit health: %s".formatted(n, client, http.port,
+						health(http));
+				assertThat(status).as(context).isIn(200, 429, 503);
+				if (status == 503) {
+					stalled.add(context);
+					late = true;
+				}
+				admitted += (status == 200) ? 1 : 0;
+			}
+			if (!late) {
+				assertThat(admitted).as("admitted of 10 for %s (rounds repeated after a late answer: %s)", client,
+						stalled).isEqualTo(5);
+				return;
+			}
 		}
-		assertThat(admitted).isEqualTo(5);
+		throw new AssertionError("Every round had a decision over the budget: " + stalled);
 	}
 
 	/** The ratelimit health contributor's report, for failure messages. */
