@@ -15,7 +15,8 @@ public interface RateLimitBackend {
 	/**
 	 * Evaluates and, when every entry admits, takes the cost of each entry.
 	 * @param request the entries and the optional explicit time
-	 * @param requestId an id unique to this request, naming what it takes (log entries, concurrency permits)
+	 * @param requestId an id unique to this request: the token bucket and GCRA keep it as their last taker, so that
+	 * its release gives back exactly (the sorted sets number what they take instead: {@link Acquisition#entrySequences()})
 	 * @return one decision per entry, in the request's order, and the time of the evaluation
 	 */
 	Acquisition acquire(RateLimitRequest request, String requestId);
