@@ -2,7 +2,8 @@
 -- decided on its own, in the order of KEYS, at one time, exactly as if each were its own call in that order. KEYS:
 -- one key per request (a key may repeat). ARGV[1]: the explicit time in microseconds, or '' for the server's TIME;
 -- then per request: the cost and the request id ('' unless the algorithm keeps it). Returns the time used, then
--- decide's four figures per request. The Java side of this layout: CallBatcher in core.redis.
+-- decide's four figures per request, five for the sorted sets (the first sequence number taken). The Java side of
+-- this layout: CallBatcher in core.redis.
 local now
 if ARGV[1] ~= '' then
   now = tonumber(ARGV[1])
@@ -12,10 +13,13 @@ else
 end
 local out = { now }
 for i = 1, #KEYS do
-  local ok, remaining, reset, retry = decide(KEYS[i], tonumber(ARGV[2 * i]), ARGV[2 * i + 1], now)
+  local ok, remaining, reset, retry, seq = decide(KEYS[i], tonumber(ARGV[2 * i]), ARGV[2 * i + 1], now)
   out[#out + 1] = ok
   out[#out + 1] = remaining
   out[#out + 1] = reset
   out[#out + 1] = retry
+  if seq then
+    out[#out + 1] = seq
+  end
 end
 return out

@@ -9,7 +9,8 @@
 --               ra/za (remaining and reset-after once c.cost is taken), retry (wait when not ok);
 --             it writes nothing that changes a decision.
 --   commit(c) takes c.cost (called only when every entry of the request is ok).
---   refund(c) gives back what request c.rid took at time c.now (the time of the acquire).
+--   refund(c) gives back what request c.rid took at time c.now (the time of the acquire); the sorted sets name it
+--             by c.seq, the first member the acquire took (commit sets c.seq, check sets it to 0).
 -- All times are microseconds. Stored numbers stay small where fractions matter (durations, counts, tokens), never
 -- fractional absolute timestamps: a double near 1.7e15 resolves only a quarter microsecond. Numbers written to
 -- Redis go through num(): Lua's default conversion keeps only 14 significant digits.

@@ -1,9 +1,12 @@
 -- Driver. KEYS: one key per entry. ARGV: mode ('a' acquire, 'r' release, 'p' inspect: check and take nothing),
--- explicit time in microseconds or '' for the server's TIME (a release passes the time its acquire returned), request id (on an acquire '' unless
--- an entry's state keeps it), then per entry: algorithm code, limit, window (us), burst, cost, minimum
--- interval (us). The Java side of this layout: ScriptCall (arguments) and ScriptReply (reply) in core.redis.
--- Acquire (and inspect) returns the time it used (us), then six numbers per entry: admits (1/0), remaining and reset-after
--- (us) once the cost is taken, remaining and reset-after as the state is, retry-after (us). Every entry is checked
+-- explicit time in microseconds or '' for the server's TIME (a release passes the time its acquire returned),
+-- request id (on an acquire '' unless an entry's state keeps it), then per entry: algorithm code, limit, window (us),
+-- burst, cost, minimum interval (us); a release then passes one more per entry: the first sequence number its
+-- acquire reported for it (0 when none). The Java side of this layout: ScriptCall (arguments) and ScriptReply (reply)
+-- in core.redis.
+-- Acquire (and inspect) returns the time it used (us), then seven numbers per entry: admits (1/0), remaining and
+-- reset-after (us) once the cost is taken, remaining and reset-after as the state is, retry-after (us), and the first
+-- sequence number the entry took (the sorted sets' members; 0 when it took none). Every entry is checked
 -- against the state before the request; only when all admit does any of them take its cost. The caller reports
 -- the 'taken' figures when the whole request was admitted and the 'as is' figures otherwise (on Cluster a request
 -- can span several scripts, so only the caller knows).
@@ -26,7 +29,9 @@ for i = 1, #KEYS do
 end
 
 if ARGV[1] == 'r' then
+  local seqs = 3 + #KEYS * 6
   for i = 1, #entries do
+    entries[i].seq = tonumber(ARGV[seqs + i]) or 0
     entries[i].alg.refund(entries[i])
   end
   return {1}
@@ -50,5 +55,6 @@ for i = 1, #entries do
   out[#out + 1] = c.rb
   out[#out + 1] = c.zb
   out[#out + 1] = c.ok and 0 or c.retry
+  out[#out + 1] = c.seq or 0
 end
 return out

@@ -3,14 +3,27 @@
 -- c.window old. A changed policy reads the same entries: a shorter window drops more of them, a longer one counts
 -- those still kept (what the old window had already dropped is gone), a smaller limit waits for enough of them to
 -- go. Entries scored in the future (the clock went back) count until they are window old, and the key lives as
--- long. Refunds remove the request's own members, so they are exact and made once.
+-- long.
+-- Members are numbers of the key's own sequence, not request ids: a small integer, which a listpack stores in one
+-- to four bytes. The sequence is kept in the set itself, as the member SEQ scored with the negated last number given
+-- out (ZINCRBY hands out a request's numbers atomically); entries are scored with times (>= 0), so every read that
+-- counts or trims skips it: trims start at score 0, the count is ZCARD - 1 (SEQ exists whenever the key does: the
+-- first commit makes it) and the oldest entry is at rank 1. An acquisition of cost n takes the members s .. s+n-1
+-- and reports s (c.seq); its refund removes exactly those, only while member s still has the acquisition's score,
+-- so it never removes another request's entries (the numbers start again only when the key is gone) and gives back
+-- at most once.
+local SEQ = '#'
+
+-- The score of the entry at index (0: the oldest; -1: the newest).
 local function zset_score_at(c, index)
+  if index >= 0 then index = index + 1 end
   return tonumber(redis.call('ZRANGE', c.key, index, index, 'WITHSCORES')[2])
 end
 
 local function zset_check(c)
-  redis.call('ZREMRANGEBYSCORE', c.key, '-inf', num(c.now - c.window))
-  local count = redis.call('ZCARD', c.key)
+  redis.call('ZREMRANGEBYSCORE', c.key, 0, num(c.now - c.window))
+  local count = math.max(0, redis.call('ZCARD', c.key) - 1)
+  c.seq = 0
   -- more than limit only after a smaller limit
   c.rb = math.max(0, c.limit - count)
   c.ra = c.limit - count - c.cost
@@ -38,19 +51,15 @@ local function zset_check(c)
   end
 end
 
-local function zset_member(c, i)
-  if i == 1 then return c.rid end
-  return c.rid .. '#' .. i
-end
-
 -- ZADD and ZREM in chunks: Lua's unpack() cannot spread more than a few thousand values.
 local function zset_commit(c)
+  c.seq = -tonumber(redis.call('ZINCRBY', c.key, num(-c.cost), SEQ)) - c.cost + 1
   local args = {}
   local score = num(c.now)
-  for i = 1, c.cost do
+  for i = 0, c.cost - 1 do
     args[#args + 1] = score
-    args[#args + 1] = zset_member(c, i)
-    if #args >= 2 * CHUNK or i == c.cost then
+    args[#args + 1] = num(c.seq + i)
+    if #args >= 2 * CHUNK or i == c.cost - 1 then
       redis.call('ZADD', c.key, unpack(args))
       args = {}
     end
@@ -59,10 +68,17 @@ local function zset_commit(c)
 end
 
 local function zset_refund(c)
+  if c.seq < 1 then
+    return
+  end
+  local score = redis.call('ZSCORE', c.key, num(c.seq))
+  if not score or tonumber(score) ~= c.now then
+    return
+  end
   local members = {}
-  for i = 1, c.cost do
-    members[#members + 1] = zset_member(c, i)
-    if #members >= CHUNK or i == c.cost then
+  for i = 0, c.cost - 1 do
+    members[#members + 1] = num(c.seq + i)
+    if #members >= CHUNK or i == c.cost - 1 then
       redis.call('ZREM', c.key, unpack(members))
       members = {}
     end

@@ -396,14 +396,15 @@ final class HotIdentityBenchmark {
 		}
 
 		@Override
-		public void release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros) {
-			this.delegate.release(entries, requestId, acquiredAtMicros);
+		public void release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
+				List<Long> sequences) {
+			this.delegate.release(entries, requestId, acquiredAtMicros, sequences);
 		}
 
 		@Override
 		public Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId,
-				List<Long> acquiredAtMicros) {
-			return this.delegate.releaseAsync(entries, requestId, acquiredAtMicros);
+				List<Long> acquiredAtMicros, List<Long> sequences) {
+			return this.delegate.releaseAsync(entries, requestId, acquiredAtMicros, sequences);
 		}
 
 		@Override

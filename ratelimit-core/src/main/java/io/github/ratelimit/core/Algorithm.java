@@ -30,7 +30,7 @@ public enum Algorithm {
 	 * Exact in every window of length {@code window}; optional minimum interval between requests. Memory grows with
 	 * the limit.
 	 */
-	SLIDING_WINDOW_LOG("sliding-window-log", "sl"),
+	SLIDING_WINDOW_LOG("sliding-window-log", "s2"),
 
 	/**
 	 * Sliding window counter: the current window's count plus the previous window's count weighted by how much of it
@@ -50,7 +50,7 @@ public enum Algorithm {
 	 * sorted set of the permits scored by when they were taken). A permit is released by the caller, or reclaimed
 	 * once it has been held longer than {@code window}.
 	 */
-	CONCURRENCY("concurrency", "cc");
+	CONCURRENCY("concurrency", "c2");
 
 	private final String id;
 
@@ -70,7 +70,9 @@ public enum Algorithm {
 	}
 
 	/**
-	 * The two-letter code used in Redis keys and script arguments.
+	 * The two-character code used in Redis keys and script arguments. The sorted-set algorithms' codes carry the
+	 * version of their key layout ({@code s2}, {@code c2}: members numbered by a sequence kept in the set), so that
+	 * instances of an earlier layout never share a key with them.
 	 * @return the short code
 	 */
 	public String code() {
@@ -115,12 +117,13 @@ public enum Algorithm {
 
 	/**
 	 * Whether the state written on acquire names the request, so that its refund gives back exactly what it took:
-	 * the members of the sorted sets, and the buckets' last taker. The windows keep only counts (a refund names its
-	 * request there to be made once), so an acquire need not send them a request id.
-	 * @return true for token bucket, GCRA, sliding window log and concurrency
+	 * the buckets' last taker. The windows keep only counts (a refund names its request there to be made once), and
+	 * the sorted sets name their members by a sequence of their own, which the acquisition reports
+	 * ({@link RateLimitBackend.Acquisition#entrySequences()}), so an acquire need not send them a request id.
+	 * @return true for token bucket and GCRA
 	 */
 	public boolean keepsRequestId() {
-		return keepsEntries() || this == TOKEN_BUCKET || this == GCRA;
+		return this == TOKEN_BUCKET || this == GCRA;
 	}
 
 	/**

@@ -551,7 +551,9 @@ public final class DefaultRateLimiter implements RateLimiter {
 			RateLimitRequest request, String requestId) {
 		call.whenComplete((acquisition, failure) -> {
 			if (acquisition != null && acquisition.decisions().stream().allMatch(PolicyDecision::allowed)) {
-				this.backend.releaseAsync(request.entries(), requestId, acquisition.entryTimesMicros())
+				this.backend
+					.releaseAsync(request.entries(), requestId, acquisition.entryTimesMicros(),
+							acquisition.entrySequences())
 					.doOnTerminate(() -> forget(request.entries()))
 					.subscribe(null, (ex) -> {
 						this.errors.add(BackendErrorKind.GIVE_BACK_FAILED);
@@ -583,7 +585,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 					epoch);
 		}
 		return decision(request.entries(), acquisition.decisions(), this.backend, this.guard, request.entries(),
-				requestId, acquisition.entryTimesMicros(), null, this.permitsInFlight, this.denialCache);
+				requestId, acquisition.entryTimesMicros(), acquisition.entrySequences(), null, this.permitsInFlight,
+				this.denialCache);
 	}
 
 	/**
@@ -595,28 +598,32 @@ public final class DefaultRateLimiter implements RateLimiter {
 	 * @param taken the entries that backend took
 	 * @param requestId the request id
 	 * @param acquiredAtMicros when the backend took each of them
+	 * @param sequences the first sequence number the backend gave each of them
 	 * @param failure why the failure modes decided, or null
 	 * @param inFlight where the permits handed out are counted until released
 	 * @param denialCache the denial cache to tell of give-backs to that backend, or null
 	 */
 	private static RateLimitDecision decision(List<RateLimitRequest.Entry> entries, List<PolicyDecision> decisions,
 			RateLimitBackend source, @Nullable Guard guard, List<RateLimitRequest.Entry> taken, String requestId,
-			List<Long> acquiredAtMicros, @Nullable Throwable failure, PermitsInFlight inFlight,
+			List<Long> acquiredAtMicros, List<Long> sequences, @Nullable Throwable failure, PermitsInFlight inFlight,
 			@Nullable RateLimitDenialCache denialCache) {
 		if (!decisions.stream().allMatch(PolicyDecision::allowed)) {
 			return new RateLimitDecision(decisions, Permit.NONE, Permit.NONE, () -> decisions, failure);
 		}
 		List<RateLimitRequest.Entry> held = new ArrayList<>();
 		List<Long> heldSince = new ArrayList<>();
+		List<Long> heldSequences = new ArrayList<>();
 		for (int i = 0; i < taken.size(); i++) {
 			if (taken.get(i).policy().algorithm().holdsPermits()) {
 				held.add(taken.get(i));
 				heldSince.add(acquiredAtMicros.get(i));
+				heldSequences.add(sequences.get(i));
 			}
 		}
 		Permit permit = held.isEmpty() ? Permit.NONE
-				: new BackendPermit(source, guard, held, requestId, heldSince, inFlight, null);
-		Permit reversal = new BackendPermit(source, guard, taken, requestId, acquiredAtMicros, null, denialCache);
+				: new BackendPermit(source, guard, held, requestId, heldSince, heldSequences, inFlight, null);
+		Permit reversal = new BackendPermit(source, guard, taken, requestId, acquiredAtMicros, sequences, null,
+				denialCache);
 		return new RateLimitDecision(decisions, permit, reversal, () -> reversed(entries, decisions), failure);
 	}
 
@@ -669,7 +676,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 		RateLimitBackend.Acquisition acquisition = guard.fallback.acquire(without.local, requestId);
 		if (without.givesBack(acquisition)) {
-			guard.fallback.release(without.local.entries(), requestId, acquisition.entryTimesMicros());
+			guard.fallback.release(without.local.entries(), requestId, acquisition.entryTimesMicros(),
+					acquisition.entrySequences());
 		}
 		return without.decision(acquisition);
 	}
@@ -684,7 +692,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 		return guard.fallback.acquireAsync(local, requestId).flatMap((acquisition) -> {
 			Mono<Void> giveBack = without.givesBack(acquisition)
-					? guard.fallback.releaseAsync(local.entries(), requestId, acquisition.entryTimesMicros())
+					? guard.fallback.releaseAsync(local.entries(), requestId, acquisition.entryTimesMicros(),
+							acquisition.entrySequences())
 					: Mono.empty();
 			return giveBack.then(Mono.fromSupplier(() -> without.decision(acquisition)));
 		});
@@ -760,7 +769,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 				all = reversed(entries, all);
 			}
 			return DefaultRateLimiter.decision(entries, all, this.fallback, null, this.local.entries(),
-					this.requestId, acquisition.entryTimesMicros(), this.failure, this.inFlight, null);
+					this.requestId, acquisition.entryTimesMicros(), acquisition.entrySequences(), this.failure,
+					this.inFlight, null);
 		}
 
 	}
@@ -978,6 +988,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 		private final List<Long> acquiredAtMicros;
 
+		private final List<Long> sequences;
+
 		private final AtomicBoolean released = new AtomicBoolean();
 
 		/** Where the permits are counted while held, or null when this permit is not counted (a reversal). */
@@ -987,13 +999,14 @@ public final class DefaultRateLimiter implements RateLimiter {
 		private final @Nullable RateLimitDenialCache denialCache;
 
 		BackendPermit(RateLimitBackend backend, @Nullable Guard guard, List<RateLimitRequest.Entry> entries,
-				String requestId, List<Long> acquiredAtMicros, @Nullable PermitsInFlight inFlight,
-				@Nullable RateLimitDenialCache denialCache) {
+				String requestId, List<Long> acquiredAtMicros, List<Long> sequences,
+				@Nullable PermitsInFlight inFlight, @Nullable RateLimitDenialCache denialCache) {
 			this.backend = backend;
 			this.guard = guard;
 			this.entries = entries;
 			this.requestId = requestId;
 			this.acquiredAtMicros = acquiredAtMicros;
+			this.sequences = sequences;
 			this.inFlight = inFlight;
 			this.denialCache = denialCache;
 			if (inFlight != null) {
@@ -1013,7 +1026,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 		 * these entries are forgotten, since the backend may have more room than they say.
 		 */
 		private Mono<Void> backendRelease() {
-			Mono<Void> release = this.backend.releaseAsync(this.entries, this.requestId, this.acquiredAtMicros);
+			Mono<Void> release = this.backend.releaseAsync(this.entries, this.requestId, this.acquiredAtMicros,
+					this.sequences);
 			RateLimitDenialCache cache = this.denialCache;
 			// before the outcome is passed on, so that whoever waits for the release finds the denials forgotten
 			return (cache != null) ? release.doOnTerminate(() -> cache.forget(this.entries))
@@ -1030,7 +1044,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 					return;
 				}
 				try {
-					this.backend.release(this.entries, this.requestId, this.acquiredAtMicros);
+					this.backend.release(this.entries, this.requestId, this.acquiredAtMicros, this.sequences);
 				}
 				catch (RuntimeException ex) {
 					this.released.set(false);

@@ -15,7 +15,8 @@ public interface RateLimitBackend {
 	/**
 	 * Evaluates and, when every entry admits, takes the cost of each entry.
 	 * @param request the entries and the optional explicit time
-	 * @param requestId an id unique to this request, naming what it takes (log entries, concurrency permits)
+	 * @param requestId an id unique to this request: the token bucket and GCRA keep it as their last taker, so that
+	 * its release gives back exactly (the sorted sets number what they take instead: {@link Acquisition#entrySequences()})
 	 * @return one decision per entry, in the request's order, and the time of the evaluation
 	 */
 	Acquisition acquire(RateLimitRequest request, String requestId);
@@ -33,21 +34,28 @@ public interface RateLimitBackend {
 	 * request completes, and everything when an admitted request must be undone. Each entry's cost goes back to
 	 * the window it was counted in, never to a later one, and at most once: a release made again (a retry after a
 	 * timeout whose first attempt did run) gives nothing more. A token bucket or GCRA entry gets its cost back only
-	 * while the request is the last to have taken from that bucket (see {@code docs/architecture.md}).
+	 * while the request is the last to have taken from that bucket (see {@code docs/architecture.md}); a sliding
+	 * window log or concurrency entry gives back the members its acquisition took, named by their first sequence
+	 * number, and nothing once they are gone.
 	 * @param entries the entries to give back
 	 * @param requestId the id used when acquiring
 	 * @param acquiredAtMicros for each entry, the time its acquisition used ({@link Acquisition#entryTimesMicros()})
+	 * @param sequences for each entry, the first sequence number its acquisition took
+	 * ({@link Acquisition#entrySequences()})
 	 */
-	void release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros);
+	void release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
+			List<Long> sequences);
 
 	/**
 	 * The non-blocking form of {@link #release}.
 	 * @param entries the entries to give back
 	 * @param requestId the id used when acquiring
 	 * @param acquiredAtMicros for each entry, the time its acquisition used
+	 * @param sequences for each entry, the first sequence number its acquisition took
 	 * @return completes once released
 	 */
-	Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros);
+	Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
+			List<Long> sequences);
 
 	/**
 	 * The state of each entry as it stands, taking nothing: whether a request of the entry's cost would be admitted
@@ -104,6 +112,9 @@ public interface RateLimitBackend {
 	 * @param timeMicros the time of the evaluation in microseconds since the epoch (the first entry's)
 	 * @param entryTimesMicros for each entry, the time its evaluation used (the backend's clock, or the request's
 	 * explicit time)
+	 * @param entrySequences for each entry, the first sequence number it took: the algorithms that keep one entry
+	 * per unit of cost ({@link Algorithm#keepsEntries()}) number an acquisition of cost {@code n} with {@code n}
+	 * numbers from this one, which its release passes back; 0 when the entry took none (denied, or another algorithm)
 	 * @param failedGiveBacks how many parts of a denied request (Redis Cluster slots that admitted while another
 	 * denied) could not be given back: their quota stays taken until it refills or expires
 	 * @param exhaustedForMicros for an admitted request of one entry that took the last of the quota, the retry-after
@@ -112,14 +123,15 @@ public interface RateLimitBackend {
 	 * bucket and GCRA)
 	 */
 	record Acquisition(List<PolicyDecision> decisions, long timeMicros, List<Long> entryTimesMicros,
-			int failedGiveBacks, long exhaustedForMicros) {
+			List<Long> entrySequences, int failedGiveBacks, long exhaustedForMicros) {
 
 		public Acquisition {
 			decisions = List.copyOf(decisions);
 			entryTimesMicros = List.copyOf(entryTimesMicros);
-			if (entryTimesMicros.size() != decisions.size()) {
-				throw new IllegalArgumentException("One time per decision expected but got " + entryTimesMicros.size()
-						+ " for " + decisions.size());
+			entrySequences = List.copyOf(entrySequences);
+			if (entryTimesMicros.size() != decisions.size() || entrySequences.size() != decisions.size()) {
+				throw new IllegalArgumentException("One time and one sequence per decision expected but got "
+						+ entryTimesMicros.size() + " and " + entrySequences.size() + " for " + decisions.size());
 			}
 		}
 
@@ -128,30 +140,21 @@ public interface RateLimitBackend {
 		 * @param decisions one decision per entry
 		 * @param timeMicros the time of the evaluation (the first entry's)
 		 * @param entryTimesMicros for each entry, the time its evaluation used
-		 */
-		public Acquisition(List<PolicyDecision> decisions, long timeMicros, List<Long> entryTimesMicros) {
-			this(decisions, timeMicros, entryTimesMicros, 0, 0);
-		}
-
-		/**
-		 * An acquisition, reporting give-backs that failed.
-		 * @param decisions one decision per entry
-		 * @param timeMicros the time of the evaluation (the first entry's)
-		 * @param entryTimesMicros for each entry, the time its evaluation used
-		 * @param failedGiveBacks how many parts could not be given back
+		 * @param entrySequences for each entry, the first sequence number it took (0 for none)
 		 */
 		public Acquisition(List<PolicyDecision> decisions, long timeMicros, List<Long> entryTimesMicros,
-				int failedGiveBacks) {
-			this(decisions, timeMicros, entryTimesMicros, failedGiveBacks, 0);
+				List<Long> entrySequences) {
+			this(decisions, timeMicros, entryTimesMicros, entrySequences, 0, 0);
 		}
 
 		/**
-		 * An acquisition whose entries were all evaluated at one time.
+		 * An acquisition whose entries were all evaluated at one time and took no sequence numbers.
 		 * @param decisions one decision per entry
 		 * @param timeMicros the time of the evaluation
 		 */
 		public Acquisition(List<PolicyDecision> decisions, long timeMicros) {
-			this(decisions, timeMicros, Collections.nCopies(decisions.size(), timeMicros));
+			this(decisions, timeMicros, Collections.nCopies(decisions.size(), timeMicros),
+					Collections.nCopies(decisions.size(), 0L));
 		}
 
 		/**
@@ -161,8 +164,8 @@ public interface RateLimitBackend {
 		 */
 		public Acquisition withFailedGiveBacks(int failed) {
 			return (failed == 0) ? this
-					: new Acquisition(this.decisions, this.timeMicros, this.entryTimesMicros, this.failedGiveBacks + failed,
-							this.exhaustedForMicros);
+					: new Acquisition(this.decisions, this.timeMicros, this.entryTimesMicros, this.entrySequences,
+							this.failedGiveBacks + failed, this.exhaustedForMicros);
 		}
 
 	}

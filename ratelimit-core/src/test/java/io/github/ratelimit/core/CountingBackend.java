@@ -62,16 +62,18 @@ final class CountingBackend implements RateLimitBackend {
 	}
 
 	@Override
-	public void release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros) {
+	public void release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
+			List<Long> sequences) {
 		this.releases.incrementAndGet();
-		this.delegate.release(entries, requestId, acquiredAtMicros);
+		this.delegate.release(entries, requestId, acquiredAtMicros, sequences);
 	}
 
 	@Override
-	public Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros) {
+	public Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
+			List<Long> sequences) {
 		return Mono.defer(() -> {
 			this.releases.incrementAndGet();
-			return this.delegate.releaseAsync(entries, requestId, acquiredAtMicros);
+			return this.delegate.releaseAsync(entries, requestId, acquiredAtMicros, sequences);
 		});
 	}
 

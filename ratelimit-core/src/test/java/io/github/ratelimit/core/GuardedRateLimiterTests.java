@@ -14,6 +14,7 @@ import io.github.ratelimit.testkit.Wait;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.lettuce.core.Range;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import org.junit.jupiter.api.AfterEach;
@@ -28,6 +29,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceClientConfigurat
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The guarded limiter against real failures of a real Redis: the server killed, frozen ({@code SIGSTOP}), restarted
@@ -185,10 +187,11 @@ class GuardedRateLimiterTests {
 		finally {
 			this.redis.thaw();
 		}
-		// the three acquisitions Redis runs once thawed took permits that nobody holds: they are given back
+		// the three acquisitions Redis runs once thawed took permits that nobody holds: they are given back (the
+		// key's sequence, its member '#', says they ran: two admitted, numbered 1 and 2)
 		String key = new RedisRateLimitBackend(this.factory).key(PERMITS, "frozen");
-		Wait.until(Duration.ofSeconds(10), () -> this.redis.commands().zcard(key) == 0
-				&& this.redis.commands().exists(key) == 0);
+		Wait.until(Duration.ofSeconds(10), () -> Double.valueOf(-2).equals(this.redis.commands().zscore(key, "#"))
+				&& held(key) == 0);
 		awaitEnforced(path);
 		RateLimitDecision first = path.check(this.limiter, RateLimitRequest.of(PERMITS, "frozen"));
 		RateLimitDecision second = path.check(this.limiter, RateLimitRequest.of(PERMITS, "frozen"));
@@ -344,7 +347,51 @@ class GuardedRateLimiterTests {
 		}
 		// the release was sent and lands once Redis runs again
 		String key = new RedisRateLimitBackend(this.factory).key(PERMITS, "holder");
-		Wait.until(Duration.ofSeconds(10), () -> this.redis.commands().exists(key) == 0);
+		Wait.until(Duration.ofSeconds(10), () -> held(key) == 0);
+	}
+
+	/** The permits a concurrency key holds: members scored with a time, not the sequence's {@code #} (below 0). */
+	private long held(String key) {
+		return this.redis.commands().zcount(key, Range.from(Range.Boundary.including(0), Range.Boundary.unbounded()));
+	}
+
+	/**
+	 * An unguarded permit whose release timed out can be released again; the first attempt, already sent, runs when
+	 * Redis does, and the retry gives nothing more and never another request's permit.
+	 */
+	@Test
+	void aPermitReleaseRetriedAfterATimeoutGivesBackItsOwnPermitOnce() {
+		LettuceConnectionFactory impatient = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", this.proxy.port()), LettuceClientConfiguration.builder()
+					.commandTimeout(Duration.ofMillis(300))
+					.clientResources(this.resources)
+					.build());
+		impatient.afterPropertiesSet();
+		impatient.start();
+		try {
+			RedisRateLimitBackend backend = new RedisRateLimitBackend(impatient);
+			DefaultRateLimiter unguarded = new DefaultRateLimiter(backend);
+			RateLimitRequest request = RateLimitRequest.of(PERMITS, "retried");
+			RateLimitDecision first = unguarded.check(request);
+			RateLimitDecision second = unguarded.check(request);
+			assertThat(List.of(first.allowed(), second.allowed())).containsOnly(true);
+			this.redis.freeze();
+			try {
+				assertThatThrownBy(first.permit()::release).isInstanceOf(RuntimeException.class);
+				assertThat(first.permit().holdsAny()).as("a failed release can be tried again").isTrue();
+			}
+			finally {
+				this.redis.thaw();
+			}
+			first.permit().release();
+			assertThat(first.permit().holdsAny()).isFalse();
+			assertThat(held(backend.key(PERMITS, "retried"))).as("the second request's permit stays").isEqualTo(1);
+			assertThat(unguarded.check(request).allowed()).isTrue();
+			assertThat(unguarded.check(request).allowed()).isFalse();
+		}
+		finally {
+			impatient.destroy();
+		}
 	}
 
 	@Test

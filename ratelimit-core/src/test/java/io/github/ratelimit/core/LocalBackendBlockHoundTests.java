@@ -54,7 +54,7 @@ class LocalBackendBlockHoundTests {
 		LocalRateLimitBackend backend = new LocalRateLimitBackend();
 		assertContendedCallsNeverBlock((i) -> backend.acquireAsync(request(), "async-" + i)
 			.flatMap((acquisition) -> backend.releaseAsync(request().entries(), "async-" + i,
-					acquisition.entryTimesMicros())),
+					acquisition.entryTimesMicros(), acquisition.entrySequences())),
 				(i) -> backend.acquire(request(), "blocking-" + i));
 	}
 

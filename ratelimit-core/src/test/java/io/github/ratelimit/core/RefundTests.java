@@ -54,8 +54,8 @@ class RefundTests {
 			assertThat(second.decisions().get(0).allowed()).isTrue();
 			List<RateLimitRequest.Entry> entries = request(policy, "retry", t).entries();
 			// the first release ran, its answer was lost, it is sent again
-			backend.release(entries, "first", first.entryTimesMicros());
-			backend.release(entries, "first", first.entryTimesMicros());
+			backend.release(entries, "first", first.entryTimesMicros(), first.entrySequences());
+			backend.release(entries, "first", first.entryTimesMicros(), first.entrySequences());
 			long left = remaining(backend, policy, "retry", t, "probe");
 			// at most the first request's one unit came back: the second one's stays taken (the probe takes one)
 			assertThat(left).as(algorithm.id()).isLessThanOrEqualTo(8);
@@ -78,7 +78,7 @@ class RefundTests {
 			long t = T0 + 5 * SECOND;
 			backend.acquire(request(policy, "last", t), "one");
 			RateLimitBackend.Acquisition two = backend.acquire(request(policy, "last", t + SECOND / 2), "two");
-			backend.release(request(policy, "last", t).entries(), "two", two.entryTimesMicros());
+			backend.release(request(policy, "last", t).entries(), "two", two.entryTimesMicros(), two.entrySequences());
 			// as if "two" had never come: one taken at t, half a token refilled since
 			assertThat(remaining(backend, policy, "last", t + SECOND / 2, "probe")).as(algorithm.id()).isEqualTo(8);
 		}
@@ -100,7 +100,7 @@ class RefundTests {
 			// two seconds on the bucket is full again: the early request holds nothing any more
 			assertThat(backend.acquire(request(policy, "cap", t + 2 * SECOND), "later").decisions().get(0).remaining())
 				.isEqualTo(9);
-			backend.release(request(policy, "cap", t).entries(), "early", early.entryTimesMicros());
+			backend.release(request(policy, "cap", t).entries(), "early", early.entryTimesMicros(), early.entrySequences());
 			assertThat(remaining(backend, policy, "cap", t + 2 * SECOND, "probe")).as(algorithm.id()).isEqualTo(8);
 		}
 	}

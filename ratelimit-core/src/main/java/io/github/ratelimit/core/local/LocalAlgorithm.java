@@ -31,15 +31,6 @@ interface LocalAlgorithm {
 	void check(Eval c, @Nullable State state);
 
 	/**
-	 * Whether the state holds nothing any more (Redis deletes an emptied sorted set).
-	 * @param state the state
-	 * @return true when the key can go
-	 */
-	default boolean isEmpty(State state) {
-		return false;
-	}
-
-	/**
 	 * Takes the cost.
 	 * @param c the checked entry
 	 * @param state the key's state or null
@@ -48,7 +39,7 @@ interface LocalAlgorithm {
 	State commit(Eval c, @Nullable State state);
 
 	/**
-	 * Gives back what request {@code c.rid} took.
+	 * Gives back what request {@code c.rid} took (the sorted sets: the members from {@code c.seq}).
 	 * @param c the entry
 	 * @param state the key's state (not null)
 	 */

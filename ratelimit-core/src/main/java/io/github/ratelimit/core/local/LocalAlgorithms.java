@@ -154,7 +154,10 @@ final class LocalAlgorithms {
 
 	}
 
-	/** zset_check, zset_commit and zset_refund of sorted-set.lua: the algorithms that keep entries. */
+	/**
+	 * zset_check, zset_commit and zset_refund of sorted-set.lua: the algorithms that keep entries. As in Redis, where
+	 * the sequence's member keeps the key, a state whose entries are all gone stays until its TTL.
+	 */
 	static final class TimestampSet implements LocalAlgorithm {
 
 		@Override
@@ -194,11 +197,6 @@ final class LocalAlgorithms {
 			}
 		}
 
-		@Override
-		public boolean isEmpty(State state) {
-			return state.log.isEmpty();
-		}
-
 		private static double scoreAt(@Nullable State state, int index) {
 			if (state == null) {
 				throw new IllegalStateException("No entries to look at");
@@ -210,15 +208,14 @@ final class LocalAlgorithms {
 			return stamps.next().score();
 		}
 
-		private static String member(Eval c, int i) {
-			return (i == 1) ? c.rid : c.rid + '#' + i;
-		}
-
+		/** Numbers the cost's entries from the key's sequence, as zset_commit's ZINCRBY does. */
 		@Override
 		public State commit(Eval c, @Nullable State state) {
 			State next = (state != null) ? state : new State();
-			for (int i = 1; i <= c.cost; i++) {
-				next.log.add(new Stamp(c.now, member(c, i)));
+			c.seq = next.sequence + 1;
+			next.sequence += (long) c.cost;
+			for (long i = 0; i < c.cost; i++) {
+				next.log.add(new Stamp(c.now, c.seq + i));
 			}
 			next.ttlMicros = LocalAlgorithm.ttlMicros(c, c.za);
 			return next;
@@ -226,9 +223,10 @@ final class LocalAlgorithms {
 
 		@Override
 		public void refund(Eval c, State state) {
-			// the members were scored with the time of the acquisition, which the release passes
-			for (int i = 1; i <= c.cost; i++) {
-				state.log.remove(new Stamp(c.now, member(c, i)));
+			// the members were scored with the time of the acquisition, which the release passes: a member of
+			// another request (another key's life, after a reset) is never removed
+			for (long i = 0; c.seq > 0 && i < c.cost; i++) {
+				state.log.remove(new Stamp(c.now, c.seq + i));
 			}
 		}
 

@@ -3,6 +3,7 @@ package io.github.ratelimit.core.local;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -139,13 +140,10 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 				if (evals[i].rewritten) {
 					this.states.put(keys[i], Objects.requireNonNull(states[i]));
 				}
-				if (states[i] != null && algorithms[i].isEmpty(states[i])) {
-					this.states.invalidate(keys[i]);
-					states[i] = null;
-				}
 				all &= evals[i].ok;
 			}
 			List<PolicyDecision> decisions = new ArrayList<>(entries.size());
+			List<Long> sequences = new ArrayList<>(entries.size());
 			for (int i = 0; i < entries.size(); i++) {
 				Eval c = evals[i];
 				if (all) {
@@ -156,8 +154,9 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 					decisions.add(PolicyDecision.of(entries.get(i), c.ok, (long) c.rb, (long) c.zb,
 							c.ok ? 0 : (long) c.retry));
 				}
+				sequences.add(c.seq);
 			}
-			return new Acquisition(decisions, time);
+			return new Acquisition(decisions, time, Collections.nCopies(entries.size(), time), sequences);
 		}
 		finally {
 			unlock(held);
@@ -228,37 +227,37 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 	}
 
 	@Override
-	public void release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros) {
+	public void release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
 		String[] keys = keys(entries);
-		releaseLocked(entries, requestId, acquiredAtMicros, keys, Objects.requireNonNull(lock(keys, true)));
+		releaseLocked(entries, requestId, acquiredAtMicros, sequences, keys, Objects.requireNonNull(lock(keys, true)));
 	}
 
 	/** Like {@link #acquireAsync}: on the caller's thread unless a lock is taken. */
 	@Override
-	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, List<Long> acquiredAtMicros) {
+	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, List<Long> acquiredAtMicros,
+			List<Long> sequences) {
 		return Mono.defer(() -> {
 			String[] keys = keys(entries);
 			ReentrantLock[] held = lock(keys, false);
 			if (held != null) {
-				releaseLocked(entries, requestId, acquiredAtMicros, keys, held);
+				releaseLocked(entries, requestId, acquiredAtMicros, sequences, keys, held);
 				return Mono.<Void>empty();
 			}
-			return Mono.<Void>fromRunnable(() -> release(entries, requestId, acquiredAtMicros))
+			return Mono.<Void>fromRunnable(() -> release(entries, requestId, acquiredAtMicros, sequences))
 				.subscribeOn(Schedulers.boundedElastic());
 		});
 	}
 
-	private void releaseLocked(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, String[] keys,
-			ReentrantLock[] held) {
+	private void releaseLocked(List<Entry> entries, String requestId, List<Long> acquiredAtMicros,
+			List<Long> sequences, String[] keys, ReentrantLock[] held) {
 		try {
 			for (int i = 0; i < entries.size(); i++) {
 				State state = this.states.getIfPresent(keys[i]);
 				if (state != null) {
 					LocalAlgorithm algorithm = LocalAlgorithms.of(entries.get(i).policy().algorithm());
-					algorithm.refund(new Eval(entries.get(i), acquiredAtMicros.get(i), requestId, true), state);
-					if (algorithm.isEmpty(state)) {
-						this.states.invalidate(keys[i]);
-					}
+					Eval c = new Eval(entries.get(i), acquiredAtMicros.get(i), requestId, true);
+					c.seq = sequences.get(i);
+					algorithm.refund(c, state);
 				}
 			}
 		}

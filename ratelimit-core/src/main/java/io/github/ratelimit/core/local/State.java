@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * hash fields do in Redis: token bucket {@code a} = tokens, {@code b} = their time, {@code last} = the request that
  * took last; GCRA {@code a} = time written, {@code b} = backlog, {@code length} = interval, {@code last}; windows
  * {@code a} = window number, {@code b} = count, {@code c} = previous count, {@code length} = window length,
- * {@code refunds}; log and concurrency use {@code log}.
+ * {@code refunds}; log and concurrency use {@code log} and {@code sequence}.
  * Mutated only under the key's lock.
  */
 final class State {
@@ -19,7 +19,7 @@ final class State {
 	/** How many refunded request ids a window keeps: REFUNDS_KEPT in common.lua. */
 	static final int REFUNDS_KEPT = 8;
 
-	static final Comparator<Stamp> ORDER = Comparator.comparingDouble(Stamp::score).thenComparing(Stamp::member);
+	static final Comparator<Stamp> ORDER = Comparator.comparingDouble(Stamp::score).thenComparingLong(Stamp::member);
 
 	double a;
 
@@ -37,6 +37,9 @@ final class State {
 	private @Nullable ArrayDeque<String> refunds;
 
 	final TreeSet<Stamp> log = new TreeSet<>(ORDER);
+
+	/** The last sequence number the log's members were given (the member {@code #} of sorted-set.lua). */
+	long sequence;
 
 	/** How long the key lives after its last write, as its Redis twin's TTL. */
 	long ttlMicros;
@@ -65,7 +68,7 @@ final class State {
 		return false;
 	}
 
-	record Stamp(double score, String member) {
+	record Stamp(double score, long member) {
 	}
 
 }

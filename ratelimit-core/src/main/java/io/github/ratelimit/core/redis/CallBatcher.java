@@ -137,12 +137,16 @@ final class CallBatcher {
 				group.get(0).reply.complete(values);
 			}
 			else {
-				// the time, then four figures per call: each call's reply is the time and its four
+				// the time, then four figures per call (five where the algorithm keeps entries: one policy, one
+				// algorithm): each call's reply is the time and its figures
 				Long time = values.get(0);
+				int figures = group.get(0).call.figures();
 				for (int i = 0; i < group.size(); i++) {
-					int at = 1 + 4 * i;
-					group.get(i).reply.complete(
-							List.of(time, values.get(at), values.get(at + 1), values.get(at + 2), values.get(at + 3)));
+					int at = 1 + figures * i;
+					List<Long> own = new ArrayList<>(1 + figures);
+					own.add(time);
+					own.addAll(values.subList(at, at + figures));
+					group.get(i).reply.complete(own);
 				}
 			}
 		});

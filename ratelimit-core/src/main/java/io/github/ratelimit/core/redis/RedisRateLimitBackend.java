@@ -192,7 +192,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 				.limit(1)
 				.window(Duration.ofSeconds(1))
 				.build();
-			releaseAsync(List.of(new Entry(policy, WARM_UP, 1)), WARM_UP, List.of(now)).block();
+			releaseAsync(List.of(new Entry(policy, WARM_UP, 1)), WARM_UP, List.of(now), List.of(0L)).block();
 		}
 	}
 
@@ -298,7 +298,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 			// a later slot failed: give back what the earlier slots took, then report the failure
 			for (int i = 0; i < results.size(); i++) {
 				if (ScriptReply.admits(results.get(i))) {
-					releaseQuietly(calls.get(i), ScriptReply.timeMicros(results.get(i)), ex);
+					releaseQuietly(calls.get(i), results.get(i), ex);
 				}
 			}
 			throw ex;
@@ -306,7 +306,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		int failed = 0;
 		for (int i : ScriptReply.refundsNeeded(results)) {
 			try {
-				execute(calls.get(i), Mode.RELEASE, ScriptReply.timeMicros(results.get(i)));
+				giveBack(calls.get(i), results.get(i));
 			}
 			catch (RuntimeException ex) {
 				giveBackFailed(calls.get(i), ex);
@@ -350,8 +350,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 					// give back what the slots that answered took, then report the failure
 					return Flux.range(0, calls.size())
 						.filter((i) -> outcomes.get(i).error() == null && ScriptReply.admits(outcomes.get(i).result()))
-						.flatMap((i) -> executeAsync(calls.get(i), Mode.RELEASE,
-								ScriptReply.timeMicros(outcomes.get(i).result()))
+						.flatMap((i) -> giveBackAsync(calls.get(i), outcomes.get(i).result())
 							.onErrorResume((ex) -> {
 								failure.addSuppressed(ex);
 								return Mono.empty();
@@ -361,7 +360,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 				List<List<Long>> results = outcomes.stream().map(Outcome::result).toList();
 				AtomicInteger failed = new AtomicInteger();
 				return Flux.fromIterable(ScriptReply.refundsNeeded(results))
-					.flatMap((i) -> executeAsync(calls.get(i), Mode.RELEASE, ScriptReply.timeMicros(results.get(i)))
+					.flatMap((i) -> giveBackAsync(calls.get(i), results.get(i))
 						.onErrorResume((ex) -> {
 							giveBackFailed(calls.get(i), ex);
 							failed.incrementAndGet();
@@ -445,11 +444,11 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	 * failure is thrown afterwards, with the others suppressed.
 	 */
 	@Override
-	public void release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros) {
+	public void release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
 		RuntimeException failure = null;
 		for (ScriptCall call : calls(entries, requestId, -1)) {
 			try {
-				execute(call, Mode.RELEASE, call.timeOf(acquiredAtMicros));
+				execute(call, Mode.RELEASE, call.timeOf(acquiredAtMicros), call.sequencesOf(sequences));
 			}
 			catch (RuntimeException ex) {
 				if (failure == null) {
@@ -467,17 +466,18 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	/** {@link #release} without blocking: the slots are given back concurrently, each to its end. */
 	@Override
-	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, List<Long> acquiredAtMicros) {
+	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, List<Long> acquiredAtMicros,
+			List<Long> sequences) {
 		if (this.cluster == null) {
 			// as in acquireAsync
 			return Mono.fromCallable(this::isCluster)
 				.subscribeOn(Schedulers.boundedElastic())
-				.flatMap((known) -> releaseAsync(entries, requestId, acquiredAtMicros));
+				.flatMap((known) -> releaseAsync(entries, requestId, acquiredAtMicros, sequences));
 		}
 		List<ScriptCall> calls = calls(entries, requestId, -1);
 		return Flux.fromIterable(calls)
-			.flatMapDelayError((call) -> executeAsync(call, Mode.RELEASE, call.timeOf(acquiredAtMicros)), calls.size(),
-					1)
+			.flatMapDelayError((call) -> executeAsync(call, Mode.RELEASE, call.timeOf(acquiredAtMicros),
+					call.sequencesOf(sequences)), calls.size(), 1)
 			.then();
 	}
 
@@ -492,9 +492,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		}
 	}
 
-	private void releaseQuietly(ScriptCall call, long acquiredAtMicros, RuntimeException failure) {
+	private void releaseQuietly(ScriptCall call, List<Long> reply, RuntimeException failure) {
 		try {
-			execute(call, Mode.RELEASE, acquiredAtMicros);
+			giveBack(call, reply);
 		}
 		catch (RuntimeException ex) {
 			failure.addSuppressed(ex);
@@ -635,10 +635,20 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	private List<Long> execute(ScriptCall call, Mode mode, long timeMicros) {
+		return execute(call, mode, timeMicros, List.of());
+	}
+
+	/** Gives back what one call of an acquire took, by its reply's time and sequence numbers. */
+	private List<Long> giveBack(ScriptCall call, List<Long> reply) {
+		return execute(call, Mode.RELEASE, ScriptReply.timeMicros(reply), ScriptReply.sequences(reply));
+	}
+
+	private List<Long> execute(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
 		if (this.lettuce == null) {
-			return ScriptReply.toLongs(this.template.execute(script(call), call.keys(), call.args(mode, timeMicros)));
+			return ScriptReply
+				.toLongs(this.template.execute(script(call), call.keys(), call.args(mode, timeMicros, sequences)));
 		}
-		return execute(script(call), call.keys().size(), call.encoded(mode, timeMicros));
+		return execute(script(call), call.keys().size(), call.encoded(mode, timeMicros, sequences));
 	}
 
 	/**
@@ -683,7 +693,16 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	 * sent with EVAL, which loads it. Without Lettuce, the blocking call on a bounded elastic thread.
 	 */
 	private Mono<List<Long>> executeAsync(ScriptCall call, Mode mode, long timeMicros) {
-		return executeAsync(script(call), call.keys().size(), call.encoded(mode, timeMicros));
+		return executeAsync(call, mode, timeMicros, List.of());
+	}
+
+	/** {@link #giveBack} without blocking. */
+	private Mono<List<Long>> giveBackAsync(ScriptCall call, List<Long> reply) {
+		return executeAsync(call, Mode.RELEASE, ScriptReply.timeMicros(reply), ScriptReply.sequences(reply));
+	}
+
+	private Mono<List<Long>> executeAsync(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
+		return executeAsync(script(call), call.keys().size(), call.encoded(mode, timeMicros, sequences));
 	}
 
 	private Mono<List<Long>> executeAsync(RedisScript<?> script, int keys, byte[][] keysAndArgs) {

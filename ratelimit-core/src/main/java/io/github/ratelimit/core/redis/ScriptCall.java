@@ -21,7 +21,9 @@ import io.github.ratelimit.core.RateLimitRequest.Entry;
  * <li>ARGV[3]: the request id, always on a release, on an acquire only when the state of one of the entries
  * {@linkplain Algorithm#keepsRequestId() keeps it} (empty otherwise);</li>
  * <li>then six per entry, in the order of KEYS: the algorithm's code, the limit, the window (microseconds), the
- * burst, the cost and the minimum interval (microseconds).</li>
+ * burst, the cost and the minimum interval (microseconds);</li>
+ * <li>on a release, then one per entry: the first sequence number its acquire took (0 for none; see
+ * {@link ScriptReply#sequences}).</li>
  * </ul>
  * The reply is read by {@link ScriptReply}.
  */
@@ -136,14 +138,24 @@ final class ScriptCall {
 		return acquiredAtMicros.get(this.indexes.get(0));
 	}
 
+	/** The first sequence numbers of this call's entries, in the order of KEYS, from those of the request. */
+	List<Long> sequencesOf(List<Long> sequences) {
+		List<Long> own = new ArrayList<>(this.indexes.size());
+		for (int index : this.indexes) {
+			own.add(sequences.get(index));
+		}
+		return own;
+	}
+
 	/**
 	 * KEYS and then ARGV, encoded for Lettuce's commands.
 	 * @param mode acquire or release
 	 * @param timeMicros the time to pass, or -1 for the server's clock
+	 * @param sequences on a release, the first sequence number of each entry of this call (empty: none)
 	 * @return the keys followed by the arguments
 	 */
-	byte[][] encoded(Mode mode, long timeMicros) {
-		Object[] args = args(mode, timeMicros);
+	byte[][] encoded(Mode mode, long timeMicros, List<Long> sequences) {
+		Object[] args = args(mode, timeMicros, sequences);
 		byte[][] encoded = new byte[this.keys.size() + args.length][];
 		int i = 0;
 		for (String key : this.keys) {
@@ -159,10 +171,12 @@ final class ScriptCall {
 	 * ARGV.
 	 * @param mode acquire or release
 	 * @param timeMicros the time to pass, or -1 for the server's clock
+	 * @param sequences on a release, the first sequence number of each entry of this call (empty: none)
 	 * @return the arguments, all strings
 	 */
-	Object[] args(Mode mode, long timeMicros) {
-		Object[] args = new Object[HEADER + this.entries.size() * ARGUMENTS_PER_ENTRY];
+	Object[] args(Mode mode, long timeMicros, List<Long> sequences) {
+		int perEntry = (mode == Mode.RELEASE) ? ARGUMENTS_PER_ENTRY + 1 : ARGUMENTS_PER_ENTRY;
+		Object[] args = new Object[HEADER + this.entries.size() * perEntry];
 		args[0] = mode.argument;
 		args[1] = (timeMicros >= 0) ? Long.toString(timeMicros) : "";
 		// a refund names its request (to give back once, and only what the request took); an acquire only where
@@ -178,6 +192,11 @@ final class ScriptCall {
 			args[i++] = Long.toString(policy.burst());
 			args[i++] = Long.toString(entry.cost());
 			args[i++] = Long.toString(policy.minIntervalMicros());
+		}
+		if (mode == Mode.RELEASE) {
+			for (int j = 0; j < this.entries.size(); j++) {
+				args[i++] = sequences.isEmpty() ? "0" : Long.toString(sequences.get(j));
+			}
 		}
 		return args;
 	}

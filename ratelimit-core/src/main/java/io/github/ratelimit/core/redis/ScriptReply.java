@@ -10,9 +10,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Reads the replies of the script, as described at the top of {@code scripts/ratelimit.lua}; keep the two in step.
- * An acquire returns the time it used (microseconds), then six figures per entry, in the order of the call's KEYS
+ * An acquire returns the time it used (microseconds), then seven figures per entry, in the order of the call's KEYS
  * (see {@link ScriptCall}): admits (1 or 0), remaining and reset-after (microseconds) once the cost is taken,
- * remaining and reset-after as the state is, and retry-after (microseconds). Every entry of a call is checked against
+ * remaining and reset-after as the state is, retry-after (microseconds), and the first sequence number the entry
+ * took (the sorted sets' members, which its release names; 0 for none). Every entry of a call is checked against
  * the state before the request, and only when all of them admit does any take its cost. On Cluster a request can
  * span several calls, so only the caller knows whether the whole request was admitted: then the "taken" figures
  * apply, otherwise the "as is" figures (nothing was taken, or it is given back).
@@ -20,7 +21,7 @@ import org.jspecify.annotations.Nullable;
 final class ScriptReply {
 
 	/** Figures per entry. */
-	private static final int FIGURES = 6;
+	private static final int FIGURES = 7;
 
 	/** Offsets of an entry's figures: admits, then remaining and reset-after taken, as is, then retry-after. */
 	private static final int ADMITS = 0;
@@ -30,6 +31,8 @@ final class ScriptReply {
 	private static final int AS_IS = 3;
 
 	private static final int RETRY_AFTER = 5;
+
+	private static final int SEQUENCE = 6;
 
 	private ScriptReply() {
 	}
@@ -68,6 +71,19 @@ final class ScriptReply {
 	 */
 	static long timeMicros(List<Long> reply) {
 		return reply.get(0);
+	}
+
+	/**
+	 * The first sequence number each entry of one call took, which a give-back of the call passes back.
+	 * @param reply an acquire's reply
+	 * @return one number per entry, in the order of the call's KEYS (0 for none)
+	 */
+	static List<Long> sequences(List<Long> reply) {
+		List<Long> sequences = new ArrayList<>((reply.size() - 1) / FIGURES);
+		for (int i = 1 + SEQUENCE; i < reply.size(); i += FIGURES) {
+			sequences.add(reply.get(i));
+		}
+		return sequences;
 	}
 
 	/**
@@ -144,6 +160,7 @@ final class ScriptReply {
 			int figures) {
 		PolicyDecision[] decisions = new PolicyDecision[entries.size()];
 		Long[] times = new Long[entries.size()];
+		Long[] sequences = new Long[entries.size()];
 		for (int c = 0; c < calls.size(); c++) {
 			List<Integer> indexes = calls.get(c).indexes();
 			List<Long> reply = replies.get(c);
@@ -153,9 +170,10 @@ final class ScriptReply {
 				decisions[index] = PolicyDecision.of(entries.get(index), reply.get(at + ADMITS) == 1L,
 						reply.get(at + figures), reply.get(at + figures + 1), reply.get(at + RETRY_AFTER));
 				times[index] = reply.get(0);
+				sequences[index] = reply.get(at + SEQUENCE);
 			}
 		}
-		return new Acquisition(List.of(decisions), timeMicros(replies.get(0)), List.of(times));
+		return new Acquisition(List.of(decisions), timeMicros(replies.get(0)), List.of(times), List.of(sequences));
 	}
 
 }

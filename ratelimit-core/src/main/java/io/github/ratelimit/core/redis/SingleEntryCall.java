@@ -22,8 +22,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  * </ul>
  * The reply: the time used, admits (1 or 0), remaining and reset-after (microseconds), retry-after (microseconds;
  * when admitted, how long a request of cost 1 stays denied by what the admission left: see
- * {@link Acquisition#exhaustedForMicros()}, 0 when at once or not known). A single entry is the whole request, so the
- * script itself picks the figures once taken or as is.
+ * {@link Acquisition#exhaustedForMicros()}, 0 when at once or not known), and for the algorithms that
+ * {@linkplain io.github.ratelimit.core.Algorithm#keepsEntries() keep entries} the first sequence number taken (0 when
+ * denied). A single entry is the whole request, so the script itself picks the figures once taken or as is.
  */
 final class SingleEntryCall {
 
@@ -36,6 +37,8 @@ final class SingleEntryCall {
 	private static final int RESET_AFTER = 3;
 
 	private static final int RETRY_AFTER = 4;
+
+	private static final int SEQUENCE = 5;
 
 	private final LuaScripts.PolicyScripts scripts;
 
@@ -93,6 +96,11 @@ final class SingleEntryCall {
 		return (this.args.length > 1) ? this.args[1] : "";
 	}
 
+	/** How many figures the script answers after the time: four, and the sequence number where entries are kept. */
+	int figures() {
+		return this.entry.policy().algorithm().keepsEntries() ? 5 : 4;
+	}
+
 	/** KEYS and then ARGV, encoded for Lettuce's commands. */
 	byte[][] encoded() {
 		byte[][] encoded = new byte[1 + this.args.length][];
@@ -115,7 +123,8 @@ final class SingleEntryCall {
 		// an admission's retry-after figure says how long the quota it leaves denies a request of cost 1
 		long exhaustedFor = admits ? Math.max(0, reply.get(RETRY_AFTER)) : 0;
 		long time = reply.get(TIME);
-		return new Acquisition(List.of(decision), time, List.of(time), 0, exhaustedFor);
+		long sequence = (reply.size() > SEQUENCE) ? reply.get(SEQUENCE) : 0;
+		return new Acquisition(List.of(decision), time, List.of(time), List.of(sequence), 0, exhaustedFor);
 	}
 
 }

@@ -96,16 +96,67 @@ class BatchingTests {
 				}
 				LuaScripts.PolicyScripts own = scripts.forSingleEntry(policy);
 				List<Long> batch = ScriptReply.toLongs(redis.execute(own.batch(), batchKeys, batchArgs.toArray()));
-				assertThat(batch).hasSize(1 + 4 * n);
+				// four figures per call, and the first sequence number taken where the algorithm keeps entries
+				int figures = policy.algorithm().keepsEntries() ? 5 : 4;
+				assertThat(batch).hasSize(1 + figures * n);
 				for (int i = 0; i < n; i++) {
 					List<Long> single = ScriptReply.toLongs(
 							redis.execute(own.single(), List.of(singleKeys.get(i)), (Object[]) singleArgs.get(i)));
-					assertThat(List.of(batch.get(0), batch.get(1 + 4 * i), batch.get(2 + 4 * i), batch.get(3 + 4 * i),
-							batch.get(4 + 4 * i)))
-						.as("%s, call %d of %d, round %d", policy.name(), i, n, round)
+					List<Long> expected = new ArrayList<>(List.of(batch.get(0)));
+					expected.addAll(batch.subList(1 + figures * i, 1 + figures * (i + 1)));
+					assertThat(expected).as("%s, call %d of %d, round %d", policy.name(), i, n, round)
 						.isEqualTo(single);
 				}
 			}
+		}
+	}
+
+	@Test
+	void requestsOfOneBatchAtOneMicrosecondTakeDistinctMembersAndGiveBackOnlyTheirOwn() {
+		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory, "same-us:");
+		RateLimitPolicy policy = RateLimitPolicy.builder("permits").algorithm(Algorithm.CONCURRENCY).limit(10)
+			.window(Duration.ofMinutes(1)).build();
+		String key = backend.key(policy, "someone");
+		LuaScripts.PolicyScripts own = new LuaScripts().forSingleEntry(policy);
+		// three requests of one identity in one batch, at the batch's one server time, of costs 1, 2 and 1
+		List<Long> reply = ScriptReply
+			.toLongs(redis.execute(own.batch(), List.of(key, key, key), "", "1", "", "2", "", "1", ""));
+		long now = reply.get(0);
+		assertThat(List.of(reply.get(1), reply.get(6), reply.get(11))).containsOnly(1L);
+		assertThat(List.of(reply.get(5), reply.get(10), reply.get(15))).as("the first number of each")
+			.containsExactly(1L, 2L, 4L);
+		assertThat(redis.opsForZSet().rangeByScore(key, now, now)).containsExactlyInAnyOrder("1", "2", "3", "4");
+		// the second request's release gives back its two members and nothing of the others, and nothing more when
+		// it is sent again
+		List<RateLimitRequest.Entry> second = RateLimitRequest.builder().add(policy, "someone", 2).build().entries();
+		backend.release(second, "second", List.of(now), List.of(2L));
+		backend.release(second, "second", List.of(now), List.of(2L));
+		assertThat(redis.opsForZSet().rangeByScore(key, now, now)).containsExactlyInAnyOrder("1", "4");
+		assertThat(redis.opsForZSet().score(key, "#")).as("the sequence").isEqualTo(-4.0);
+	}
+
+	@Test
+	void concurrentPermitsAreBatchedAndEveryReleaseGivesBackItsOwn() {
+		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory, "batched-permits:");
+		backend.connect();
+		RateLimiter limiter = new DefaultRateLimiter(backend);
+		RateLimitPolicy policy = RateLimitPolicy.builder("permits").algorithm(Algorithm.CONCURRENCY).limit(30)
+			.window(Duration.ofMinutes(5)).build();
+		int identities = 5;
+		List<RateLimitDecision> decisions = Flux.range(0, 1000)
+			.flatMap((i) -> limiter.checkAsync(RateLimitRequest.of(policy, "id" + (i % identities))), 256)
+			.collectList()
+			.block(Duration.ofSeconds(60));
+		Map<String, AtomicInteger> admitted = new ConcurrentHashMap<>();
+		decisions.stream().filter(RateLimitDecision::allowed)
+			.forEach((d) -> admitted.computeIfAbsent(d.decisions().get(0).identity(), (k) -> new AtomicInteger()).incrementAndGet());
+		assertThat(admitted).hasSize(identities);
+		assertThat(admitted.values()).allSatisfy((count) -> assertThat(count.get()).isEqualTo(30));
+		Flux.fromIterable(decisions).flatMap((d) -> d.permit().releaseAsync()).blockLast(Duration.ofSeconds(60));
+		for (int i = 0; i < identities; i++) {
+			String key = backend.key(policy, "id" + i);
+			assertThat(redis.opsForZSet().count(key, 0, Double.POSITIVE_INFINITY)).as("permits held").isZero();
+			assertThat(redis.opsForZSet().score(key, "#")).as("30 numbers given out").isEqualTo(-30.0);
 		}
 	}
 

@@ -107,10 +107,12 @@ class SingleEntryScriptTests {
 			assertThat(figures(bySingle.decisions().get(0))).as("step %d, %s", step, policy.name())
 				.isEqualTo(figures(byDriver.decisions().get(0)));
 			assertThat(bySingle.timeMicros()).isEqualTo(byDriver.timeMicros());
+			assertThat(bySingle.entrySequences()).as("step %d, %s", step, policy.name())
+				.isEqualTo(byDriver.entrySequences());
 			if (bySingle.decisions().get(0).allowed()) {
 				admitted++;
 				if (policy.algorithm().holdsPermits() || random.nextInt(10) == 0) {
-					held.add(new Held(entry, requestId, bySingle.timeMicros()));
+					held.add(new Held(entry, requestId, bySingle.timeMicros(), bySingle.entrySequences().get(0)));
 				}
 			}
 			else {
@@ -118,8 +120,10 @@ class SingleEntryScriptTests {
 			}
 			if (!held.isEmpty() && random.nextInt(3) == 0) {
 				Held release = held.remove(random.nextInt(held.size()));
-				single.release(List.of(release.entry), release.requestId, List.of(release.timeMicros));
-				driver.release(List.of(release.entry), release.requestId, List.of(release.timeMicros));
+				single.release(List.of(release.entry), release.requestId, List.of(release.timeMicros),
+						List.of(release.sequence));
+				driver.release(List.of(release.entry), release.requestId, List.of(release.timeMicros),
+						List.of(release.sequence));
 			}
 			if (step % 50 == 0) {
 				for (RateLimitPolicy p : policies) {
@@ -235,7 +239,7 @@ class SingleEntryScriptTests {
 		};
 	}
 
-	private record Held(RateLimitRequest.Entry entry, String requestId, long timeMicros) {
+	private record Held(RateLimitRequest.Entry entry, String requestId, long timeMicros, long sequence) {
 	}
 
 }

@@ -3,6 +3,7 @@ package io.github.ratelimit.it.servlet;
 import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.testkit.RedisServers;
+import io.lettuce.core.Range;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -50,10 +51,19 @@ final class Permits {
 
 	private static long held() {
 		long held = 0;
-		for (String key : RedisServers.standalone().commands().keys("rl:*:cc")) {
-			held += RedisServers.standalone().commands().zcard(key);
+		for (String key : RedisServers.standalone().commands().keys("rl:*:c2")) {
+			held += held(key);
 		}
 		return held;
+	}
+
+	/**
+	 * The permits a concurrency key holds: its members scored with a time, not the sequence's member {@code #}
+	 * (scored below 0).
+	 */
+	static long held(String key) {
+		return RedisServers.standalone().commands().zcount(key,
+				Range.from(Range.Boundary.including(0), Range.Boundary.unbounded()));
 	}
 
 }

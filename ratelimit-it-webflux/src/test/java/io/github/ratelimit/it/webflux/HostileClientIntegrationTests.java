@@ -29,8 +29,8 @@ class HostileClientIntegrationTests extends WebfluxIntegrationTestSupport {
 		assertThat(get(this.port, "/ip/hello", "any", "X-Forwarded-For", "[2001:db8:9:2::1]").statusCode())
 			.as("the next /64")
 			.isEqualTo(200);
-		assertThat(REDIS.commands().keys("rl:*")).containsExactlyInAnyOrder("rl:{ip:2001:db8:9:1::/64}:per-ip:sl",
-				"rl:{ip:2001:db8:9:2::/64}:per-ip:sl");
+		assertThat(REDIS.commands().keys("rl:*")).containsExactlyInAnyOrder("rl:{ip:2001:db8:9:1::/64}:per-ip:s2",
+				"rl:{ip:2001:db8:9:2::/64}:per-ip:s2");
 	}
 
 	@Test
