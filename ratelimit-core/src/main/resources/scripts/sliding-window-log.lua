@@ -3,5 +3,6 @@
 ALG.sl = {
   check = zset_check,
   commit = zset_commit,
+  exhausted = zset_exhausted,
   refund = zset_refund
 }
