@@ -283,15 +283,10 @@ class DenialCacheTests {
 					+ "(%.4f per denied request; without the cache %d calls in all)%n", kind, algorithm.id(), requests,
 					admitted, denied, deniedCalls, perDenied, twins.plainBackend.acquisitions());
 			assertThat(admitted).as(algorithm.id()).isBetween(260, 320);
-			// one denial reaches Redis after each admission (its figures changed), the rest until T from the cache:
-			// an algorithm that admits one request at a time at 10x its limit pays one call per nine denials; a
-			// fixed window one per window
-			if (algorithm == Algorithm.FIXED_WINDOW) {
-				assertThat(deniedCalls).as(algorithm.id()).isLessThanOrEqualTo(31);
-			}
-			else {
-				assertThat(perDenied).as(algorithm.id()).isLessThanOrEqualTo(1.0 / 9 + 0.005);
-			}
+			// every admission that leaves no room for the next request says until when it is denied: the denials
+			// that follow are answered from the cache (learning from denials alone, the first after each admission
+			// would reach Redis: one call per nine denials at 10x the limit); issue #9's target is 0.05
+			assertThat(perDenied).as(algorithm.id()).isLessThanOrEqualTo(0.05);
 		}
 	}
 
