@@ -9,6 +9,8 @@
 --               ra/za (remaining and reset-after once c.cost is taken), retry (wait when not ok);
 --             it writes nothing that changes a decision.
 --   commit(c) takes c.cost (called only when every entry of the request is ok).
+--   exhausted(c), optional, used by single.lua only: after commit, the retry-after a request of cost 1 would get
+--             right after it (check's retry on the state commit wrote), or 0 when such a request would be admitted.
 --   refund(c) gives back what request c.rid took at time c.now (the time of the acquire); the sorted sets name it
 --             by c.seq, the first member the acquire took (commit sets c.seq, check sets it to 0).
 -- All times are microseconds. Stored numbers stay small where fractions matter (durations, counts, tokens), never

@@ -43,6 +43,14 @@ ALG.fw = {
     redis.call('HSET', c.key, 'w', num(c.current), 'l', num(c.length), 'c', num(c.count + c.cost))
     pexpire(c.key, c.za)
   end,
+  -- After commit: the retry-after a request of cost 1 gets right after this admission (the end of the window it
+  -- counted in), or 0 when it would be admitted.
+  exhausted = function(c)
+    if c.count + c.cost + 1 <= c.limit then
+      return 0
+    end
+    return c.za
+  end,
   -- Only the window the request was counted in gets the cost back, once.
   refund = function(c)
     local st = redis.call('HMGET', c.key, 'w', 'c', 'l')

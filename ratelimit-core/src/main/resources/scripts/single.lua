@@ -3,9 +3,10 @@
 -- first lines (CODE, LIMIT, WINDOW, BURST, MIN), one script per set of parameters, so a call carries only what
 -- changes. decide(key, cost, rid, now) takes the cost when it admits and returns admits (1/0), remaining and
 -- reset-after (us) (once taken when admitted, as is otherwise) and retry-after (us; when admitted, how long a request
--- of cost 1 stays denied by what it left, 0 when at once or not known, as here), and for the sorted sets a fifth:
--- the first sequence number the entry took (0 when denied; nil for the other algorithms). Called by
--- single-call.lua (a request of one entry) and batch-call.lua (several such requests in one call).
+-- of cost 1 stays denied by what it left, from the algorithm's exhausted(c) where it has one: 0 when at once or not
+-- known), and for the sorted sets a fifth: the first sequence number the entry took (0 when denied; nil for the
+-- other algorithms). Called by single-call.lua (a request of one entry) and batch-call.lua (several such requests in
+-- one call).
 local function decide(key, cost, rid, now)
   local c = {
     key = key, alg = ALG[CODE], limit = LIMIT, window = WINDOW, burst = BURST, cost = cost, min = MIN, now = now,
@@ -14,7 +15,11 @@ local function decide(key, cost, rid, now)
   c.alg.check(c)
   if c.ok then
     c.alg.commit(c)
-    return 1, c.ra, c.za, 0, c.seq
+    local exhausted = 0
+    if c.alg.exhausted then
+      exhausted = c.alg.exhausted(c)
+    end
+    return 1, c.ra, c.za, exhausted, c.seq
   end
   return 0, c.rb, c.zb, c.retry, c.seq
 end

@@ -17,6 +17,24 @@ local function sc_reset(c, current_count, previous_count)
   return 0
 end
 
+-- The wait of a request of that cost denied under these counts, at c.elapsed into the window (c.ahead added).
+local function sc_retry(c, count, previous, cost)
+  local retry
+  local room = c.limit - count - cost
+  if room >= 0 and previous > 0 then
+    -- wait inside the current window until the previous window's weight has shrunk enough
+    retry = math.ceil(c.window * (previous - room) / previous) - c.elapsed
+  else
+    -- wait for the next window, where this window's count becomes the weighted one
+    local next_room = c.limit - cost
+    retry = c.window - c.elapsed
+    if count > next_room then
+      retry = retry + math.ceil(c.window * (count - next_room) / count)
+    end
+  end
+  return retry + c.ahead
+end
+
 ALG.sc = {
   check = function(c)
     local current = math.floor(c.now / c.window)
@@ -61,25 +79,23 @@ ALG.sc = {
       c.za = sc_reset(c, count + c.cost, previous) + ahead
     else
       c.ok = false
-      local room = c.limit - count - c.cost
-      if room >= 0 and previous > 0 then
-        -- wait inside the current window until the previous window's weight has shrunk enough
-        c.retry = math.ceil(c.window * (previous - room) / previous) - c.elapsed
-      else
-        -- wait for the next window, where this window's count becomes the weighted one
-        local next_room = c.limit - c.cost
-        c.retry = c.window - c.elapsed
-        if count > next_room then
-          c.retry = c.retry + math.ceil(c.window * (count - next_room) / count)
-        end
-      end
-      c.retry = c.retry + ahead
+      c.retry = sc_retry(c, count, previous, c.cost)
     end
   end,
   commit = function(c)
     redis.call('HSET', c.key, 'w', num(c.current), 'l', num(c.window), 'c', num(c.count + c.cost),
       'p', num(c.previous))
     pexpire(c.key, 2 * c.window - c.elapsed + c.ahead)
+  end,
+  -- After commit: the retry-after a request of cost 1 gets right after this admission (check's figures on the state
+  -- commit wrote: a changed window was rewritten as this one's, a later window is still read at its start), or 0
+  -- when it would be admitted.
+  exhausted = function(c)
+    local count = c.count + c.cost
+    if c.previous * ((c.window - c.elapsed) / c.window) + count + 1 <= c.limit + tol(c.limit) then
+      return 0
+    end
+    return sc_retry(c, count, c.previous, 1)
   end,
   -- The cost goes back once to the window it was counted in: the current count, or the previous count once the
   -- window has moved on.

@@ -3,5 +3,6 @@
 ALG.s2 = {
   check = zset_check,
   commit = zset_commit,
+  exhausted = zset_exhausted,
   refund = zset_refund
 }

@@ -67,6 +67,22 @@ local function zset_commit(c)
   pexpire(c.key, c.za)
 end
 
+-- After commit (sliding window log): the retry-after a request of cost 1 gets right after this admission, or 0 when
+-- it would be admitted. Also 0 when a minimum interval would outlast the wait for quota: the denial would then have
+-- quota left before its end, which a denial cache does not keep.
+local function zset_exhausted(c)
+  -- the entries less the sequence member, which commit has just made sure of
+  local over = (redis.call('ZCARD', c.key) - 1) + 1 - c.limit
+  if over <= 0 then
+    return 0
+  end
+  local retry = zset_score_at(c, over - 1) + c.window - c.now
+  if c.min > 0 and zset_score_at(c, -1) + c.min - c.now > retry then
+    return 0
+  end
+  return retry
+end
+
 local function zset_refund(c)
   if c.seq < 1 then
     return

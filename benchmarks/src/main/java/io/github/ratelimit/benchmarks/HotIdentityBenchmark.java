@@ -491,10 +491,12 @@ final class HotIdentityBenchmark {
 		out.append("\nWhat bounds the figure: a cache that learned only from denials would send, per stretch in which"
 				+ " the hot identity is denied, the first denial to Redis; where quota comes back a unit at a time"
 				+ " (token bucket, GCRA) that is one call per k - 1 denials at k times the limit, 0.11 at 10x. The"
-				+ " cache also learns from an admission that takes the last unit (Redis' single-policy scripts say the"
-				+ " retry-after a request of cost 1 would get right after it), so there the denials after each"
-				+ " admission never reach Redis. Where quota comes back in bulk (a fixed window's end, a sliding"
-				+ " window whose admissions were bunched), one call per such stretch.\n");
+				+ " cache also learns from an admission that leaves no room for a request of cost 1 (Redis'"
+				+ " single-policy scripts say the retry-after such a request would get right after it, for every"
+				+ " algorithm here), so the denials after each admission never reach Redis: none at explicit times"
+				+ " (the replay). Paced on the real clock, the cache's wait counts from when the call was sent and so"
+				+ " ends earlier than Redis's by the call's latency, and requests sent while the admitting call is in"
+				+ " flight reach Redis too: the paced figure grows with the latency, so with the machine's load.\n");
 		return out.toString();
 	}
 

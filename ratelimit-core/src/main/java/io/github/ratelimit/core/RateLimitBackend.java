@@ -119,8 +119,9 @@ public interface RateLimitBackend {
 	 * denied) could not be given back: their quota stays taken until it refills or expires
 	 * @param exhaustedForMicros for an admitted request of one entry that took the last of the quota, the retry-after
 	 * a request of cost 1 of the same policy and identity would get right after it (denied, with nothing remaining),
-	 * for a local denial cache; 0 when it would be admitted or the backend does not say (Redis says it for the token
-	 * bucket and GCRA)
+	 * for a local denial cache; 0 when it would be admitted or the backend does not say (Redis says it for the
+	 * single-entry requests of every algorithm but concurrency, for the sliding window log only when no minimum
+	 * interval outlasts the wait for quota)
 	 */
 	record Acquisition(List<PolicyDecision> decisions, long timeMicros, List<Long> entryTimesMicros,
 			List<Long> entrySequences, int failedGiveBacks, long exhaustedForMicros) {

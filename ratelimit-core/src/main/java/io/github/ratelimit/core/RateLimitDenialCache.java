@@ -25,10 +25,14 @@ import org.jspecify.annotations.Nullable;
  * after it; never a decision of a failure mode, never a {@link Algorithm#CONCURRENCY concurrency} policy (its
  * permits come back at any time), and only denials whose figures cannot change before {@code T} while time alone
  * passes: those that report the most a denial of their cost can have remaining ({@code cost - 1}: every denial of
- * cost 1 but a sliding window log's minimum-interval denial while quota is left), and every fixed-window denial.
+ * cost 1 but a sliding window log's minimum-interval denial while quota is left), unless a sliding window log's
+ * minimum interval outlasts the wait for quota (which then comes back before it ends), and every fixed-window
+ * denial.
  * A denial is kept under its policy's name, the identity and the cost, with the policy's decision parameters
  * (algorithm, limit, window, burst, minimum interval): a request under other parameters (an override, a tier) or of
- * another cost is not answered from it (a fixed-window denial also answers larger costs: its figures are the same).
+ * another cost is not answered from it (a fixed-window denial also answers larger costs: its figures are the same),
+ * and the backend's denial of such a request forgets it (the call may have rewritten the state under its parameters,
+ * as a sliding window counter does for a changed window).
  * <p>
  * <strong>What an answer says.</strong> The cached request's figures, counted down: the same limit and remaining,
  * the reset-after and the retry-after less the time since the denying call was sent, so {@code Retry-After} still
@@ -226,6 +230,12 @@ public final class RateLimitDenialCache {
 				this.denials.invalidate(key);
 				continue;
 			}
+			Denials kept = this.denials.getIfPresent(key);
+			if (kept != null && !sameLimits(kept.policy, entry.policy())) {
+				// a call under other limits may have rewritten the state (a sliding window counter's changed window):
+				// what was kept under the old ones no longer holds
+				this.denials.invalidate(key);
+			}
 			PolicyDecision decision = decisions.get(i);
 			if (decision.allowed() || decision.enforcement() != Enforcement.ENFORCED
 					|| !figuresHoldUntilRetry(entry, decision) || this.epoch.get() != epoch) {
@@ -299,7 +309,19 @@ public final class RateLimitDenialCache {
 	 * all its figures (its waits count down). A fixed window's count stays as it is until the window ends.
 	 */
 	private static boolean figuresHoldUntilRetry(RateLimitRequest.Entry entry, PolicyDecision decision) {
-		return entry.policy().algorithm() == Algorithm.FIXED_WINDOW || decision.remaining() == entry.cost() - 1;
+		RateLimitPolicy policy = entry.policy();
+		if (policy.algorithm() == Algorithm.FIXED_WINDOW) {
+			return true;
+		}
+		if (decision.remaining() != entry.cost() - 1) {
+			return false;
+		}
+		// a sliding window log's minimum interval may outlast the wait for quota, which then comes back before the
+		// end: the interval ends at the newest entry's time plus the interval, reset-after less the window plus the
+		// interval; a denial that ends later waits for quota
+		return policy.algorithm() != Algorithm.SLIDING_WINDOW_LOG || policy.minIntervalMicros() == 0
+				|| micros(decision.retryAfter()) > micros(decision.resetAfter()) - policy.windowMicros()
+						+ policy.minIntervalMicros();
 	}
 
 	/** Whether two policies of one name decide alike: the same algorithm and limits (not cost, mode or shadow). */

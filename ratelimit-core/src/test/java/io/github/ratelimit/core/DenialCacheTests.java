@@ -2,7 +2,10 @@ package io.github.ratelimit.core;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
@@ -160,6 +163,96 @@ class DenialCacheTests {
 		assertThat(twins.cachedBackend.acquisitions()).isEqualTo(twins.plainBackend.acquisitions() - fromCache);
 	}
 
+	/**
+	 * What the windowed algorithms' admissions say when they take the last of the quota (the sliding window counter
+	 * above all): hot identities under small limits, requests close together, a policy whose window and limit change
+	 * under its name, give-backs; replayed with and without the cache, the same decisions and figures, and requests
+	 * denied from an admission's figure before any denial of the identity reached Redis. (Time only moves forward
+	 * here, as the cache assumes: a later call prunes what an earlier time would still count, so a replay that goes
+	 * back is not answered as Redis would; the figure itself at a clock that went back is checked against Redis in
+	 * {@code SingleEntryScriptTests}.)
+	 */
+	@ParameterizedTest
+	@MethodSource("redisKinds")
+	void windowedAdmissionsThatTakeTheLastOfTheQuotaAnswerAsRedisWould(Backends kind) {
+		Twins twins = Twins.on(kind);
+		List<RateLimitPolicy> policies = List.of(
+				RateLimitPolicy.builder("sc3").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).limit(3).window(Duration.ofMillis(300)).build(),
+				RateLimitPolicy.builder("sc5").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).limit(5).window(Duration.ofMillis(1000)).build(),
+				RateLimitPolicy.builder("sc5").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).limit(4).window(Duration.ofMillis(600)).build(),
+				RateLimitPolicy.builder("fw4").algorithm(Algorithm.FIXED_WINDOW).limit(4).window(Duration.ofMillis(400)).build(),
+				RateLimitPolicy.builder("sl3").algorithm(Algorithm.SLIDING_WINDOW_LOG).limit(3).window(Duration.ofMillis(500)).build(),
+				RateLimitPolicy.builder("sl4").algorithm(Algorithm.SLIDING_WINDOW_LOG).limit(4).window(Duration.ofMillis(400))
+					.minInterval(Duration.ofMillis(30)).build());
+		List<String> identities = List.of("u1", "u2");
+		Map<String, Boolean> lastAnswerAdmitted = new HashMap<>();
+		Map<Algorithm, Integer> fromAdmissions = new EnumMap<>(Algorithm.class);
+		Random random = new Random(20261125L);
+		long now = Backends.Clock.T0 + 777_777L;
+		int fromCache = 0;
+		for (int step = 0; step < 3000; step++) {
+			now += random.nextInt(15_000);
+			RateLimitPolicy policy = policies.get(random.nextInt(policies.size()));
+			String identity = identities.get(random.nextInt(identities.size()));
+			long cost = (random.nextInt(6) == 0) ? 2 : 1;
+			RateLimitRequest request = RateLimitRequest.builder().at(now).add(policy, identity, cost).build();
+			List<RateLimitDecision> decisions = new ArrayList<>(2);
+			String key = policy.name() + "/" + identity;
+			if (twins.check(request, random.nextBoolean(), "step " + step, decisions)) {
+				fromCache++;
+				if (lastAnswerAdmitted.getOrDefault(key, false)) {
+					fromAdmissions.merge(policy.algorithm(), 1, Integer::sum);
+				}
+				continue;
+			}
+			lastAnswerAdmitted.put(key, decisions.get(0).allowed());
+			if (decisions.get(0).allowed() && random.nextInt(10) == 0) {
+				decisions.get(0).reversal().release();
+				decisions.get(1).reversal().release();
+				lastAnswerAdmitted.put(key, false);
+			}
+		}
+		System.out.printf("denial cache, windowed trace, %s: %d from the cache, from admissions: %s%n", kind, fromCache,
+				fromAdmissions);
+		assertThat(fromAdmissions.getOrDefault(Algorithm.SLIDING_WINDOW_COUNTER, 0)).isGreaterThan(100);
+		assertThat(fromAdmissions.getOrDefault(Algorithm.FIXED_WINDOW, 0)).isGreaterThan(20);
+		assertThat(fromAdmissions.getOrDefault(Algorithm.SLIDING_WINDOW_LOG, 0)).isGreaterThan(20);
+		assertThat(twins.cache().hitCount()).isEqualTo(fromCache);
+		assertThat(twins.cachedBackend.acquisitions()).isEqualTo(twins.plainBackend.acquisitions() - fromCache);
+	}
+
+	/**
+	 * A sliding window log's minimum interval can outlast the wait for quota: the quota then comes back before the
+	 * denial ends (its remaining grows), so neither such a denial nor the admission before it is kept.
+	 */
+	@ParameterizedTest
+	@MethodSource("redisKinds")
+	void aMinimumIntervalThatOutlastsTheWaitForQuotaIsNotKept(Backends kind) {
+		Twins twins = Twins.on(kind);
+		RateLimitPolicy policy = RateLimitPolicy.builder("sl-min").algorithm(Algorithm.SLIDING_WINDOW_LOG).limit(4)
+			.window(Duration.ofMillis(400)).minInterval(Duration.ofMillis(30)).build();
+		List<RateLimitDecision> decisions = new ArrayList<>();
+		// the fourth takes the last of the quota; the oldest entry leaves at 400 ms, the interval ends at 410 ms
+		for (long at : new long[] { 0, 100_000, 200_000, 380_000 }) {
+			RateLimitRequest request = RateLimitRequest.builder().at(Backends.Clock.T0 + at).add(policy, "u").build();
+			assertThat(twins.check(request, false, "at " + at, decisions)).isFalse();
+			assertThat(decisions.get(decisions.size() - 1).allowed()).isTrue();
+		}
+		RateLimitRequest at390 = RateLimitRequest.builder().at(Backends.Clock.T0 + 390_000).add(policy, "u").build();
+		assertThat(twins.check(at390, false, "at 390 ms", decisions)).as("asked of Redis").isFalse();
+		PolicyDecision denied = decisions.get(decisions.size() - 1).decisions().get(0);
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.remaining()).isZero();
+		assertThat(denied.retryAfter()).isEqualTo(Duration.ofMillis(20));
+		// quota is back while the interval still denies: Redis says one remains
+		RateLimitRequest at401 = RateLimitRequest.builder().at(Backends.Clock.T0 + 401_000).add(policy, "u").build();
+		assertThat(twins.check(at401, false, "at 401 ms", decisions)).as("asked of Redis").isFalse();
+		PolicyDecision later = decisions.get(decisions.size() - 1).decisions().get(0);
+		assertThat(later.allowed()).isFalse();
+		assertThat(later.remaining()).isEqualTo(1);
+		assertThat(later.retryAfter()).isEqualTo(Duration.ofMillis(9));
+	}
+
 	@ParameterizedTest
 	@MethodSource("redisKinds")
 	void aHotIdentityAtTenTimesItsLimitCostsRedisOneCallPerDenialPeriod(Backends kind) {
@@ -190,15 +283,10 @@ class DenialCacheTests {
 					+ "(%.4f per denied request; without the cache %d calls in all)%n", kind, algorithm.id(), requests,
 					admitted, denied, deniedCalls, perDenied, twins.plainBackend.acquisitions());
 			assertThat(admitted).as(algorithm.id()).isBetween(260, 320);
-			// one denial reaches Redis after each admission (its figures changed), the rest until T from the cache:
-			// an algorithm that admits one request at a time at 10x its limit pays one call per nine denials; a
-			// fixed window one per window
-			if (algorithm == Algorithm.FIXED_WINDOW) {
-				assertThat(deniedCalls).as(algorithm.id()).isLessThanOrEqualTo(31);
-			}
-			else {
-				assertThat(perDenied).as(algorithm.id()).isLessThanOrEqualTo(1.0 / 9 + 0.005);
-			}
+			// every admission that leaves no room for the next request says until when it is denied: the denials
+			// that follow are answered from the cache (learning from denials alone, the first after each admission
+			// would reach Redis: one call per nine denials at 10x the limit); issue #9's target is 0.05
+			assertThat(perDenied).as(algorithm.id()).isLessThanOrEqualTo(0.05);
 		}
 	}
 
@@ -242,14 +330,17 @@ class DenialCacheTests {
 		RateLimitPolicy api = policy("api", Algorithm.FIXED_WINDOW, 2);
 		RateLimitRequest request = RateLimitRequest.of(api, "client");
 		assertThat(limiter.check(request).allowed()).isTrue();
-		assertThat(limiter.check(request).allowed()).isTrue();
+		// the second takes the last of the window and says so: what follows is denied without a call
+		RateLimitDecision last = limiter.check(request);
+		assertThat(last.allowed()).isTrue();
+		assertThat(backend.acquisitions()).isEqualTo(2);
+		// on Redis's clock: the wait counts down from when the admitting call was sent, to the window's end
 		RateLimitDecision denied = limiter.check(request);
-		assertThat(denied.allowed()).isFalse();
-		assertThat(backend.acquisitions()).isEqualTo(3);
-		// on Redis's clock: the wait counts down from when the denying call was sent
 		RateLimitDecision blocking = limiter.check(request);
 		RateLimitDecision nonBlocking = limiter.checkAsync(request).block();
-		assertThat(backend.acquisitions()).as("answered from the cache").isEqualTo(3);
+		assertThat(backend.acquisitions()).as("answered from the cache").isEqualTo(2);
+		assertThat(denied.allowed()).isFalse();
+		assertThat(denied.retryAfter()).isPositive().isLessThanOrEqualTo(last.decisions().get(0).resetAfter());
 		for (RateLimitDecision cached : List.of(blocking, nonBlocking)) {
 			assertThat(cached.allowed()).isFalse();
 			assertThat(cached.permit()).isSameAs(Permit.NONE);
@@ -260,14 +351,14 @@ class DenialCacheTests {
 			assertThat(decision.retryAfter()).isPositive().isLessThanOrEqualTo(denied.retryAfter());
 			assertThat(decision.resetAfter()).isPositive().isLessThanOrEqualTo(denied.decisions().get(0).resetAfter());
 		}
-		assertThat(limiter.denialCache().hitCount()).isEqualTo(2);
+		assertThat(limiter.denialCache().hitCount()).isEqualTo(3);
 		// a larger cost of a fixed window waits for the same end of the window
 		RateLimitDecision costlier = limiter.check(RateLimitRequest.builder().add(api, "client", 2).build());
 		assertThat(costlier.allowed()).isFalse();
-		assertThat(backend.acquisitions()).isEqualTo(3);
+		assertThat(backend.acquisitions()).isEqualTo(2);
 		// another identity is asked of Redis
 		assertThat(limiter.check(RateLimitRequest.of(api, "other")).allowed()).isTrue();
-		assertThat(backend.acquisitions()).isEqualTo(4);
+		assertThat(backend.acquisitions()).isEqualTo(3);
 	}
 
 	@ParameterizedTest
@@ -421,12 +512,14 @@ class DenialCacheTests {
 		CountingBackend backend = counted(kind);
 		DefaultRateLimiter limiter = cachedLimiter(backend);
 		RateLimitPolicy api = policy("api", Algorithm.SLIDING_WINDOW_LOG, 1);
+		// the admission takes the only unit and says so: the next request is denied from the cache
 		limiter.check(RateLimitRequest.of(api, "client"));
 		assertThat(limiter.check(RateLimitRequest.of(api, "client")).allowed()).isFalse();
+		assertThat(backend.acquisitions()).isEqualTo(1);
 		// an override raised the limit: Redis decides under it
 		RateLimitPolicy raised = api.toBuilder().limit(5).build();
 		assertThat(limiter.check(RateLimitRequest.of(raised, "client")).allowed()).isTrue();
-		assertThat(backend.acquisitions()).isEqualTo(3);
+		assertThat(backend.acquisitions()).isEqualTo(2);
 		// the same limits in another failure mode or cost decide alike: answered from the cache
 		limiter.check(RateLimitRequest.of(api, "client"));
 		int calls = backend.acquisitions();

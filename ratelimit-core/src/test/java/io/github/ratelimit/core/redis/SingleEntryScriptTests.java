@@ -2,6 +2,7 @@ package io.github.ratelimit.core.redis;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.TreeMap;
@@ -182,6 +183,108 @@ class SingleEntryScriptTests {
 			assertThat(after.get(0).allowed()).as("%s at the end", policy).isTrue();
 		}
 		assertThat(checked).isGreaterThan(100);
+	}
+
+	/**
+	 * The windowed algorithms' admissions say it too (sliding window counter, fixed window, sliding window log): the
+	 * figure is, to the microsecond, the retry-after Redis gives a request of cost 1 at the same instant, and 0
+	 * exactly when that request would be admitted; across the tolerance's edge (times on fractions of the window),
+	 * windows and limits changed under the same key, and a clock that went back (a later window, entries ahead).
+	 */
+	@ParameterizedTest
+	@MethodSource("servers")
+	void aWindowedAdmissionThatTakesTheLastOfTheQuotaSaysHowLongTheNextIsDenied(String server) {
+		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory(server), "exhausted-windows:");
+		Random random = new Random(23L);
+		List<Algorithm> algorithms = List.of(Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.FIXED_WINDOW,
+				Algorithm.SLIDING_WINDOW_LOG);
+		int[] checked = new int[algorithms.size()];
+		int[] admittedNext = new int[algorithms.size()];
+		for (int round = 0; round < 240; round++) {
+			int which = round % algorithms.size();
+			Algorithm algorithm = algorithms.get(which);
+			String name = "w" + round;
+			RateLimitPolicy policy = windowed(name, algorithm, random);
+			long now = T0 + round * 100_000_000L + random.nextInt(1_000_000);
+			boolean changed = false;
+			for (int i = 0; i < 30; i++) {
+				long window = policy.windowMicros();
+				int move = random.nextInt(25);
+				if (move == 0) {
+					// another window and limit under the same key
+					policy = windowed(name, algorithm, random);
+					changed = true;
+				}
+				else if (move == 1) {
+					// the clock went back
+					now -= random.nextInt((int) (2 * window));
+				}
+				else if (move < 9) {
+					// on a fraction of the window: where the weighted estimate lands on a whole number
+					long step = window / (2 + random.nextInt(9));
+					now = (now / step + 1 + random.nextInt(2)) * step;
+				}
+				else {
+					now += random.nextInt((int) (window / policy.limit()) + 1);
+				}
+				long cost = 1 + random.nextInt((int) Math.min(2, policy.capacity()));
+				Acquisition acquisition = backend.acquire(
+						RateLimitRequest.builder().add(policy, "someone", cost).at(now).build(), "r" + round + "." + i);
+				PolicyDecision admission = acquisition.decisions().get(0);
+				if (!admission.allowed()) {
+					continue;
+				}
+				long exhausted = acquisition.exhaustedForMicros();
+				String step = policy + " at step " + i + " of round " + round;
+				PolicyDecision right = backend.inspect(RateLimitRequest.builder().add(policy, "someone").at(now).build())
+					.get(0);
+				if (exhausted == 0) {
+					// admitted, or (a sliding window log's minimum interval) denied with quota left before the end
+					if (!right.allowed()) {
+						assertThat(policy.minInterval()).as(step).isPositive();
+					}
+					else {
+						admittedNext[which]++;
+					}
+					continue;
+				}
+				checked[which]++;
+				assertThat(right.allowed()).as("%s right after", step).isFalse();
+				assertThat(right.retryAfter()).as("%s right after", step).isEqualTo(Duration.ofNanos(exhausted * 1000));
+				assertThat(right.remaining()).as(step).isZero();
+				assertThat(right.resetAfter()).as("%s: the reset a cached denial reports", step)
+					.isEqualTo(admission.resetAfter());
+				if (exhausted > 1) {
+					PolicyDecision before = backend.inspect(
+							RateLimitRequest.builder().add(policy, "someone").at(now + exhausted - 1).build()).get(0);
+					assertThat(before.allowed()).as("%s 1 us before the end", step).isFalse();
+					assertThat(before.remaining()).as("%s 1 us before the end", step).isZero();
+				}
+				if (!changed) {
+					// (after a change, counts of the old windows that overlap the new ones may outlast Redis's own
+					// retry-after: then the request at the end asks Redis again, which says what remains)
+					PolicyDecision after = backend.inspect(
+							RateLimitRequest.builder().add(policy, "someone").at(now + exhausted).build()).get(0);
+					assertThat(after.allowed()).as("%s at the end", step).isTrue();
+				}
+			}
+		}
+		System.out.printf("windowed exhaustion, %s: %s with the figure, %s without (admitted next)%n", server,
+				Arrays.toString(checked), Arrays.toString(admittedNext));
+		for (int i = 0; i < algorithms.size(); i++) {
+			assertThat(checked[i]).as(algorithms.get(i).id()).isGreaterThan(100);
+			assertThat(admittedNext[i]).as(algorithms.get(i).id()).isGreaterThan(100);
+		}
+	}
+
+	/** A policy of a windowed algorithm: windows of whole microseconds divisible by 2 to 10, limits 1 to 9. */
+	private static RateLimitPolicy windowed(String name, Algorithm algorithm, Random random) {
+		RateLimitPolicy.Builder builder = RateLimitPolicy.builder(name).algorithm(algorithm).limit(1 + random.nextInt(9))
+			.window(Duration.ofNanos(100_800_000L * (1 + random.nextInt(8))));
+		if (algorithm == Algorithm.SLIDING_WINDOW_LOG && random.nextBoolean()) {
+			builder.minInterval(Duration.ofMillis(1 + random.nextInt(60)));
+		}
+		return builder.build();
 	}
 
 	@Test
