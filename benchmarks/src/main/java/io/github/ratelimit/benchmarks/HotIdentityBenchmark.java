@@ -513,7 +513,8 @@ final class HotIdentityBenchmark {
 		}
 		for (Replay r : outcome.replays()) {
 			figures.put("hot." + r.algorithm().id() + ".replay.same-decisions", r.sameDecisions() ? 1 : 0)
-				.put("hot." + r.algorithm().id() + ".replay.requests", r.requests());
+				.put("hot." + r.algorithm().id() + ".replay.requests", r.requests())
+				.put("hot." + r.algorithm().id() + ".replay.calls-per-denied", r.callsPerDeniedOn());
 		}
 	}
 
