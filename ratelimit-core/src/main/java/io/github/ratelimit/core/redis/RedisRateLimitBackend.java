@@ -3,7 +3,6 @@ package io.github.ratelimit.core.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -125,7 +124,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	/** Whether single-entry acquires on the server's clock go through the batcher (standalone and Sentinel). */
 	private volatile boolean batching = true;
 
-	private final CallBatcher batcher = new CallBatcher(this::sendNative);
+	private final CallBatcher batcher = new CallBatcher(this::send);
 
 	/**
 	 * Whether a non-blocking call has gone through. Spring Data Redis opens the shared native connection on first
@@ -280,7 +279,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 			if (batches(single)) {
 				return single.acquisition(await(this.batcher.submit(single), timeoutMillis()));
 			}
-			return single.acquisition(execute(single.script(), 1, single.encoded()));
+			return single.acquisition(execute(single.encoded()));
 		}
 		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		if (calls.size() == 1) {
@@ -330,7 +329,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 			if (batches(single)) {
 				return Mono.fromFuture(() -> this.batcher.submit(single)).map(single::acquisition);
 			}
-			return executeAsync(single.script(), 1, single.encoded()).map(single::acquisition);
+			return executeAsync(single.encoded()).map(single::acquisition);
 		}
 		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		if (calls.size() == 1) {
@@ -584,36 +583,6 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	/**
-	 * One script call on the native connection, for the batcher: from any thread (an event loop included), so a
-	 * connection closed under the backend is replaced, and the call made again, on a bounded elastic thread.
-	 */
-	private CompletionStage<List<Long>> sendNative(RedisScript<?> script, int keys, byte[][] keysAndArgs) {
-		NativeConnection connection = nativeConnection();
-		CompletionStage<List<Long>> call;
-		try {
-			call = evaluate(connection, script, keys, keysAndArgs);
-		}
-		catch (RuntimeException ex) {
-			// a client shut down under the connection refuses the command at once
-			call = CompletableFuture.failedFuture(ex);
-		}
-		return call.<CompletionStage<List<Long>>>handle((reply, ex) -> {
-			if (ex == null) {
-				return CompletableFuture.completedFuture(reply);
-			}
-			RuntimeException failure = translate(ex);
-			if (forgetIfClosed(connection, failure)) {
-				return CompletableFuture
-					.supplyAsync(() -> evaluate(nativeConnection(), script, keys, keysAndArgs),
-							(task) -> Schedulers.boundedElastic().schedule(task))
-					.thenCompose((retry) -> retry)
-					.exceptionallyCompose((retryFailure) -> CompletableFuture.failedFuture(translate(retryFailure)));
-			}
-			return CompletableFuture.failedFuture(failure);
-		}).thenCompose((next) -> next);
-	}
-
-	/**
 	 * Whether requests of one entry use their policy's own script; for tests that compare them with the driver.
 	 * @param enabled false for the driver only
 	 */
@@ -635,93 +604,91 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	private List<Long> execute(ScriptCall call, Mode mode, long timeMicros) {
-		if (this.lettuce == null) {
-			return ScriptReply.toLongs(this.template.execute(script(call), call.keys(), call.args(mode, timeMicros)));
-		}
-		return execute(script(call), call.keys().size(), call.encoded(mode, timeMicros));
+		return execute(call.encoded(script(call), mode, timeMicros));
 	}
 
 	/**
-	 * A blocking call: on Lettuce, its asynchronous command awaited up to the factory's timeout (as the template
-	 * would); on another client, through the template.
+	 * A blocking call: on Lettuce, {@link #send} awaited up to the factory's timeout (as the template would); on
+	 * another client, through the template.
 	 */
 	@SuppressWarnings({ "rawtypes", "unchecked" })
-	private List<Long> execute(RedisScript<?> script, int keys, byte[][] keysAndArgs) {
+	private List<Long> execute(EncodedCall call) {
 		if (this.lettuce == null) {
-			List<String> keyList = new ArrayList<>(keys);
-			Object[] args = new Object[keysAndArgs.length - keys];
-			for (int i = 0; i < keysAndArgs.length; i++) {
-				String value = new String(keysAndArgs[i], StandardCharsets.UTF_8);
-				if (i < keys) {
-					keyList.add(value);
-				}
-				else {
-					args[i - keys] = value;
-				}
-			}
-			return ScriptReply.toLongs(this.template.execute((RedisScript<List>) script, keyList, args));
+			return ScriptReply.toLongs(
+					this.template.execute((RedisScript<List>) call.script(), call.keyStrings(), call.argStrings()));
 		}
 		forgetIfRestarted();
-		NativeConnection connection = nativeConnection();
-		try {
-			List<Long> reply = await(evaluate(connection, script, keys, keysAndArgs), timeoutMillis());
-			// the connection is open: later calls may batch, and non-blocking ones need not start elsewhere
-			this.nativeConnected = true;
-			return reply;
-		}
-		catch (RuntimeException ex) {
-			if (!forgetIfClosed(connection, ex)) {
-				throw ex;
-			}
-			// once more on a new connection
-			return await(evaluate(nativeConnection(), script, keys, keysAndArgs), timeoutMillis());
-		}
+		List<Long> reply = await(send(call), timeoutMillis());
+		// the connection is open: later calls may batch, and non-blocking ones need not start elsewhere
+		this.nativeConnected = true;
+		return reply;
+	}
+
+	private Mono<List<Long>> executeAsync(ScriptCall call, Mode mode, long timeMicros) {
+		return executeAsync(call.encoded(script(call), mode, timeMicros));
 	}
 
 	/**
-	 * EVALSHA with Lettuce's asynchronous commands on the backend's long-lived connection; on NOSCRIPT the script is
-	 * sent with EVAL, which loads it. Without Lettuce, the blocking call on a bounded elastic thread.
+	 * A non-blocking call: on Lettuce, {@link #send}, started on a bounded elastic thread until a call has gone
+	 * through (the first use opens the connection with a blocking connect); on another client, the blocking call on
+	 * a bounded elastic thread.
 	 */
-	private Mono<List<Long>> executeAsync(ScriptCall call, Mode mode, long timeMicros) {
-		return executeAsync(script(call), call.keys().size(), call.encoded(mode, timeMicros));
-	}
-
-	private Mono<List<Long>> executeAsync(RedisScript<?> script, int keys, byte[][] keysAndArgs) {
+	private Mono<List<Long>> executeAsync(EncodedCall call) {
 		if (this.lettuce == null) {
-			return Mono.fromCallable(() -> execute(script, keys, keysAndArgs)).subscribeOn(Schedulers.boundedElastic());
+			return Mono.fromCallable(() -> execute(call)).subscribeOn(Schedulers.boundedElastic());
 		}
 		forgetIfRestarted();
-		Mono<List<Long>> result = Mono.defer(() -> {
-			NativeConnection connection = nativeConnection();
-			return Mono.fromCompletionStage(evaluate(connection, script, keys, keysAndArgs))
-				.onErrorMap(RedisRateLimitBackend::translate)
-				.onErrorResume((ex) -> forgetIfClosed(connection, ex),
-						// once more on a new connection, opened off the caller's thread
-						(ex) -> Mono.defer(() -> Mono.fromCompletionStage(evaluate(nativeConnection(), script, keys,
-								keysAndArgs)))
-							.onErrorMap(RedisRateLimitBackend::translate)
-							.subscribeOn(Schedulers.boundedElastic()));
-		});
+		Mono<List<Long>> result = Mono.fromCompletionStage(() -> send(call));
 		if (this.nativeConnected) {
 			return result;
 		}
 		return result.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((ok) -> this.nativeConnected = true);
 	}
 
-	private static CompletionStage<List<Long>> evaluate(NativeConnection connection, RedisScript<?> script, int keys,
-			byte[][] keysAndArgs) {
-		byte[][] keyBytes = Arrays.copyOfRange(keysAndArgs, 0, keys);
-		byte[][] args = Arrays.copyOfRange(keysAndArgs, keys, keysAndArgs.length);
-		RedisFuture<List<Object>> call = connection.commands()
-			.evalsha(script.getSha1(), ScriptOutputType.MULTI, keyBytes, args);
-		return call.<CompletionStage<List<Object>>>handle((reply, ex) -> {
+	/**
+	 * Sends a call on the native connection, the one path of every call (blocking, non-blocking and the batcher's),
+	 * from any thread (an event loop included): EVALSHA, and EVAL on NOSCRIPT (which loads the script). A connection
+	 * closed under the backend is forgotten and the call made once more on a new one, opened on a bounded elastic
+	 * thread. Failures are Spring's translation of Lettuce's exceptions.
+	 */
+	private CompletableFuture<List<Long>> send(EncodedCall call) {
+		NativeConnection connection = nativeConnection();
+		CompletionStage<List<Long>> first;
+		try {
+			first = evaluate(connection, call);
+		}
+		catch (RuntimeException ex) {
+			// a client shut down under the connection refuses the command at once
+			first = CompletableFuture.failedFuture(ex);
+		}
+		return first.<CompletionStage<List<Long>>>handle((reply, ex) -> {
+			if (ex == null) {
+				return CompletableFuture.completedFuture(reply);
+			}
+			RuntimeException failure = translate(ex);
+			if (forgetIfClosed(connection, failure)) {
+				// once more on a new connection, opened off the caller's thread
+				return CompletableFuture
+					.supplyAsync(() -> evaluate(nativeConnection(), call),
+							(task) -> Schedulers.boundedElastic().schedule(task))
+					.thenCompose((retry) -> retry)
+					.exceptionallyCompose((retryFailure) -> CompletableFuture.failedFuture(translate(retryFailure)));
+			}
+			return CompletableFuture.failedFuture(failure);
+		}).thenCompose((next) -> next).toCompletableFuture();
+	}
+
+	private static CompletionStage<List<Long>> evaluate(NativeConnection connection, EncodedCall call) {
+		RedisFuture<List<Object>> evalsha = connection.commands()
+			.evalsha(call.script().getSha1(), ScriptOutputType.MULTI, call.keys(), call.args());
+		return evalsha.<CompletionStage<List<Object>>>handle((reply, ex) -> {
 			if (ex == null) {
 				return CompletableFuture.completedFuture(reply);
 			}
 			if (isNoScript(ex)) {
 				return connection.commands()
-					.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), ScriptOutputType.MULTI,
-							keyBytes, args);
+					.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), ScriptOutputType.MULTI,
+							call.keys(), call.args());
 			}
 			return CompletableFuture.failedFuture(ex);
 		}).thenCompose((next) -> next).thenApply(ScriptReply::toLongs);
