@@ -26,6 +26,7 @@ import io.github.ratelimit.core.redis.ScriptCall.Mode;
 import org.jspecify.annotations.Nullable;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -35,6 +36,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.context.SmartLifecycle;
+import org.springframework.dao.InvalidDataAccessApiUsageException;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisClusterNode;
@@ -52,8 +54,8 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * Counters in Redis, shared by every instance. A request is one EVALSHA of one Lua script that checks every entry
- * and takes the cost of each only when all admit. What a call sends is laid out by {@link ScriptCall}, and its reply
+ * Counters in Redis, shared by every instance. A request is one EVALSHA (or FCALL: {@link #setScriptMode}) of one Lua
+ * script that checks every entry and takes the cost of each only when all admit. What a call sends is laid out by {@link ScriptCall}, and its reply
  * read by {@link ScriptReply}; the backend keeps the connections, their lifecycle and the calls per hash slot.
  * <p>
  * Keys are hash-tagged by identity, so on Redis Cluster all policies of one identity share a slot and are still one
@@ -125,6 +127,12 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	private volatile boolean batching = true;
 
 	private final CallBatcher batcher = new CallBatcher(this::send);
+
+	/** Whether scripts run as Redis functions (FCALL) instead of with EVALSHA; see {@link #setScriptMode}. */
+	private volatile boolean functions;
+
+	/** Whether a server without functions has been logged, so that it is logged once, not on every call. */
+	private volatile boolean functionsUnsupportedLogged;
 
 	/**
 	 * Whether a non-blocking call has gone through. Spring Data Redis opens the shared native connection on first
@@ -573,6 +581,47 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		this.batching = enabled;
 	}
 
+	/**
+	 * How scripts run on Redis. {@link ScriptMode#EVALSHA} (the default) works on every Redis; a server that lost
+	 * its script cache (a restart, a failover to a replica: scripts are not replicated) answers the first call of
+	 * each script with NOSCRIPT, and the call is sent again with the script. {@link ScriptMode#FUNCTIONS} (Redis 7+)
+	 * loads each script as a function library ({@code FUNCTION LOAD}, on every master of a Cluster) and calls it
+	 * with {@code FCALL}; functions are persisted and replicated, so a promoted replica has them. A function not
+	 * found is loaded and called once more, as on NOSCRIPT. On a server that does not know {@code FCALL} every call
+	 * fails with {@link InvalidDataAccessApiUsageException} (logged once): functions are never silently replaced by
+	 * EVALSHA. Functions need the Lettuce client: with another client scripts run with EVALSHA, and this setter logs
+	 * it.
+	 * @param mode the script mode
+	 */
+	public void setScriptMode(ScriptMode mode) {
+		if (mode == ScriptMode.FUNCTIONS && this.lettuce == null) {
+			logger.warn("Redis functions need the Lettuce client; the connection factory is "
+					+ this.connectionFactory.getClass().getName() + ", so rate-limit scripts run with EVALSHA");
+			this.functions = false;
+			return;
+		}
+		this.functions = (mode == ScriptMode.FUNCTIONS);
+	}
+
+	/**
+	 * How the backend runs its scripts.
+	 * @return the script mode in effect ({@link ScriptMode#EVALSHA} when functions were asked for without Lettuce)
+	 */
+	public ScriptMode getScriptMode() {
+		return this.functions ? ScriptMode.FUNCTIONS : ScriptMode.EVALSHA;
+	}
+
+	/** How the backend runs its scripts on Redis (see {@link #setScriptMode}). */
+	public enum ScriptMode {
+
+		/** EVALSHA, and EVAL on NOSCRIPT: every Redis version. */
+		EVALSHA,
+
+		/** Redis functions: FUNCTION LOAD and FCALL (Redis 7 or later, Lettuce client). */
+		FUNCTIONS
+
+	}
+
 	private boolean batches(SingleEntryCall single) {
 		if (!this.batching) {
 			return false;
@@ -647,7 +696,8 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	/**
 	 * Sends a call on the native connection, the one path of every call (blocking, non-blocking and the batcher's),
-	 * from any thread (an event loop included): EVALSHA, and EVAL on NOSCRIPT (which loads the script). A connection
+	 * from any thread (an event loop included): EVALSHA, and EVAL on NOSCRIPT (which loads the script), or FCALL in
+	 * the functions mode (see {@link #setScriptMode}). A connection
 	 * closed under the backend is forgotten and the call made once more on a new one, opened on a bounded elastic
 	 * thread. Failures are Spring's translation of Lettuce's exceptions.
 	 */
@@ -678,7 +728,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		}).thenCompose((next) -> next).toCompletableFuture();
 	}
 
-	private static CompletionStage<List<Long>> evaluate(NativeConnection connection, EncodedCall call) {
+	private CompletionStage<List<Long>> evaluate(NativeConnection connection, EncodedCall call) {
+		if (this.functions) {
+			return callFunction(connection, call);
+		}
 		RedisFuture<List<Object>> evalsha = connection.commands()
 			.evalsha(call.script().getSha1(), ScriptOutputType.MULTI, call.keys(), call.args());
 		return evalsha.<CompletionStage<List<Object>>>handle((reply, ex) -> {
@@ -692,6 +745,56 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 			}
 			return CompletableFuture.failedFuture(ex);
 		}).thenCompose((next) -> next).thenApply(ScriptReply::toLongs);
+	}
+
+	/**
+	 * FCALL of the script's function; when the server has no such function (never loaded, or lost with a restart
+	 * without persistence or a {@code FUNCTION FLUSH}), its library is loaded, on a bounded elastic thread (on a
+	 * Cluster, on every master, which may open connections to them), and the call made once more.
+	 */
+	private CompletionStage<List<Long>> callFunction(NativeConnection connection, EncodedCall call) {
+		String name = LuaScripts.functionName(call.script());
+		RedisFuture<List<Object>> fcall = connection.commands().fcall(name, ScriptOutputType.MULTI, call.keys(),
+				call.args());
+		return fcall.<CompletionStage<List<Object>>>handle((reply, ex) -> {
+			if (ex == null) {
+				return CompletableFuture.completedFuture(reply);
+			}
+			if (hasMessage(ex, "Function not found")) {
+				return CompletableFuture
+					.supplyAsync(() -> loadFunction(connection, call), (task) -> Schedulers.boundedElastic().schedule(task))
+					.thenCompose((loaded) -> loaded)
+					.thenCompose((loaded) -> connection.commands()
+						.<List<Object>>fcall(name, ScriptOutputType.MULTI, call.keys(), call.args()));
+			}
+			if (hasMessage(ex, "unknown command")) {
+				return CompletableFuture.failedFuture(functionsUnsupported(ex));
+			}
+			return CompletableFuture.failedFuture(ex);
+		}).thenCompose((next) -> next).thenApply(ScriptReply::toLongs);
+	}
+
+	/** Loads the library of a call's script: on a Cluster on every master, else on the connection's server. */
+	@SuppressWarnings("unchecked")
+	private static CompletionStage<?> loadFunction(NativeConnection connection, EncodedCall call) {
+		String library = LuaScripts.library(call.script());
+		if (connection.commands() instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
+			// Lettuce sends FUNCTION LOAD to one node of a Cluster (unlike SCRIPT LOAD, which goes to every node)
+			return ((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster).upstream()
+				.commands()
+				.functionLoad(library, true);
+		}
+		return connection.commands().functionLoad(library, true);
+	}
+
+	private RuntimeException functionsUnsupported(Throwable error) {
+		String message = "Redis functions need Redis 7 or later, and this Redis does not know FCALL: run the "
+				+ "rate-limit scripts with EVALSHA (ratelimit.redis.script-mode=evalsha) or upgrade Redis";
+		if (!this.functionsUnsupportedLogged) {
+			this.functionsUnsupportedLogged = true;
+			logger.error(message + "; every rate-limit decision fails over to its failure mode until then");
+		}
+		return new InvalidDataAccessApiUsageException(message, error);
 	}
 
 	/** Waits for a Lettuce command as the template would: up to the timeout, with Spring's exceptions. */
