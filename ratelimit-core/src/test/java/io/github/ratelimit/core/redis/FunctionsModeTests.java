@@ -1,9 +1,14 @@
 package io.github.ratelimit.core.redis;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 
 import io.github.ratelimit.core.Algorithm;
@@ -97,6 +102,51 @@ class FunctionsModeTests {
 				return null;
 			});
 			return commandStats(replica.commands());
+		}
+	}
+
+	@Test
+	void concurrentAcquiresBatchedAsFunctionsAreAdmittedExactlyUpToTheLimit() throws Exception {
+		assumeThat(hasFunctions(RedisServers.standalone())).as("Redis functions need Redis 7 or later").isTrue();
+		RateLimitPolicy limited = RateLimitPolicy.builder("fn-concurrent")
+			.algorithm(Algorithm.FIXED_WINDOW)
+			.limit(300)
+			.window(Duration.ofHours(1))
+			.build();
+		try (RedisServer server = RedisServer.start()) {
+			withBackend(server.host(), server.port(), ScriptMode.FUNCTIONS, (backend) -> {
+				acquire(backend, BUCKET, "warm", "w"); // opens the connection: later acquires batch
+				server.commands().configResetstat();
+				LongAdder admitted = new LongAdder();
+				ExecutorService pool = Executors.newFixedThreadPool(32);
+				try {
+					List<Future<?>> done = new ArrayList<>();
+					for (int t = 0; t < 32; t++) {
+						int thread = t;
+						done.add(pool.submit(() -> {
+							for (int i = 0; i < 25; i++) {
+								if (acquire(backend, limited, "shared", thread + "-" + i).allowed()) {
+									admitted.increment();
+								}
+							}
+						}));
+					}
+					for (Future<?> future : done) {
+						future.get();
+					}
+				}
+				catch (Exception ex) {
+					throw new AssertionError(ex);
+				}
+				finally {
+					pool.shutdown();
+				}
+				assertThat(admitted.sum()).isEqualTo(300);
+				Map<String, CommandStats> stats = commandStats(server.commands());
+				assertThat(stats).doesNotContainKeys("eval", "evalsha");
+				assertThat(stats.get("fcall").calls()).as("800 decisions, some in batches").isBetween(1L, 800L);
+				return null;
+			});
 		}
 	}
 
