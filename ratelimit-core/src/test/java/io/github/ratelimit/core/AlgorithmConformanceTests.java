@@ -22,7 +22,12 @@ class AlgorithmConformanceTests {
 	private RateLimiter limiter;
 
 	private void on(Backends kind) {
-		this.limiter = kind.fresh().limiter;
+		this.limiter = fixture(kind).limiter;
+	}
+
+	/** The backend a test runs on; {@link FunctionsModeConformanceTests} runs them all on Redis functions. */
+	Backends.Fixture fixture(Backends kind) {
+		return kind.fresh();
 	}
 
 	private RateLimitDecision hit(RateLimitPolicy policy) {

@@ -21,10 +21,15 @@ class BackendAgreementTests {
 		return Backends.redis();
 	}
 
+	/** The backend the trace runs on; {@link FunctionsModeConformanceTests} runs it on Redis functions. */
+	Backends.Fixture fixture(Backends kind) {
+		return kind.fresh();
+	}
+
 	@ParameterizedTest
 	@MethodSource("redisKinds")
 	void localAndRedisMakeTheSameDecisions(Backends kind) {
-		RateLimiter redis = kind.fresh().limiter;
+		RateLimiter redis = fixture(kind).limiter;
 		RateLimiter local = new DefaultRateLimiter(new LocalRateLimitBackend());
 		List<RateLimitPolicy> policies = List.of(
 				RateLimitPolicy.builder("tb").algorithm(Algorithm.TOKEN_BUCKET).limit(7).window(Duration.ofMillis(700)).burst(12).build(),

@@ -14,7 +14,9 @@ import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import io.github.ratelimit.testkit.RedisClusterServer;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
+import io.github.ratelimit.testkit.RedisVersion;
 import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Assumptions;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
@@ -30,6 +32,9 @@ enum Backends {
 	LOCAL, REDIS, REDIS_CLUSTER;
 
 	private static final Map<Backends, Fixture> FIXTURES = new EnumMap<>(Backends.class);
+
+	/** Fixtures whose backend runs its scripts as Redis functions (Redis 7+). */
+	private static final Map<Backends, Fixture> FUNCTIONS_FIXTURES = new EnumMap<>(Backends.class);
 
 	/** The Redis kinds only. */
 	static List<Backends> redis() {
@@ -47,6 +52,34 @@ enum Backends {
 		Fixture fixture = FIXTURES.computeIfAbsent(this, Backends::create);
 		fixture.flush();
 		return fixture;
+	}
+
+	/**
+	 * The shared fixture of this kind whose backend runs its scripts as Redis functions, emptied; the test is
+	 * skipped (an assumption) on the local backend and on a Redis older than 7, which has no functions.
+	 * @return the fixture
+	 */
+	synchronized Fixture freshInFunctionsMode() {
+		Assumptions.assumeTrue(this != LOCAL, "the local backend runs no scripts");
+		Assumptions.assumeTrue(redisHasFunctions(), "Redis functions need Redis 7 or later");
+		Fixture fixture = FUNCTIONS_FIXTURES.computeIfAbsent(this, (kind) -> {
+			LettuceConnectionFactory factory = kind.newConnectionFactory();
+			RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
+			backend.setScriptMode(RedisRateLimitBackend.ScriptMode.FUNCTIONS);
+			return new Fixture(kind, backend, new StringRedisTemplate(factory), factory);
+		});
+		fixture.flush();
+		return fixture;
+	}
+
+	/**
+	 * Whether the testkit's Redis has functions (7 or later; the first CI leg runs 6.2).
+	 * @return true on Redis 7+
+	 */
+	static boolean redisHasFunctions() {
+		String info = RedisServers.standalone().commands().info("server");
+		RedisVersion version = RedisVersion.parse(info.replace("redis_version:", "v="));
+		return version != null && version.isAtLeast(7, 0);
 	}
 
 	/**

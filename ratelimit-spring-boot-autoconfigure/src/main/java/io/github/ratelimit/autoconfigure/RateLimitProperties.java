@@ -12,6 +12,7 @@ import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.core.redis.RedisRateLimitBackend.ScriptMode;
 import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.MissingKey;
 import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
@@ -161,6 +162,16 @@ public class RateLimitProperties {
 		 */
 		private boolean batching = true;
 
+		/**
+		 * How the rate-limit scripts run on Redis: 'evalsha' (every Redis version; a server that lost its script
+		 * cache, after a restart or a failover to a replica, answers each script's first call with NOSCRIPT and gets
+		 * the script sent again) or 'functions' (Redis 7 or later and the Lettuce client: each script is loaded as a
+		 * function library and called with FCALL; functions are persisted and replicated, so a promoted replica has
+		 * them). 'functions' on a Redis older than 7 fails the start when Redis answers at startup, and every
+		 * decision (logged once) otherwise.
+		 */
+		private ScriptMode scriptMode = ScriptMode.EVALSHA;
+
 		private final CircuitBreaker circuitBreaker = new CircuitBreaker();
 
 		private final DenialCache denialCache = new DenialCache();
@@ -187,6 +198,14 @@ public class RateLimitProperties {
 
 		public void setBatching(boolean batching) {
 			this.batching = batching;
+		}
+
+		public ScriptMode getScriptMode() {
+			return this.scriptMode;
+		}
+
+		public void setScriptMode(ScriptMode scriptMode) {
+			this.scriptMode = scriptMode;
 		}
 
 		public CircuitBreaker getCircuitBreaker() {

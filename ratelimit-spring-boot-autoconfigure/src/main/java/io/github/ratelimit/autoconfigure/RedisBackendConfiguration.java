@@ -34,6 +34,7 @@ class RedisBackendConfiguration {
 	RedisRateLimitBackend rateLimitBackend(RedisConnectionFactory connectionFactory, RateLimitProperties properties) {
 		RedisRateLimitBackend backend = new RedisRateLimitBackend(connectionFactory, properties.getKeyPrefix());
 		backend.setBatching(properties.getRedis().isBatching());
+		backend.setScriptMode(properties.getRedis().getScriptMode());
 		return backend;
 	}
 

@@ -12,12 +12,15 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.dao.InvalidDataAccessApiUsageException;
 
 /**
  * Opens the Redis backend's connection at startup, on the thread starting the application, so that the first
  * rate-limited requests neither pay for the connect within their time budget nor run it on an event loop. Redis
  * being unreachable does not stop the application: it starts, its requests are decided by their policies' failure
- * modes, and enforcement begins as soon as Redis answers.
+ * modes, and enforcement begins as soon as Redis answers. A Redis that answers but has no functions while
+ * {@code ratelimit.redis.script-mode} is {@code functions} (Redis older than 7) stops the start, naming the property.
  */
 final class RedisBackendWarmUp implements SmartInitializingSingleton {
 
@@ -55,6 +58,12 @@ final class RedisBackendWarmUp implements SmartInitializingSingleton {
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+			if (cause instanceof InvalidDataAccessApiUsageException
+					&& redis.getScriptMode() == RedisRateLimitBackend.ScriptMode.FUNCTIONS) {
+				// Redis answered, and has no functions: a configuration mistake, not an outage
+				throw new InvalidConfigurationPropertyValueException("ratelimit.redis.script-mode", "functions",
+						cause.getMessage());
+			}
 			logger.warn("Redis is not reachable at startup (" + cause.getMessage() + "): rate-limited requests are "
 					+ "decided by their policies' failure-mode until it answers; enforcement starts then, without a "
 					+ "restart");

@@ -58,7 +58,7 @@ class RateLimitConfigurationFailureAnalyzerTests {
 		assertThat(output).contains("APPLICATION FAILED TO START")
 			.contains("Property: ratelimit.redis.xyz")
 			.doesNotContain("Did you mean")
-			.contains("Known names after 'ratelimit.redis.': batching, circuit-breaker, denial-cache, max-reconnect-delay, timeout.");
+			.contains("Known names after 'ratelimit.redis.': batching, circuit-breaker, denial-cache, max-reconnect-delay, script-mode, timeout.");
 	}
 
 	@Test

@@ -10,8 +10,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.springframework.data.redis.core.script.RedisScript;
-
 /**
  * Natural batching (group commit) of single-entry acquires on one connection: a call is sent at once while fewer
  * than {@value #MAX_IN_FLIGHT} script calls are in flight; the calls that arrive while that many are in flight wait
@@ -43,11 +41,11 @@ final class CallBatcher {
 
 	private final Sender sender;
 
-	/** Sends one script call (keys, then arguments) and answers with its reply. */
+	/** Sends one script call and answers with its reply. */
 	@FunctionalInterface
 	interface Sender {
 
-		CompletionStage<List<Long>> send(RedisScript<?> script, int keys, byte[][] keysAndArgs);
+		CompletionStage<List<Long>> send(EncodedCall call);
 
 	}
 
@@ -110,20 +108,20 @@ final class CallBatcher {
 		CompletionStage<List<Long>> reply;
 		try {
 			if (group.size() == 1) {
-				SingleEntryCall call = group.get(0).call;
-				reply = this.sender.send(scripts.single(), 1, call.encoded());
+				reply = this.sender.send(group.get(0).call.encoded());
 			}
 			else {
 				int n = group.size();
-				byte[][] keysAndArgs = new byte[n + 1 + 2 * n][];
-				keysAndArgs[n] = new byte[0]; // ARGV[1]: the server's time
+				byte[][] keys = new byte[n][];
+				byte[][] args = new byte[1 + 2 * n][];
+				args[0] = new byte[0]; // ARGV[1]: the server's time
 				for (int i = 0; i < n; i++) {
 					SingleEntryCall call = group.get(i).call;
-					keysAndArgs[i] = call.key().getBytes(StandardCharsets.UTF_8);
-					keysAndArgs[n + 1 + 2 * i] = call.cost().getBytes(StandardCharsets.UTF_8);
-					keysAndArgs[n + 2 + 2 * i] = call.requestId().getBytes(StandardCharsets.UTF_8);
+					keys[i] = call.key().getBytes(StandardCharsets.UTF_8);
+					args[1 + 2 * i] = call.cost().getBytes(StandardCharsets.UTF_8);
+					args[2 + 2 * i] = call.requestId().getBytes(StandardCharsets.UTF_8);
 				}
-				reply = this.sender.send(scripts.batch(), n, keysAndArgs);
+				reply = this.sender.send(new EncodedCall(scripts.batch(), keys, args));
 			}
 		}
 		catch (RuntimeException ex) {

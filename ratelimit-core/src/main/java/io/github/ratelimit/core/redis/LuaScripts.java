@@ -33,6 +33,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 final class LuaScripts {
 
+	/** The prefix of the names of functions and their libraries; the script's SHA-1 follows. */
+	static final String FUNCTION_PREFIX = "ratelimit_";
+
 	private static final String PRELUDE = read("common.lua");
 
 	private static final String DRIVER = read("ratelimit.lua");
@@ -160,6 +163,8 @@ final class LuaScripts {
 
 		private final String sha1;
 
+		private final String functionName;
+
 		AssembledScript(String source) {
 			this.source = source;
 			try {
@@ -169,6 +174,7 @@ final class LuaScripts {
 			catch (NoSuchAlgorithmException ex) {
 				throw new IllegalStateException("SHA-1 is required by every Java platform", ex);
 			}
+			this.functionName = FUNCTION_PREFIX + this.sha1;
 		}
 
 		@Override
@@ -186,6 +192,32 @@ final class LuaScripts {
 			return this.source;
 		}
 
+	}
+
+	/**
+	 * The name of the Redis function (Redis 7+) that runs a script, and of the library that registers it: derived
+	 * from the script's SHA-1, so a library is never replaced by different code under the same name.
+	 * @param script a script of this class
+	 * @return the function's name
+	 */
+	static String functionName(RedisScript<?> script) {
+		return (script instanceof AssembledScript assembled) ? assembled.functionName
+				: FUNCTION_PREFIX + script.getSha1();
+	}
+
+	/**
+	 * The source of the library ({@code FUNCTION LOAD}) registering a script as a function of its own name. The
+	 * scripts read {@code KEYS} and {@code ARGV} as globals, which functions do not have: the body becomes the
+	 * callback, whose parameters carry those names. Registered without flags: the function may write, and like
+	 * any writing script it is refused on a read-only replica (and, unlike EVAL, under {@code maxmemory} before it
+	 * runs rather than at its first write).
+	 * @param script a script of this class
+	 * @return the library's source
+	 */
+	static String library(RedisScript<?> script) {
+		String name = functionName(script);
+		return "#!lua name=" + name + "\nredis.register_function('" + name + "', function(KEYS, ARGV)\n"
+				+ script.getScriptAsString() + "\nend)\n";
 	}
 
 	/**

@@ -3,7 +3,6 @@ package io.github.ratelimit.core.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +26,7 @@ import io.github.ratelimit.core.redis.ScriptCall.Mode;
 import org.jspecify.annotations.Nullable;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -36,6 +36,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.context.SmartLifecycle;
+import org.springframework.dao.InvalidDataAccessApiUsageException;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisClusterNode;
@@ -53,8 +54,8 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * Counters in Redis, shared by every instance. A request is one EVALSHA of one Lua script that checks every entry
- * and takes the cost of each only when all admit. What a call sends is laid out by {@link ScriptCall}, and its reply
+ * Counters in Redis, shared by every instance. A request is one EVALSHA (or FCALL: {@link #setScriptMode}) of one Lua
+ * script that checks every entry and takes the cost of each only when all admit. What a call sends is laid out by {@link ScriptCall}, and its reply
  * read by {@link ScriptReply}; the backend keeps the connections, their lifecycle and the calls per hash slot.
  * <p>
  * Keys are hash-tagged by identity, so on Redis Cluster all policies of one identity share a slot and are still one
@@ -125,7 +126,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	/** Whether single-entry acquires on the server's clock go through the batcher (standalone and Sentinel). */
 	private volatile boolean batching = true;
 
-	private final CallBatcher batcher = new CallBatcher(this::sendNative);
+	private final CallBatcher batcher = new CallBatcher(this::send);
+
+	/** Whether scripts run as Redis functions (FCALL) instead of with EVALSHA; see {@link #setScriptMode}. */
+	private volatile boolean functions;
+
+	/** Whether a server without functions has been logged, so that it is logged once, not on every call. */
+	private volatile boolean functionsUnsupportedLogged;
 
 	/**
 	 * Whether a non-blocking call has gone through. Spring Data Redis opens the shared native connection on first
@@ -280,7 +287,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 			if (batches(single)) {
 				return single.acquisition(await(this.batcher.submit(single), timeoutMillis()));
 			}
-			return single.acquisition(execute(single.script(), 1, single.encoded()));
+			return single.acquisition(execute(single.encoded()));
 		}
 		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		if (calls.size() == 1) {
@@ -330,7 +337,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 			if (batches(single)) {
 				return Mono.fromFuture(() -> this.batcher.submit(single)).map(single::acquisition);
 			}
-			return executeAsync(single.script(), 1, single.encoded()).map(single::acquisition);
+			return executeAsync(single.encoded()).map(single::acquisition);
 		}
 		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		if (calls.size() == 1) {
@@ -574,6 +581,47 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		this.batching = enabled;
 	}
 
+	/**
+	 * How scripts run on Redis. {@link ScriptMode#EVALSHA} (the default) works on every Redis; a server that lost
+	 * its script cache (a restart, a failover to a replica: scripts are not replicated) answers the first call of
+	 * each script with NOSCRIPT, and the call is sent again with the script. {@link ScriptMode#FUNCTIONS} (Redis 7+)
+	 * loads each script as a function library ({@code FUNCTION LOAD}, on every master of a Cluster) and calls it
+	 * with {@code FCALL}; functions are persisted and replicated, so a promoted replica has them. A function not
+	 * found is loaded and called once more, as on NOSCRIPT. On a server that does not know {@code FCALL} every call
+	 * fails with {@link InvalidDataAccessApiUsageException} (logged once): functions are never silently replaced by
+	 * EVALSHA. Functions need the Lettuce client: with another client scripts run with EVALSHA, and this setter logs
+	 * it.
+	 * @param mode the script mode
+	 */
+	public void setScriptMode(ScriptMode mode) {
+		if (mode == ScriptMode.FUNCTIONS && this.lettuce == null) {
+			logger.warn("Redis functions need the Lettuce client; the connection factory is "
+					+ this.connectionFactory.getClass().getName() + ", so rate-limit scripts run with EVALSHA");
+			this.functions = false;
+			return;
+		}
+		this.functions = (mode == ScriptMode.FUNCTIONS);
+	}
+
+	/**
+	 * How the backend runs its scripts.
+	 * @return the script mode in effect ({@link ScriptMode#EVALSHA} when functions were asked for without Lettuce)
+	 */
+	public ScriptMode getScriptMode() {
+		return this.functions ? ScriptMode.FUNCTIONS : ScriptMode.EVALSHA;
+	}
+
+	/** How the backend runs its scripts on Redis (see {@link #setScriptMode}). */
+	public enum ScriptMode {
+
+		/** EVALSHA, and EVAL on NOSCRIPT: every Redis version. */
+		EVALSHA,
+
+		/** Redis functions: FUNCTION LOAD and FCALL (Redis 7 or later, Lettuce client). */
+		FUNCTIONS
+
+	}
+
 	private boolean batches(SingleEntryCall single) {
 		if (!this.batching) {
 			return false;
@@ -581,36 +629,6 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		// a factory stopped and started again: the unbatched path opens the new connection, off the caller's thread
 		forgetIfRestarted();
 		return this.batching && this.nativeConnected && !single.explicitTime() && Boolean.FALSE.equals(this.cluster);
-	}
-
-	/**
-	 * One script call on the native connection, for the batcher: from any thread (an event loop included), so a
-	 * connection closed under the backend is replaced, and the call made again, on a bounded elastic thread.
-	 */
-	private CompletionStage<List<Long>> sendNative(RedisScript<?> script, int keys, byte[][] keysAndArgs) {
-		NativeConnection connection = nativeConnection();
-		CompletionStage<List<Long>> call;
-		try {
-			call = evaluate(connection, script, keys, keysAndArgs);
-		}
-		catch (RuntimeException ex) {
-			// a client shut down under the connection refuses the command at once
-			call = CompletableFuture.failedFuture(ex);
-		}
-		return call.<CompletionStage<List<Long>>>handle((reply, ex) -> {
-			if (ex == null) {
-				return CompletableFuture.completedFuture(reply);
-			}
-			RuntimeException failure = translate(ex);
-			if (forgetIfClosed(connection, failure)) {
-				return CompletableFuture
-					.supplyAsync(() -> evaluate(nativeConnection(), script, keys, keysAndArgs),
-							(task) -> Schedulers.boundedElastic().schedule(task))
-					.thenCompose((retry) -> retry)
-					.exceptionallyCompose((retryFailure) -> CompletableFuture.failedFuture(translate(retryFailure)));
-			}
-			return CompletableFuture.failedFuture(failure);
-		}).thenCompose((next) -> next);
 	}
 
 	/**
@@ -644,54 +662,26 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	private List<Long> execute(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
-		if (this.lettuce == null) {
-			return ScriptReply
-				.toLongs(this.template.execute(script(call), call.keys(), call.args(mode, timeMicros, sequences)));
-		}
-		return execute(script(call), call.keys().size(), call.encoded(mode, timeMicros, sequences));
+		return execute(call.encoded(script(call), mode, timeMicros, sequences));
 	}
 
 	/**
-	 * A blocking call: on Lettuce, its asynchronous command awaited up to the factory's timeout (as the template
-	 * would); on another client, through the template.
+	 * A blocking call: on Lettuce, {@link #send} awaited up to the factory's timeout (as the template would); on
+	 * another client, through the template.
 	 */
 	@SuppressWarnings({ "rawtypes", "unchecked" })
-	private List<Long> execute(RedisScript<?> script, int keys, byte[][] keysAndArgs) {
+	private List<Long> execute(EncodedCall call) {
 		if (this.lettuce == null) {
-			List<String> keyList = new ArrayList<>(keys);
-			Object[] args = new Object[keysAndArgs.length - keys];
-			for (int i = 0; i < keysAndArgs.length; i++) {
-				String value = new String(keysAndArgs[i], StandardCharsets.UTF_8);
-				if (i < keys) {
-					keyList.add(value);
-				}
-				else {
-					args[i - keys] = value;
-				}
-			}
-			return ScriptReply.toLongs(this.template.execute((RedisScript<List>) script, keyList, args));
+			return ScriptReply.toLongs(
+					this.template.execute((RedisScript<List>) call.script(), call.keyStrings(), call.argStrings()));
 		}
 		forgetIfRestarted();
-		NativeConnection connection = nativeConnection();
-		try {
-			List<Long> reply = await(evaluate(connection, script, keys, keysAndArgs), timeoutMillis());
-			// the connection is open: later calls may batch, and non-blocking ones need not start elsewhere
-			this.nativeConnected = true;
-			return reply;
-		}
-		catch (RuntimeException ex) {
-			if (!forgetIfClosed(connection, ex)) {
-				throw ex;
-			}
-			// once more on a new connection
-			return await(evaluate(nativeConnection(), script, keys, keysAndArgs), timeoutMillis());
-		}
+		List<Long> reply = await(send(call), timeoutMillis());
+		// the connection is open: later calls may batch, and non-blocking ones need not start elsewhere
+		this.nativeConnected = true;
+		return reply;
 	}
 
-	/**
-	 * EVALSHA with Lettuce's asynchronous commands on the backend's long-lived connection; on NOSCRIPT the script is
-	 * sent with EVAL, which loads it. Without Lettuce, the blocking call on a bounded elastic thread.
-	 */
 	private Mono<List<Long>> executeAsync(ScriptCall call, Mode mode, long timeMicros) {
 		return executeAsync(call, mode, timeMicros, List.of());
 	}
@@ -702,48 +692,127 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	private Mono<List<Long>> executeAsync(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
-		return executeAsync(script(call), call.keys().size(), call.encoded(mode, timeMicros, sequences));
+		return executeAsync(call.encoded(script(call), mode, timeMicros, sequences));
 	}
 
-	private Mono<List<Long>> executeAsync(RedisScript<?> script, int keys, byte[][] keysAndArgs) {
+	/**
+	 * A non-blocking call: on Lettuce, {@link #send}, started on a bounded elastic thread until a call has gone
+	 * through (the first use opens the connection with a blocking connect); on another client, the blocking call on
+	 * a bounded elastic thread.
+	 */
+	private Mono<List<Long>> executeAsync(EncodedCall call) {
 		if (this.lettuce == null) {
-			return Mono.fromCallable(() -> execute(script, keys, keysAndArgs)).subscribeOn(Schedulers.boundedElastic());
+			return Mono.fromCallable(() -> execute(call)).subscribeOn(Schedulers.boundedElastic());
 		}
 		forgetIfRestarted();
-		Mono<List<Long>> result = Mono.defer(() -> {
-			NativeConnection connection = nativeConnection();
-			return Mono.fromCompletionStage(evaluate(connection, script, keys, keysAndArgs))
-				.onErrorMap(RedisRateLimitBackend::translate)
-				.onErrorResume((ex) -> forgetIfClosed(connection, ex),
-						// once more on a new connection, opened off the caller's thread
-						(ex) -> Mono.defer(() -> Mono.fromCompletionStage(evaluate(nativeConnection(), script, keys,
-								keysAndArgs)))
-							.onErrorMap(RedisRateLimitBackend::translate)
-							.subscribeOn(Schedulers.boundedElastic()));
-		});
+		Mono<List<Long>> result = Mono.fromCompletionStage(() -> send(call));
 		if (this.nativeConnected) {
 			return result;
 		}
 		return result.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((ok) -> this.nativeConnected = true);
 	}
 
-	private static CompletionStage<List<Long>> evaluate(NativeConnection connection, RedisScript<?> script, int keys,
-			byte[][] keysAndArgs) {
-		byte[][] keyBytes = Arrays.copyOfRange(keysAndArgs, 0, keys);
-		byte[][] args = Arrays.copyOfRange(keysAndArgs, keys, keysAndArgs.length);
-		RedisFuture<List<Object>> call = connection.commands()
-			.evalsha(script.getSha1(), ScriptOutputType.MULTI, keyBytes, args);
-		return call.<CompletionStage<List<Object>>>handle((reply, ex) -> {
+	/**
+	 * Sends a call on the native connection, the one path of every call (blocking, non-blocking and the batcher's),
+	 * from any thread (an event loop included): EVALSHA, and EVAL on NOSCRIPT (which loads the script), or FCALL in
+	 * the functions mode (see {@link #setScriptMode}). A connection
+	 * closed under the backend is forgotten and the call made once more on a new one, opened on a bounded elastic
+	 * thread. Failures are Spring's translation of Lettuce's exceptions.
+	 */
+	private CompletableFuture<List<Long>> send(EncodedCall call) {
+		NativeConnection connection = nativeConnection();
+		CompletionStage<List<Long>> first;
+		try {
+			first = evaluate(connection, call);
+		}
+		catch (RuntimeException ex) {
+			// a client shut down under the connection refuses the command at once
+			first = CompletableFuture.failedFuture(ex);
+		}
+		return first.<CompletionStage<List<Long>>>handle((reply, ex) -> {
+			if (ex == null) {
+				return CompletableFuture.completedFuture(reply);
+			}
+			RuntimeException failure = translate(ex);
+			if (forgetIfClosed(connection, failure)) {
+				// once more on a new connection, opened off the caller's thread
+				return CompletableFuture
+					.supplyAsync(() -> evaluate(nativeConnection(), call),
+							(task) -> Schedulers.boundedElastic().schedule(task))
+					.thenCompose((retry) -> retry)
+					.exceptionallyCompose((retryFailure) -> CompletableFuture.failedFuture(translate(retryFailure)));
+			}
+			return CompletableFuture.failedFuture(failure);
+		}).thenCompose((next) -> next).toCompletableFuture();
+	}
+
+	private CompletionStage<List<Long>> evaluate(NativeConnection connection, EncodedCall call) {
+		if (this.functions) {
+			return callFunction(connection, call);
+		}
+		RedisFuture<List<Object>> evalsha = connection.commands()
+			.evalsha(call.script().getSha1(), ScriptOutputType.MULTI, call.keys(), call.args());
+		return evalsha.<CompletionStage<List<Object>>>handle((reply, ex) -> {
 			if (ex == null) {
 				return CompletableFuture.completedFuture(reply);
 			}
 			if (isNoScript(ex)) {
 				return connection.commands()
-					.eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), ScriptOutputType.MULTI,
-							keyBytes, args);
+					.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), ScriptOutputType.MULTI,
+							call.keys(), call.args());
 			}
 			return CompletableFuture.failedFuture(ex);
 		}).thenCompose((next) -> next).thenApply(ScriptReply::toLongs);
+	}
+
+	/**
+	 * FCALL of the script's function; when the server has no such function (never loaded, or lost with a restart
+	 * without persistence or a {@code FUNCTION FLUSH}), its library is loaded, on a bounded elastic thread (on a
+	 * Cluster, on every master, which may open connections to them), and the call made once more.
+	 */
+	private CompletionStage<List<Long>> callFunction(NativeConnection connection, EncodedCall call) {
+		String name = LuaScripts.functionName(call.script());
+		RedisFuture<List<Object>> fcall = connection.commands().fcall(name, ScriptOutputType.MULTI, call.keys(),
+				call.args());
+		return fcall.<CompletionStage<List<Object>>>handle((reply, ex) -> {
+			if (ex == null) {
+				return CompletableFuture.completedFuture(reply);
+			}
+			if (hasMessage(ex, "Function not found")) {
+				return CompletableFuture
+					.supplyAsync(() -> loadFunction(connection, call), (task) -> Schedulers.boundedElastic().schedule(task))
+					.thenCompose((loaded) -> loaded)
+					.thenCompose((loaded) -> connection.commands()
+						.<List<Object>>fcall(name, ScriptOutputType.MULTI, call.keys(), call.args()));
+			}
+			if (hasMessage(ex, "unknown command")) {
+				return CompletableFuture.failedFuture(functionsUnsupported(ex));
+			}
+			return CompletableFuture.failedFuture(ex);
+		}).thenCompose((next) -> next).thenApply(ScriptReply::toLongs);
+	}
+
+	/** Loads the library of a call's script: on a Cluster on every master, else on the connection's server. */
+	@SuppressWarnings("unchecked")
+	private static CompletionStage<?> loadFunction(NativeConnection connection, EncodedCall call) {
+		String library = LuaScripts.library(call.script());
+		if (connection.commands() instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
+			// Lettuce sends FUNCTION LOAD to one node of a Cluster (unlike SCRIPT LOAD, which goes to every node)
+			return ((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster).upstream()
+				.commands()
+				.functionLoad(library, true);
+		}
+		return connection.commands().functionLoad(library, true);
+	}
+
+	private RuntimeException functionsUnsupported(Throwable error) {
+		String message = "Redis functions need Redis 7 or later, and this Redis does not know FCALL: run the "
+				+ "rate-limit scripts with EVALSHA (ratelimit.redis.script-mode=evalsha) or upgrade Redis";
+		if (!this.functionsUnsupportedLogged) {
+			this.functionsUnsupportedLogged = true;
+			logger.error(message + "; every rate-limit decision fails over to its failure mode until then");
+		}
+		return new InvalidDataAccessApiUsageException(message, error);
 	}
 
 	/** Waits for a Lettuce command as the template would: up to the timeout, with Spring's exceptions. */

@@ -1,6 +1,5 @@
 package io.github.ratelimit.core.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -9,6 +8,8 @@ import java.util.Set;
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest.Entry;
+
+import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * One script call: the entries of one hash slot, and what goes in the script's KEYS and ARGV for them. The layout is
@@ -148,23 +149,15 @@ final class ScriptCall {
 	}
 
 	/**
-	 * KEYS and then ARGV, encoded for Lettuce's commands.
-	 * @param mode acquire or release
+	 * The call, encoded for Lettuce's commands.
+	 * @param script the script that evaluates this call's algorithms
+	 * @param mode acquire, release or inspect
 	 * @param timeMicros the time to pass, or -1 for the server's clock
 	 * @param sequences on a release, the first sequence number of each entry of this call (empty: none)
-	 * @return the keys followed by the arguments
+	 * @return the script, KEYS and ARGV
 	 */
-	byte[][] encoded(Mode mode, long timeMicros, List<Long> sequences) {
-		Object[] args = args(mode, timeMicros, sequences);
-		byte[][] encoded = new byte[this.keys.size() + args.length][];
-		int i = 0;
-		for (String key : this.keys) {
-			encoded[i++] = key.getBytes(StandardCharsets.UTF_8);
-		}
-		for (Object arg : args) {
-			encoded[i++] = ((String) arg).getBytes(StandardCharsets.UTF_8);
-		}
-		return encoded;
+	EncodedCall encoded(RedisScript<?> script, Mode mode, long timeMicros, List<Long> sequences) {
+		return EncodedCall.of(script, this.keys, args(mode, timeMicros, sequences));
 	}
 
 	/**
@@ -172,11 +165,11 @@ final class ScriptCall {
 	 * @param mode acquire or release
 	 * @param timeMicros the time to pass, or -1 for the server's clock
 	 * @param sequences on a release, the first sequence number of each entry of this call (empty: none)
-	 * @return the arguments, all strings
+	 * @return the arguments
 	 */
-	Object[] args(Mode mode, long timeMicros, List<Long> sequences) {
+	String[] args(Mode mode, long timeMicros, List<Long> sequences) {
 		int perEntry = (mode == Mode.RELEASE) ? ARGUMENTS_PER_ENTRY + 1 : ARGUMENTS_PER_ENTRY;
-		Object[] args = new Object[HEADER + this.entries.size() * perEntry];
+		String[] args = new String[HEADER + this.entries.size() * perEntry];
 		args[0] = mode.argument;
 		args[1] = (timeMicros >= 0) ? Long.toString(timeMicros) : "";
 		// a refund names its request (to give back once, and only what the request took); an acquire only where

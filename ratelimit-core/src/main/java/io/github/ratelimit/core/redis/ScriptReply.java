@@ -38,18 +38,6 @@ final class ScriptReply {
 	}
 
 	/**
-	 * The reply's numbers, whether the reactive commands emitted the list itself or its elements.
-	 * @param emitted what the commands emitted
-	 * @return the reply
-	 */
-	static List<Long> flatten(List<Object> emitted) {
-		if (emitted.size() == 1 && emitted.get(0) instanceof List<?> list) {
-			return toLongs(list);
-		}
-		return toLongs(emitted);
-	}
-
-	/**
 	 * The reply's numbers.
 	 * @param result the reply as the template returned it
 	 * @return the reply, empty for none

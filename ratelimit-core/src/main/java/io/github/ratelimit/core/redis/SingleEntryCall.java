@@ -1,6 +1,5 @@
 package io.github.ratelimit.core.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import io.github.ratelimit.core.PolicyDecision;
@@ -101,14 +100,9 @@ final class SingleEntryCall {
 		return this.entry.policy().algorithm().keepsEntries() ? 5 : 4;
 	}
 
-	/** KEYS and then ARGV, encoded for Lettuce's commands. */
-	byte[][] encoded() {
-		byte[][] encoded = new byte[1 + this.args.length][];
-		encoded[0] = this.key.getBytes(StandardCharsets.UTF_8);
-		for (int i = 0; i < this.args.length; i++) {
-			encoded[i + 1] = this.args[i].getBytes(StandardCharsets.UTF_8);
-		}
-		return encoded;
+	/** The call of this request on its own, encoded for Lettuce's commands. */
+	EncodedCall encoded() {
+		return EncodedCall.of(this.scripts.single(), List.of(this.key), this.args);
 	}
 
 	/**
