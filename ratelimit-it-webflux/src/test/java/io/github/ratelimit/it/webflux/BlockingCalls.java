@@ -23,6 +23,11 @@ final class BlockingCalls {
 			// so event loops writing at the same moment may park on it: a short critical section of the Redis
 			// client, not I/O. Nothing else of Lettuce is allowed.
 			.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "incrementWriters")
+			// Netty 4.2's adaptive buffer allocator, when it adds magazines under contention, frees the magazine it
+			// replaces under that magazine's StampedLock, which a concurrent allocation holds for a few
+			// instructions. Seen when Lettuce (re)connects and its CommandHandler allocates its buffer on the
+			// event loop while other event loops allocate: the allocator's critical section, not I/O, and not ours.
+			.allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines")
 			.blockingMethodCallback((method) -> {
 				DETECTED.add(method + " on " + Thread.currentThread().getName() + where());
 				throw new BlockingOperationError(method);
