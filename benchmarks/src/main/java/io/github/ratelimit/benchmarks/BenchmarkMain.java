@@ -17,7 +17,7 @@ import io.github.ratelimit.testkit.RedisServer;
 /**
  * Runs the benchmarks and writes their tables and chart under an output directory.
  * <p>
- * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|script|memory|accuracy|http|http-wrk|profile|failure|zset|harness|hot|cluster]... [--quick] [--out DIR]}
+ * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|script|functions|memory|accuracy|http|http-wrk|profile|failure|zset|harness|hot|cluster]... [--quick] [--out DIR]}
  * <p>
  * Every section's file starts with the {@code redis-server} version it ran on. {@code benchmarks/run} runs this on the
  * distribution's Redis 7 when it can be had (the test kit's embedded Redis 6.2 otherwise).
@@ -84,6 +84,16 @@ public final class BenchmarkMain {
 				List<ScriptCostBenchmark.Row> rows = new ScriptCostBenchmark().run(redis);
 				write(out.resolve("script.md"), ScriptCostBenchmark.report(rows));
 				ScriptCostBenchmark.figures(rows, figures);
+			}
+			if (sections.contains("functions")) {
+				if (RedisBinary.get().version().isAtLeast(7, 0)) {
+					List<FunctionsBenchmark.Row> rows = new FunctionsBenchmark().run(redis);
+					write(out.resolve("functions.md"), FunctionsBenchmark.report(rows));
+					FunctionsBenchmark.figures(rows, figures);
+				}
+				else {
+					write(out.resolve("functions.md"), "Skipped: Redis functions need Redis 7 or later.\n");
+				}
 			}
 			if (sections.contains("memory")) {
 				List<MemoryBenchmark.Row> rows = new MemoryBenchmark().run(redis);

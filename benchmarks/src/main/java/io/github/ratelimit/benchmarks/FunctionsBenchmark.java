@@ -108,12 +108,30 @@ final class FunctionsBenchmark {
 		Markdown table = new Markdown("script mode", "Redis time per call, µs (median of rounds)",
 				"min–max over rounds", "decisions/s, " + THREADS + " threads (median)", "min–max over rounds");
 		for (Row row : rows) {
-			table.row(row.mode().name().toLowerCase(java.util.Locale.ROOT), median(row.microsPerCall()),
+			table.row(row.mode().name().toLowerCase(java.util.Locale.ROOT), IndependentHarness.median(row.microsPerCall()),
 					String.format("%.2f–%.2f", min(row.microsPerCall()), max(row.microsPerCall())),
-					Math.round(median(row.callsPerSecond())),
+					Math.round(IndependentHarness.median(row.callsPerSecond())),
 					String.format("%.0f–%.0f", min(row.callsPerSecond()), max(row.callsPerSecond())));
 		}
 		return table.toString();
+	}
+
+	/**
+	 * Records FCALL over EVALSHA: the median of the rounds' ratios of Redis time per call, and of throughput.
+	 */
+	static void figures(List<Row> rows, Figures figures) {
+		Row evalsha = rows.get(0);
+		Row functions = rows.get(1);
+		double[] time = new double[ROUNDS];
+		double[] rate = new double[ROUNDS];
+		for (int round = 0; round < ROUNDS; round++) {
+			time[round] = functions.microsPerCall()[round] / evalsha.microsPerCall()[round];
+			rate[round] = functions.callsPerSecond()[round] / evalsha.callsPerSecond()[round];
+		}
+		figures.put("functions.time-ratio", IndependentHarness.median(time))
+			.put("functions.throughput-ratio", IndependentHarness.median(rate))
+			.put("functions.evalsha-micros", IndependentHarness.median(evalsha.microsPerCall()))
+			.put("functions.fcall-micros", IndependentHarness.median(functions.microsPerCall()));
 	}
 
 	private static double usecPerCall(RedisProbe probe, String command) {
@@ -124,13 +142,6 @@ final class FunctionsBenchmark {
 			}
 		}
 		throw new IllegalStateException("No " + command + " in INFO commandstats");
-	}
-
-	private static double median(double[] values) {
-		double[] sorted = values.clone();
-		Arrays.sort(sorted);
-		int n = sorted.length;
-		return (n % 2 == 1) ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 	}
 
 	private static double min(double[] values) {

@@ -24,7 +24,7 @@ import java.util.regex.Pattern;
  */
 final class ResultsDocument {
 
-	static final List<String> SECTIONS = List.of("engine", "script", "memory", "accuracy", "http", "http-wrk",
+	static final List<String> SECTIONS = List.of("engine", "script", "functions", "memory", "accuracy", "http", "http-wrk",
 			"profile", "failure", "zset", "harness", "hot", "cluster");
 
 	private static final Pattern DIRECTIVE = Pattern.compile("\\{\\{(\\w[\\w-]*)(?: ([^}]*))?\\}\\}");

@@ -60,6 +60,7 @@ final class Targets {
 		http();
 		batching();
 		memory();
+		functions();
 		cluster();
 	}
 
@@ -219,6 +220,19 @@ final class Targets {
 		verdict("halve the sorted-set entries' memory: 35 bytes per entry before, beyond the key's own (section 2)",
 				measured, (Math.max(log, concurrency) <= before / 2) ? 0 : 1, Double.isNaN(log) ? 1 : 0,
 				"The member is still more than a small integer.");
+	}
+
+	private void functions() {
+		double time = this.figures.number("functions.time-ratio");
+		double rate = this.figures.number("functions.throughput-ratio");
+		this.table.row("Redis Functions (`FCALL`) as an option if they measure better or remove the `NOSCRIPT` round"
+				+ " trip after a failover (section 1c)",
+				Double.isNaN(time) ? "n/a"
+						: "FCALL's Redis time per call " + Figures.percent(time) + " of EVALSHA's, throughput "
+								+ Figures.percent(rate) + "; after a replica's promotion no `NOSCRIPT` (tested)",
+				Double.isNaN(time) ? "**not measured**"
+						: "shipped as `ratelimit.redis.script-mode=functions`"
+								+ ((time < 0.97 && rate > 1.03) ? ", measuring better" : ", for failover; default `evalsha`"));
 	}
 
 	private void cluster() {

@@ -14,6 +14,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
 
 import io.github.ratelimit.core.RateLimitDenialCache;
 import io.github.ratelimit.core.RateLimitPolicy;
@@ -46,6 +47,8 @@ public final class RateLimitOverrides {
 	public static final String ALL = "*";
 
 	private final Store store;
+
+	private final ReentrantLock reading = new ReentrantLock();
 
 	private volatile Snapshot snapshot = Snapshot.EMPTY;
 
@@ -190,9 +193,22 @@ public final class RateLimitOverrides {
 	}
 
 	/**
-	 * Reads the store again. A store that cannot be read keeps the copy as it is (and logs why).
+	 * Reads the store again. A store that cannot be read keeps the copy as it is (and logs why). Reads are made one
+	 * at a time, each applied before the next starts: a read that began before a change made here (a message's, a
+	 * reconcile's) can then never be applied after that change's own read, which would bring back, for a moment and
+	 * with listeners told twice, an override already removed.
 	 */
 	public void refresh() {
+		this.reading.lock();
+		try {
+			read();
+		}
+		finally {
+			this.reading.unlock();
+		}
+	}
+
+	private void read() {
 		Map<String, String> fields;
 		try {
 			fields = this.store.load();
