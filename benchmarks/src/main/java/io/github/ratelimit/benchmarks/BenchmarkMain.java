@@ -17,7 +17,7 @@ import io.github.ratelimit.testkit.RedisServer;
 /**
  * Runs the benchmarks and writes their tables and chart under an output directory.
  * <p>
- * {@code java -jar benchmarks/target/benchmarks.jar [all|engine|script|functions|memory|accuracy|http|http-wrk|profile|failure|zset|harness|hot|cluster]... [--quick] [--out DIR]}
+ * {@code java -jar benchmarks/target/benchmarks.jar [all|report|engine|script|functions|memory|accuracy|http|http-wrk|profile|failure|zset|harness|hot|cluster]... [--quick] [--out DIR]}
  * <p>
  * Every section's file starts with the {@code redis-server} version it ran on. {@code benchmarks/run} runs this on the
  * distribution's Redis 7 when it can be had (the test kit's embedded Redis 6.2 otherwise).
@@ -38,6 +38,12 @@ public final class BenchmarkMain {
 				case "--out" -> out = Path.of(args[++i]);
 				default -> sections.add(args[i]);
 			}
+		}
+		if (sections.equals(Set.of("report"))) {
+			// RESULTS.md again from the stored tables and figures, nothing run (after an edit of the template)
+			Path document = ResultsDocument.write(out, Figures.load(out));
+			System.out.println((document != null) ? "wrote " + document : "no template next to " + out);
+			return;
 		}
 		boolean all = sections.isEmpty() || sections.contains("all");
 		if (all) {

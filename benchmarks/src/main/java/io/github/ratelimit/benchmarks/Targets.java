@@ -21,11 +21,23 @@ final class Targets {
 	private static final List<String> HOT_ALGORITHMS = List.of("token-bucket", "gcra", "fixed-window",
 			"sliding-window-log", "sliding-window-counter");
 
+	/**
+	 * What the misses of section 1 came from when this was written: the same build measured four times in a row on
+	 * this machine moved by more than the targets' margins.
+	 */
+	private static final String NOISE = "On this shared two-core machine one contender's throughput in one mode moves"
+			+ " by up to 20% between runs of the same build (four runs in a row of one build measured our token bucket"
+			+ " at 94% to 129% of the raw ceiling at non-blocking x32, all allowed, and the raw ceiling itself at"
+			+ " 84,000 to 116,000 decisions per second), more than the margin of a ratio near 100%; with one thread"
+			+ " or 32 in flight, batches are small, so ours and the raw call do nearly the same work and either can"
+			+ " come out ahead.";
+
 	private final Figures figures;
 
 	private final Markdown table = new Markdown("target", "measured", "met?");
 
-	private final List<String> misses = new ArrayList<>();
+	/** The targets missed, by the reason they were missed. */
+	private final java.util.Map<String, List<String>> misses = new java.util.LinkedHashMap<>();
 
 	private Targets(Figures figures) {
 		this.figures = figures;
@@ -37,7 +49,8 @@ final class Targets {
 		StringBuilder out = new StringBuilder(targets.table.toString());
 		if (!targets.misses.isEmpty()) {
 			out.append("\nWhy the targets not met are not met:\n\n");
-			targets.misses.forEach((miss) -> out.append("- ").append(miss).append('\n'));
+			targets.misses.forEach((why, missed) -> out.append("- ").append(String.join("; ", missed)).append(": ")
+				.append(why).append('\n'));
 		}
 		return out.toString();
 	}
@@ -45,14 +58,9 @@ final class Targets {
 	private void build() {
 		for (String algorithm : List.of("token-bucket", "gcra")) {
 			engine(algorithm + " >= 90% of the raw `EVALSHA` ceiling in every mode, all allowed and half denied"
-					+ " (section 1)", algorithm + ".ceiling", (r) -> r >= 0.90, Figures::percent, "gcra".equals(algorithm)
-							? "GCRA's single-entry script does one more comparison and writes one more field than the"
-									+ " raw token bucket; at 32 calls in flight, where batches are small, that shows"
-									+ " within this machine's run-to-run noise of about 5%."
-							: "At this mode the decisions of a run are few per batch, and the shared cores' noise of"
-									+ " about 5% decides.");
+					+ " (section 1)", algorithm + ".ceiling", (r) -> r >= 0.90, Figures::percent, NOISE);
 			engine(algorithm + " ahead of bucket4j 8.19 (Lettuce) in every mode (section 1)", algorithm + ".bucket4j",
-					(r) -> r > 1.0, Figures::times, "bucket4j keeps up where the run is dominated by the client.");
+					(r) -> r > 1.0, Figures::times, NOISE);
 		}
 		harness();
 		script();
@@ -110,9 +118,11 @@ final class Targets {
 				+ " `EVALSHA` and ahead of bucket4j in every mode, one run (section 8)",
 				"of raw / of bucket4j, " + String.join(", ", modeNames()) + ": " + String.join("; ", measured), misses,
 				missing,
-				"With one blocking thread and half the decisions denied, a lone caller pays our per-call client work"
-						+ " (the request id, the decision objects, the batcher's queue) with nothing to share it with;"
-						+ " the raw contender does none of it.");
+				"With one blocking thread, a lone caller pays our per-call client work (the request id, the decision"
+						+ " objects, the batcher's queue) with nothing to share it with, and the raw contender does none"
+						+ " of it; a call's latency there is mostly thread wake-ups on two shared cores, and the rounds"
+						+ " of one run spread by 20 points (see the \"per round\" column), so which load misses changes"
+						+ " from run to run.");
 	}
 
 	private void script() {
@@ -137,7 +147,9 @@ final class Targets {
 				+ " (section 1b)", String.join(", ", measured) + " (the others: " + String.join(", ", others) + ")",
 				misses, missing,
 				"The token bucket and GCRA keep the last request id in their hash so that a give-back is exact (the"
-						+ " raw script gives nothing back): one more field written and read per call.");
+						+ " raw script gives nothing back): one more argument, one more field written and read per call,"
+						+ " and a reply of five figures; the raw script fed more arguments or returning five figures"
+						+ " (rows of section 1b) costs 10 to 15% more by itself.");
 	}
 
 	private void hot() {
@@ -205,7 +217,8 @@ final class Targets {
 		verdict("stretch: natural batching at 1.5x the raw per-call ceiling at 256 in flight, p99 no worse"
 				+ " (section 1)", String.join("; ", measured), misses, missing,
 				"With every decision allowed, each decision's reply is the largest and the batches the most"
-						+ " client work; the ratio has measured 1.48 to 1.65x across runs.");
+						+ " client work; the ratio has measured 1.35 to 1.98x across runs (1.5x and more when half"
+						+ " are denied), and the p99 has stayed below the ceiling's.");
 	}
 
 	private void memory() {
@@ -256,7 +269,7 @@ final class Targets {
 		}
 		else {
 			met = "**no** (" + misses + (misses == 1 ? " miss)" : " misses)");
-			this.misses.add(target.replaceAll(" \\(section.*", "") + ": " + why);
+			this.misses.computeIfAbsent(why, (reason) -> new ArrayList<>()).add(target.replaceAll(" \\(section.*", ""));
 		}
 		this.table.row(target, measured, met);
 	}
