@@ -462,10 +462,7 @@ final class IndependentHarness {
 				"per round", ">= 90%", "ours / bucket4j", "per round", "> 1.0x", "denied (ours / raw / bucket4j)");
 		for (Load load : Load.values()) {
 			for (Mode mode : MODES) {
-				List<Sample> samples = outcome.samples()
-					.stream()
-					.filter((s) -> s.load() == load && s.mode().equals(mode))
-					.toList();
+				List<Sample> samples = samples(outcome, load, mode);
 				if (samples.isEmpty()) {
 					continue;
 				}
@@ -513,10 +510,7 @@ final class IndependentHarness {
 	static void figures(Outcome outcome, Figures figures) {
 		for (Load load : Load.values()) {
 			for (Mode mode : MODES) {
-				List<Sample> samples = outcome.samples()
-					.stream()
-					.filter((s) -> s.load() == load && s.mode().equals(mode))
-					.toList();
+				List<Sample> samples = samples(outcome, load, mode);
 				if (!samples.isEmpty()) {
 					String at = "harness." + Figures.part(load.label) + "." + Figures.part(mode.name()) + ".";
 					double[] toRaw = perRound(samples, RAW, outcome.rounds());
@@ -527,6 +521,11 @@ final class IndependentHarness {
 				}
 			}
 		}
+	}
+
+	/** The samples of one load and mode, every round and contender. */
+	private static List<Sample> samples(Outcome outcome, Load load, Mode mode) {
+		return outcome.samples().stream().filter((s) -> s.load() == load && s.mode().equals(mode)).toList();
 	}
 
 	/** Ours over another contender, round by round. */
