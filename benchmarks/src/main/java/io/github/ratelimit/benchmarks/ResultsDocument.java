@@ -9,7 +9,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Writes {@code benchmarks/RESULTS.md} from its template ({@code benchmarks/analysis/RESULTS.template.md}), the
+ * Writes {@code benchmarks/RESULTS.md} from its template ({@code benchmarks/RESULTS.template.md}), the
  * sections' latest tables ({@code results/*.md}) and their figures ({@link Figures}), so that every number in it is
  * the latest run's. The template is the prose; it places the generated parts with directives on lines of their own
  * or inline:
@@ -29,6 +29,9 @@ final class ResultsDocument {
 
 	private static final Pattern DIRECTIVE = Pattern.compile("\\{\\{(\\w[\\w-]*)(?: ([^}]*))?\\}\\}");
 
+	/** A Markdown link or image target with no scheme, no anchor of its own page and no absolute path. */
+	private static final Pattern RELATIVE_LINK = Pattern.compile("\\]\\((?![a-z]+:|#|/)([^) ]+)\\)");
+
 	private ResultsDocument() {
 	}
 
@@ -41,7 +44,7 @@ final class ResultsDocument {
 	 */
 	static Path write(Path results, Figures figures) throws IOException {
 		Path base = results.toAbsolutePath().getParent();
-		Path template = base.resolve("analysis").resolve("RESULTS.template.md");
+		Path template = base.resolve("RESULTS.template.md");
 		if (!Files.exists(template)) {
 			return null;
 		}
@@ -61,13 +64,22 @@ final class ResultsDocument {
 				case "environment" -> read(results.resolve("environment.md"));
 				case "runs" -> runs(figures);
 				case "targets" -> Targets.table(figures);
-				case "include" -> read(results.resolve(argument)).strip() + "\n";
+				case "include" -> relinked(read(results.resolve(argument)).strip(), results) + "\n";
 				case "figure" -> figure(figures, argument);
 				default -> throw new IllegalArgumentException("Unknown directive " + matcher.group());
 			});
 			last = matcher.end();
 		}
 		return out.append(template.substring(last)).toString();
+	}
+
+	/**
+	 * A results file's relative links (to its flame graphs, say) made relative to the document, which is in the
+	 * results directory's parent.
+	 */
+	static String relinked(String content, Path results) {
+		String prefix = results.getFileName() + "/";
+		return RELATIVE_LINK.matcher(content).replaceAll((link) -> Matcher.quoteReplacement("](" + prefix + link.group(1) + ")"));
 	}
 
 	private static String read(Path file) throws IOException {

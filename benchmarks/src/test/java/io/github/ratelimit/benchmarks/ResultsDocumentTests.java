@@ -19,10 +19,17 @@ class ResultsDocumentTests {
 	@Test
 	void theCommittedTemplateRendersFromTheCommittedResults() throws IOException {
 		Path results = Path.of("results");
-		String template = Files.readString(Path.of("analysis", "RESULTS.template.md"));
+		String template = Files.readString(Path.of("RESULTS.template.md"));
 		String document = ResultsDocument.render(template, results, Figures.load(results));
 		assertThat(document).doesNotContain("{{").contains("## Targets of issue #9").contains("| target | measured | met? |");
 		assertThat(document).contains("## 9. Hot identity").contains("## 10. Cluster sizing").contains("(profiler)");
+	}
+
+	@Test
+	void anIncludedFilesRelativeLinksAreMadeRelativeToTheDocument() {
+		assertThat(ResultsDocument.relinked("[graph](profile-a.html) [web](https://x.y) [here](#top) ![c](c.png)",
+				Path.of("results"))).isEqualTo("[graph](results/profile-a.html) [web](https://x.y) [here](#top)"
+						+ " ![c](results/c.png)");
 	}
 
 	@Test
