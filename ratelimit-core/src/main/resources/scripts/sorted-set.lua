@@ -20,6 +20,11 @@ local function zset_score_at(c, index)
   return tonumber(redis.call('ZRANGE', c.key, index, index, 'WITHSCORES')[2])
 end
 
+-- The wait until the `over` oldest entries are window old.
+local function zset_wait(c, over)
+  return zset_score_at(c, over - 1) + c.window - c.now
+end
+
 local function zset_check(c)
   redis.call('ZREMRANGEBYSCORE', c.key, 0, num(c.now - c.window))
   local count = math.max(0, redis.call('ZCARD', c.key) - 1)
@@ -41,13 +46,13 @@ local function zset_check(c)
     c.ok = false
     c.retry = newest + c.min - c.now
     if over > 0 then
-      c.retry = math.max(c.retry, zset_score_at(c, over - 1) + c.window - c.now)
+      c.retry = math.max(c.retry, zset_wait(c, over))
     end
   elseif over <= 0 then
     c.ok = true
   else
     c.ok = false
-    c.retry = zset_score_at(c, over - 1) + c.window - c.now
+    c.retry = zset_wait(c, over)
   end
 end
 
@@ -71,12 +76,12 @@ end
 -- it would be admitted. Also 0 when a minimum interval would outlast the wait for quota: the denial would then have
 -- quota left before its end, which a denial cache does not keep.
 local function zset_exhausted(c)
-  -- the entries less the sequence member, which commit has just made sure of
-  local over = (redis.call('ZCARD', c.key) - 1) + 1 - c.limit
+  -- check's count plus the cost commit added, plus 1, over the limit: 1 - c.ra (c.ra = limit - count - cost)
+  local over = 1 - c.ra
   if over <= 0 then
     return 0
   end
-  local retry = zset_score_at(c, over - 1) + c.window - c.now
+  local retry = zset_wait(c, over)
   if c.min > 0 and zset_score_at(c, -1) + c.min - c.now > retry then
     return 0
   end
