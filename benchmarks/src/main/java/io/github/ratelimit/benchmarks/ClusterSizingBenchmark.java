@@ -230,7 +230,7 @@ final class ClusterSizingBenchmark {
 				"share per master", "script calls per decision", "decisions/s per Redis core", "denied", "errors");
 		for (Row row : outcome.algorithms()) {
 			table.row(row.load(), row.decisionsPerSecond(), row.redisCpuMicrosPerDecision(), shares(row),
-					row.callsPerDecision(), row.decisionsPerCore(), percent(row.deniedShare()), row.errors());
+					row.callsPerDecision(), row.decisionsPerCore(), Figures.percent(row.deniedShare()), row.errors());
 		}
 		out.append(table);
 		out.append("\nRequests with two entries (token bucket):\n\n");
@@ -238,13 +238,13 @@ final class ClusterSizingBenchmark {
 				"denied", "errors");
 		for (Row row : outcome.spanning()) {
 			span.row(row.load(), row.decisionsPerSecond(), row.redisCpuMicrosPerDecision(), row.callsPerDecision(),
-					percent(row.deniedShare()), row.errors());
+					Figures.percent(row.deniedShare()), row.errors());
 		}
 		out.append(span);
 		out.append("\n**Sizing rule** (from these figures): a master serves about 10^6 / (Redis CPU µs per decision)"
 				+ " decisions per second per core it uses; Redis runs commands on one thread, so a master is one core."
 				+ " Planned at ")
-			.append(percent(PLANNED_UTILISATION))
+			.append(Figures.percent(PLANNED_UTILISATION))
 			.append(" of a core (headroom for spikes, a failover's extra load and the fork of a persistence"
 					+ " snapshot), masters for ")
 			.append(String.format(Locale.ROOT, "%,.0f", TARGET_DECISIONS_PER_SECOND))
@@ -286,13 +286,9 @@ final class ClusterSizingBenchmark {
 	private static String shares(Row row) {
 		List<String> shares = new ArrayList<>();
 		for (double share : row.cpuShareByMaster()) {
-			shares.add(percent(share));
+			shares.add(Figures.percent(share));
 		}
 		return String.join(" / ", shares);
-	}
-
-	private static String percent(double share) {
-		return String.format(Locale.ROOT, "%.0f%%", 100 * share);
 	}
 
 }

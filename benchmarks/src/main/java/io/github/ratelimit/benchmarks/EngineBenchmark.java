@@ -133,10 +133,10 @@ final class EngineBenchmark {
 				LoadDriver.Result ours = find(entry.getValue(), "ours token-bucket", mode.name());
 				LoadDriver.Result gcra = find(entry.getValue(), "ours gcra", mode.name());
 				LoadDriver.Result peer = find(entry.getValue(), "bucket4j 8.19 Lettuce", mode.name());
-				ratios.row(mode.name(), pct(ours.opsPerSecond() / raw.opsPerSecond()),
+				ratios.row(mode.name(), Figures.percent(ours.opsPerSecond() / raw.opsPerSecond()),
 						String.format("%.2fx", ours.opsPerSecond() / peer.opsPerSecond()),
-						pct(gcra.opsPerSecond() / raw.opsPerSecond()),
-						pct(ours.redisCpuMicros() / raw.redisCpuMicros()));
+						Figures.percent(gcra.opsPerSecond() / raw.opsPerSecond()),
+						Figures.percent(ours.redisCpuMicros() / raw.redisCpuMicros()));
 			}
 			out.append(ratios);
 		}
@@ -176,10 +176,6 @@ final class EngineBenchmark {
 			.filter((r) -> r.contender().equals(contender) && r.mode().equals(mode))
 			.findFirst()
 			.orElseThrow(() -> new IllegalStateException("no result for " + contender + " " + mode));
-	}
-
-	private static String pct(double ratio) {
-		return String.format("%.0f%%", ratio * 100);
 	}
 
 }

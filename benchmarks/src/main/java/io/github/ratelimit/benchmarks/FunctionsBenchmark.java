@@ -19,7 +19,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 /**
  * FCALL against EVALSHA ({@code ratelimit.redis.script-mode}) for the token bucket's single-entry script, on one
- * Redis 7 server: the server's own time per call ({@code usec_per_call} of {@code INFO commandstats}) over sequential
+ * Redis 7 server: the server's own time per call ({@code INFO commandstats}: its total {@code usec} over its {@code calls}) over sequential
  * calls, and the throughput of blocking callers (batching on, as configured by default). The two modes alternate in
  * rounds, and which goes first alternates too, so drift of the machine hits both.
  * <p>
@@ -73,9 +73,14 @@ final class FunctionsBenchmark {
 				for (int round = 0; round < ROUNDS; round++) {
 					for (int k = 0; k < 2; k++) {
 						int m = (round % 2 == 0) ? k : 1 - k;
-						probe.connection().sync().configResetstat();
+						String command = (m == 0) ? "evalsha" : "fcall";
+						RedisProbe.CommandTime before = probe.commandTime(command);
 						fixtures[m].sequential(CALLS);
-						micros[m][round] = usecPerCall(probe, (m == 0) ? "evalsha" : "fcall");
+						RedisProbe.CommandTime spent = probe.commandTime(command).since(before);
+						if (spent.calls() == 0) {
+							throw new IllegalStateException("No " + command + " in INFO commandstats");
+						}
+						micros[m][round] = (double) spent.micros() / spent.calls();
 					}
 				}
 				for (Fixture fixture : fixtures) {
@@ -132,16 +137,6 @@ final class FunctionsBenchmark {
 			.put("functions.throughput-ratio", IndependentHarness.median(rate))
 			.put("functions.evalsha-micros", IndependentHarness.median(evalsha.microsPerCall()))
 			.put("functions.fcall-micros", IndependentHarness.median(functions.microsPerCall()));
-	}
-
-	private static double usecPerCall(RedisProbe probe, String command) {
-		for (String line : probe.connection().sync().info("commandstats").split("\r?\n")) {
-			if (line.startsWith("cmdstat_" + command + ":")) {
-				int at = line.indexOf("usec_per_call=") + 14;
-				return Double.parseDouble(line.substring(at, line.indexOf(',', at)));
-			}
-		}
-		throw new IllegalStateException("No " + command + " in INFO commandstats");
 	}
 
 	private static double min(double[] values) {

@@ -471,8 +471,8 @@ final class IndependentHarness {
 				double rawRatio = median(toRaw);
 				double bucket4jRatio = median(toBucket4j);
 				table.row(load.label, mode.name(), median(samples, OURS), median(samples, RAW),
-						median(samples, BUCKET4J), percent(rawRatio), range(toRaw, true),
-						(rawRatio >= 0.90) ? "met" : "**not met**", times(bucket4jRatio), range(toBucket4j, false),
+						median(samples, BUCKET4J), Figures.percent(rawRatio), range(toRaw, true),
+						(rawRatio >= 0.90) ? "met" : "**not met**", Figures.times(bucket4jRatio), range(toBucket4j, false),
 						(bucket4jRatio > 1.0) ? "met" : "**not met**",
 						denied(samples, OURS) + " / " + denied(samples, RAW) + " / " + denied(samples, BUCKET4J));
 			}
@@ -556,7 +556,7 @@ final class IndependentHarness {
 			.filter((s) -> s.contender().equals(contender))
 			.mapToDouble(Sample::deniedShare)
 			.toArray());
-		return String.format(Locale.ROOT, "%.0f%%", 100 * share);
+		return Figures.percent(share);
 	}
 
 	static double median(double[] values) {
@@ -572,15 +572,8 @@ final class IndependentHarness {
 		}
 		double min = Arrays.stream(values).min().orElse(0);
 		double max = Arrays.stream(values).max().orElse(0);
-		return asPercent ? percent(min) + " to " + percent(max) : times(min) + " to " + times(max);
-	}
-
-	private static String percent(double ratio) {
-		return String.format(Locale.ROOT, "%.0f%%", 100 * ratio);
-	}
-
-	private static String times(double ratio) {
-		return String.format(Locale.ROOT, "%.2fx", ratio);
+		return asPercent ? Figures.percent(min) + " to " + Figures.percent(max)
+				: Figures.times(min) + " to " + Figures.times(max);
 	}
 
 }

@@ -122,22 +122,15 @@ final class ScriptCostBenchmark {
 
 	/** The server's time per EVALSHA over one round of sequential calls, from its total, not its rounded mean. */
 	private static double measure(RedisProbe probe, IntConsumer call, int from) {
-		probe.connection().sync().configResetstat();
+		RedisProbe.CommandTime before = probe.commandTime("evalsha");
 		for (int i = from; i < from + CALLS_PER_ROUND; i++) {
 			call.accept(i);
 		}
-		for (String line : probe.connection().sync().info("commandstats").split("\r?\n")) {
-			if (line.startsWith("cmdstat_evalsha:")) {
-				return field(line, "usec=") / field(line, "calls=");
-			}
+		RedisProbe.CommandTime spent = probe.commandTime("evalsha").since(before);
+		if (spent.calls() == 0) {
+			throw new IllegalStateException("No EVALSHA in INFO commandstats");
 		}
-		throw new IllegalStateException("No EVALSHA in INFO commandstats");
-	}
-
-	private static double field(String line, String name) {
-		int at = line.indexOf(name) + name.length();
-		int end = line.indexOf(',', at);
-		return Double.parseDouble(line.substring(at, (end < 0) ? line.length() : end));
+		return (double) spent.micros() / spent.calls();
 	}
 
 	static String report(List<Row> rows) {
