@@ -161,6 +161,11 @@ class GatewayIntegrationTests {
 	void aClientThatWaitsRetryAfterIsAdmitted() throws InterruptedException {
 		assertThat(get(first, "/short/a", "patient-client").statusCode()).isEqualTo(200);
 		HttpResponse<String> denied = get(second, "/short/a", "patient-client");
+		if (denied.statusCode() == 200) {
+			// fixed windows are aligned to the clock: the two requests fell on both sides of a window boundary, so
+			// the second one opened the next window, and a third, through the other gateway, is denied in it
+			denied = get(first, "/short/a", "patient-client");
+		}
 		assertThat(denied.statusCode()).isEqualTo(429);
 		long retryAfter = Long.parseLong(header(denied, "Retry-After"));
 		assertThat(retryAfter).isBetween(1L, 2L);
