@@ -1,7 +1,7 @@
 -- Several requests of one entry each under the same policy, in one call (the backend's natural batching): each is
 -- decided on its own, in the order of KEYS, at one time, exactly as if each were its own call in that order. KEYS:
 -- one key per request (a key may repeat). ARGV[1]: the explicit time in microseconds, or '' for the server's TIME;
--- then per request: the cost and the request id ('' unless the algorithm keeps it). Returns the time used, then
+-- then per request its cost. Returns the time used, then
 -- decide's four figures per request, five for the sorted sets (the first sequence number taken). The Java side of
 -- this layout: CallBatcher in core.redis.
 local now
@@ -13,7 +13,7 @@ else
 end
 local out = { now }
 for i = 1, #KEYS do
-  local ok, remaining, reset, retry, seq = decide(KEYS[i], tonumber(ARGV[2 * i]), ARGV[2 * i + 1], now)
+  local ok, remaining, reset, retry, seq = decide(KEYS[i], tonumber(ARGV[i + 1]), now)
   out[#out + 1] = ok
   out[#out + 1] = remaining
   out[#out + 1] = reset

@@ -2,7 +2,7 @@
 -- request of cost n is admitted when, after adding n * T, the theoretical arrival time (TAT) is at most burst * T
 -- ahead of now. The same limits as the token bucket. State: one string "s:d:i:q": the time it was written, the
 -- backlog d = TAT - s (storing the TAT itself, about 1.7e15 us, would round every fractional interval), the
--- interval i it was measured in, and the request that added to it last.
+-- interval i it was measured in, and q: empty, or 'r' once a request of time s was refunded.
 -- A changed policy reads the same state: the backlog keeps its number of cells (converted to the new interval), at
 -- most a full tolerance of the new burst. A clock that went back finds s in the future, which only lengthens the
 -- backlog: every wait already counts from the TAT.
@@ -63,14 +63,15 @@ ALG.gc = {
     end
   end,
   commit = function(c)
-    gc_write(c.key, c.now, c.backlog, c.window / c.limit, c.rid, false)
+    gc_write(c.key, c.now, c.backlog, c.window / c.limit, '', false)
     pexpire(c.key, c.za)
   end,
-  -- Exact while this request is the latest to add to the backlog (see the token bucket); otherwise nothing.
+  -- Exact while the backlog was last written at the time of this request's acquire (see the token bucket); otherwise
+  -- nothing. q = 'r' marks the time s as refunded, so that a refund is made once.
   refund = function(c)
     local s, d, i, q = gc_read(c)
-    if s ~= nil and c.rid ~= '' and q == c.rid then
-      gc_write(c.key, s, d - i * c.cost, i, '', true)
+    if s ~= nil and i ~= nil and s == c.now and q ~= 'r' then
+      gc_write(c.key, s, d - i * c.cost, i, 'r', true)
     end
   end
 }

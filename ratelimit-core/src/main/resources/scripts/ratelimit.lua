@@ -1,6 +1,6 @@
 -- Driver. KEYS: one key per entry. ARGV: mode ('a' acquire, 'r' release, 'p' inspect: check and take nothing),
 -- explicit time in microseconds or '' for the server's TIME (a release passes the time its acquire returned),
--- request id (on an acquire '' unless an entry's state keeps it), then per entry: algorithm code, limit, window (us),
+-- request id (a release's, which the windows keep to refund once; '' on an acquire), then per entry: algorithm code, limit, window (us),
 -- burst, cost, minimum interval (us); a release then passes one more per entry: the first sequence number its
 -- acquire reported for it (0 when none). The Java side of this layout: ScriptCall (arguments) and ScriptReply (reply)
 -- in core.redis.

@@ -1,8 +1,7 @@
 -- Single-entry acquire of GCRA, written straight through: the same arithmetic and the same state as gcra.lua's check
--- and commit (keep the two in step; see fast/token-bucket.lua for why). It defines decide(key, cost, rid, now) as
--- single.lua does.Layout as single.lua (the first line, set by
--- the assembler: local LIMIT, WINDOW, BURST, MIN = ...).
-local function decide(key, cost, rid, now)
+-- and commit (keep the two in step; see fast/token-bucket.lua for why). It defines decide(key, cost, now) as
+-- single.lua does.
+local function decide(key, cost, now)
   local interval = WINDOW / LIMIT
   local tolerance = interval * BURST
   local t = 1e-12 * math.max(1, BURST)
@@ -32,7 +31,7 @@ local function decide(key, cost, rid, now)
   if left + t >= 0 then
     local za = math.ceil(new_backlog)
     redis.call('SET', key, string.format('%.17g', now) .. ':' .. string.format('%.17g', new_backlog) .. ':'
-      .. string.format('%.17g', interval) .. ':' .. rid)
+      .. string.format('%.17g', interval) .. ':')
     local ms = math.ceil(za / 1000)
     if ms < 1 then ms = 1 end
     if EXPLICIT_TIME and ms < 600000 then ms = 600000 end

@@ -1,9 +1,9 @@
 -- Single-entry acquire of the token bucket, written straight through: the same arithmetic and the same state as
 -- token-bucket.lua's check and commit (keep the two in step; the conformance suite runs both against the local
 -- backend: requests of one entry take this script, requests of several the driver), without the driver's tables and
--- closures, which cost Redis about a third of the call. It defines decide(key, cost, rid, now) as
+-- closures, which cost Redis about a third of the call. It defines decide(key, cost, now) as
 -- single.lua does, for the same callers (single-call.lua, batch-call.lua).
-local function decide(key, cost, rid, now)
+local function decide(key, cost, now)
   local st = redis.call('HMGET', key, 't', 's')
   local tokens = BURST
   local at = now
@@ -21,7 +21,7 @@ local function decide(key, cost, rid, now)
   if tokens + t >= cost then
     local left = math.max(0, tokens - cost)
     local za = math.ceil((BURST - left) * WINDOW / LIMIT) + ahead
-    redis.call('HSET', key, 't', string.format('%.17g', left), 's', string.format('%.17g', at), 'q', rid)
+    redis.call('HSET', key, 't', string.format('%.17g', left), 's', string.format('%.17g', at))
     local ms = math.ceil(za / 1000)
     if ms < 1 then ms = 1 end
     if EXPLICIT_TIME and ms < 600000 then ms = 600000 end

@@ -116,17 +116,6 @@ public enum Algorithm {
 	}
 
 	/**
-	 * Whether the state written on acquire names the request, so that its refund gives back exactly what it took:
-	 * the buckets' last taker. The windows keep only counts (a refund names its request there to be made once), and
-	 * the sorted sets name their members by a sequence of their own, which the acquisition reports
-	 * ({@link RateLimitBackend.Acquisition#entrySequences()}), so an acquire need not send them a request id.
-	 * @return true for token bucket and GCRA
-	 */
-	public boolean keepsRequestId() {
-		return this == TOKEN_BUCKET || this == GCRA;
-	}
-
-	/**
 	 * The ids of the algorithms that match, for messages: {@code token-bucket and gcra}.
 	 * @param which the algorithms to name
 	 * @param separator what goes between two ids

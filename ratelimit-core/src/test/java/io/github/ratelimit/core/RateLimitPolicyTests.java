@@ -85,9 +85,6 @@ class RateLimitPolicyTests {
 				.isNotEqualTo(algorithm.keepsEntries());
 		}
 		assertThat(Algorithm.values()).filteredOn(Algorithm::holdsPermits).containsExactly(Algorithm.CONCURRENCY);
-		// the sorted sets number their members by a sequence of their own: only the buckets' state names the request
-		assertThat(Algorithm.values()).filteredOn(Algorithm::keepsRequestId)
-			.containsExactly(Algorithm.TOKEN_BUCKET, Algorithm.GCRA);
 	}
 
 	private static boolean accepts(RateLimitPolicy.Builder builder) {

@@ -38,7 +38,7 @@ final class LocalAlgorithms {
 		return Objects.requireNonNull(ALGORITHMS.get(algorithm));
 	}
 
-	/** token-bucket.lua: a = tokens, b = their time, last = the request that took last. */
+	/** token-bucket.lua: a = tokens, b = their time, refundedAt = the acquire time refunded last (field q). */
 	static final class TokenBucket implements LocalAlgorithm {
 
 		private static double fillTime(Eval c, double tokens) {
@@ -83,22 +83,24 @@ final class LocalAlgorithms {
 			State next = (state != null) ? state : new State();
 			next.a = c.next;
 			next.b = c.at;
-			next.last = c.rid;
 			next.ttlMicros = LocalAlgorithm.ttlMicros(c, c.za);
 			return next;
 		}
 
 		@Override
 		public void refund(Eval c, State state) {
-			if (!c.rid.isEmpty() && c.rid.equals(state.last)) {
+			if (state.b == c.now && state.refundedAt != c.now) {
 				state.a = Math.min(c.burst, state.a + c.cost);
-				state.last = "";
+				state.refundedAt = c.now;
 			}
 		}
 
 	}
 
-	/** gcra.lua: a = time written (s), b = backlog (d), length = interval (i), last = the request that added last. */
+	/**
+	 * gcra.lua: a = time written (s), b = backlog (d), length = interval (i), refundedAt = a once a request of that time
+	 * was refunded (q = 'r').
+	 */
 	static final class Gcra implements LocalAlgorithm {
 
 		@Override
@@ -139,16 +141,16 @@ final class LocalAlgorithms {
 			next.a = c.now;
 			next.b = c.next;
 			next.length = c.window / c.limit;
-			next.last = c.rid;
+			next.refundedAt = Double.NaN;
 			next.ttlMicros = LocalAlgorithm.ttlMicros(c, c.za);
 			return next;
 		}
 
 		@Override
 		public void refund(Eval c, State state) {
-			if (!c.rid.isEmpty() && c.rid.equals(state.last)) {
+			if (state.a == c.now && state.refundedAt != c.now) {
 				state.b = state.b - state.length * c.cost;
-				state.last = "";
+				state.refundedAt = c.now;
 			}
 		}
 

@@ -8,8 +8,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The state of one key: the Java form of the Redis value. Which fields are used depends on the algorithm, as the
- * hash fields do in Redis: token bucket {@code a} = tokens, {@code b} = their time, {@code last} = the request that
- * took last; GCRA {@code a} = time written, {@code b} = backlog, {@code length} = interval, {@code last}; windows
+ * hash fields do in Redis: token bucket {@code a} = tokens, {@code b} = their time, {@code refundedAt}; GCRA
+ * {@code a} = time written, {@code b} = backlog, {@code length} = interval, {@code refundedAt}; windows
  * {@code a} = window number, {@code b} = count, {@code c} = previous count, {@code length} = window length,
  * {@code refunds}; log and concurrency use {@code log} and {@code sequence}.
  * Mutated only under the key's lock.
@@ -30,8 +30,11 @@ final class State {
 	/** The window length (or GCRA's interval) the state was written with. */
 	double length;
 
-	/** The request that took from a token bucket or GCRA last, until it is refunded. */
-	@Nullable String last;
+	/**
+	 * The acquire time of the token bucket's or GCRA's last refund (NaN for none): a refund gives back only an acquire
+	 * of the time the state was last written, once.
+	 */
+	double refundedAt = Double.NaN;
 
 	/** The last few requests refunded from a window (field u of the scripts), newest first. */
 	private @Nullable ArrayDeque<String> refunds;

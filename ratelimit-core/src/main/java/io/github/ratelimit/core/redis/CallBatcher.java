@@ -113,13 +113,12 @@ final class CallBatcher {
 			else {
 				int n = group.size();
 				byte[][] keys = new byte[n][];
-				byte[][] args = new byte[1 + 2 * n][];
+				byte[][] args = new byte[1 + n][];
 				args[0] = new byte[0]; // ARGV[1]: the server's time
 				for (int i = 0; i < n; i++) {
 					SingleEntryCall call = group.get(i).call;
 					keys[i] = call.key().getBytes(StandardCharsets.UTF_8);
-					args[1 + 2 * i] = call.cost().getBytes(StandardCharsets.UTF_8);
-					args[2 + 2 * i] = call.requestId().getBytes(StandardCharsets.UTF_8);
+					args[1 + i] = call.cost().getBytes(StandardCharsets.UTF_8);
 				}
 				reply = this.sender.send(new EncodedCall(scripts.batch(), keys, args));
 			}

@@ -253,7 +253,7 @@ final class LuaScripts {
 			.append(", ")
 			.append(minIntervalMicros)
 			.append('\n')
-			.append(batch ? "local EXPLICIT_TIME = ARGV[1] ~= ''\n" : "local EXPLICIT_TIME = ARGV[3] ~= nil\n");
+			.append(batch ? "local EXPLICIT_TIME = ARGV[1] ~= ''\n" : "local EXPLICIT_TIME = ARGV[2] ~= nil\n");
 		String fast = FAST.get(algorithm);
 		if (fast != null) {
 			source.append(fast);

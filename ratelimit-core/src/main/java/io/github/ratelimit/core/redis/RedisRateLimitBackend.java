@@ -282,7 +282,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	@Override
 	public Acquisition acquire(RateLimitRequest request, String requestId) {
-		SingleEntryCall single = singleEntryCall(request, requestId);
+		SingleEntryCall single = singleEntryCall(request);
 		if (single != null) {
 			if (batches(single)) {
 				return single.acquisition(await(this.batcher.submit(single), timeoutMillis()));
@@ -332,7 +332,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 				.subscribeOn(Schedulers.boundedElastic())
 				.flatMap((known) -> acquireAsync(request, requestId));
 		}
-		SingleEntryCall single = singleEntryCall(request, requestId);
+		SingleEntryCall single = singleEntryCall(request);
 		if (single != null) {
 			if (batches(single)) {
 				return Mono.fromFuture(() -> this.batcher.submit(single)).map(single::acquisition);
@@ -560,14 +560,14 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	 * The call of a request of one entry with a script of its own (see {@link LuaScripts#forSingleEntry}), or null
 	 * for the driver.
 	 */
-	private @Nullable SingleEntryCall singleEntryCall(RateLimitRequest request, String requestId) {
+	private @Nullable SingleEntryCall singleEntryCall(RateLimitRequest request) {
 		if (request.entries().size() != 1 || !this.singleEntryScripts) {
 			return null;
 		}
 		Entry entry = request.entries().get(0);
 		LuaScripts.PolicyScripts script = this.scripts.forSingleEntry(entry.policy());
 		return (script != null) ? new SingleEntryCall(script, this.keys.key(entry.policy(), entry.identity()), entry,
-				requestId, request.explicitTimeMicros()) : null;
+				request.explicitTimeMicros()) : null;
 	}
 
 	/**

@@ -19,8 +19,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <li>ARGV[1]: the {@link Mode mode}, {@code a} to acquire or {@code r} to release;</li>
  * <li>ARGV[2]: the explicit time in microseconds, or empty for the server's TIME (a release passes the time its
  * acquire returned);</li>
- * <li>ARGV[3]: the request id, always on a release, on an acquire only when the state of one of the entries
- * {@linkplain Algorithm#keepsRequestId() keeps it} (empty otherwise);</li>
+ * <li>ARGV[3]: the request id on a release (the windows keep it to refund once), empty on an acquire: no
+ * algorithm's acquire stores it;</li>
  * <li>then six per entry, in the order of KEYS: the algorithm's code, the limit, the window (microseconds), the
  * burst, the cost and the minimum interval (microseconds);</li>
  * <li>on a release, then one per entry: the first sequence number its acquire took (0 for none; see
@@ -70,9 +70,6 @@ final class ScriptCall {
 
 	private final Set<Algorithm> algorithms = EnumSet.noneOf(Algorithm.class);
 
-	/** Whether an entry's state names the request on acquire ({@link Algorithm#keepsRequestId()}). */
-	private boolean keepsRequestId;
-
 	/**
 	 * A call with no entry yet.
 	 * @param requestId the request id
@@ -94,7 +91,6 @@ final class ScriptCall {
 		this.keys.add(key);
 		this.entries.add(entry);
 		this.algorithms.add(entry.policy().algorithm());
-		this.keepsRequestId |= entry.policy().algorithm().keepsRequestId();
 	}
 
 	/**
@@ -172,10 +168,10 @@ final class ScriptCall {
 		String[] args = new String[HEADER + this.entries.size() * perEntry];
 		args[0] = mode.argument;
 		args[1] = (timeMicros >= 0) ? Long.toString(timeMicros) : "";
-		// a refund names its request (to give back once, and only what the request took); an acquire only where
-		// the state keeps the request: the sorted sets' members and the buckets' last taker. The windows do not,
-		// and a unique string per call costs Redis' Lua an interned string and its garbage collection.
-		args[2] = (mode == Mode.RELEASE || this.keepsRequestId) ? this.requestId : "";
+		// a refund of a window names its request, to give back once; an acquire never does: the buckets name their
+		// acquire by its time, the sorted sets by their sequence, and a unique string per call costs Redis' Lua an
+		// interned string and its garbage collection
+		args[2] = (mode == Mode.RELEASE) ? this.requestId : "";
 		int i = HEADER;
 		for (Entry entry : this.entries) {
 			RateLimitPolicy policy = entry.policy();

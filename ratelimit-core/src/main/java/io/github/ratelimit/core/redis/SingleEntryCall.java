@@ -15,9 +15,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <ul>
  * <li>KEYS[1]: the key;</li>
  * <li>ARGV[1]: the cost;</li>
- * <li>ARGV[2]: the request id, only when the algorithm's state {@linkplain io.github.ratelimit.core.Algorithm#keepsRequestId()
- * keeps it} (else empty, and absent altogether when no explicit time follows);</li>
- * <li>ARGV[3]: the explicit time in microseconds, absent for the server's clock.</li>
+ * <li>ARGV[2]: the explicit time in microseconds, absent for the server's clock.</li>
  * </ul>
  * The reply: the time used, admits (1 or 0), remaining and reset-after (microseconds), retry-after (microseconds;
  * when admitted, how long a request of cost 1 stays denied by what the admission left: see
@@ -47,22 +45,13 @@ final class SingleEntryCall {
 
 	private final String[] args;
 
-	SingleEntryCall(LuaScripts.PolicyScripts scripts, String key, Entry entry, String requestId,
-			long explicitTimeMicros) {
+	SingleEntryCall(LuaScripts.PolicyScripts scripts, String key, Entry entry, long explicitTimeMicros) {
 		this.scripts = scripts;
 		this.key = key;
 		this.entry = entry;
 		String cost = Long.toString(entry.cost());
-		String id = entry.policy().algorithm().keepsRequestId() ? requestId : "";
-		if (explicitTimeMicros >= 0) {
-			this.args = new String[] { cost, id, Long.toString(explicitTimeMicros) };
-		}
-		else if (!id.isEmpty()) {
-			this.args = new String[] { cost, id };
-		}
-		else {
-			this.args = new String[] { cost };
-		}
+		this.args = (explicitTimeMicros >= 0) ? new String[] { cost, Long.toString(explicitTimeMicros) }
+				: new String[] { cost };
 	}
 
 	/** The script of this call on its own. */
@@ -78,7 +67,7 @@ final class SingleEntryCall {
 
 	/** Whether the call passes its own time (then it is never batched: a batch has one time, the server's). */
 	boolean explicitTime() {
-		return this.args.length == 3;
+		return this.args.length == 2;
 	}
 
 	String key() {
@@ -88,11 +77,6 @@ final class SingleEntryCall {
 	/** ARGV[1], the cost. */
 	String cost() {
 		return this.args[0];
-	}
-
-	/** The request id where the algorithm keeps it, else empty. */
-	String requestId() {
-		return (this.args.length > 1) ? this.args[1] : "";
 	}
 
 	/** How many figures the script answers after the time: four, and the sequence number where entries are kept. */

@@ -87,12 +87,10 @@ class BatchingTests {
 				for (int i = 0; i < n; i++) {
 					String identity = "id" + random.nextInt(3);
 					String cost = Long.toString(1 + random.nextInt((int) Math.min(3, policy.capacity())));
-					String id = "r" + round + "." + i;
 					batchKeys.add("batch:" + keys.key(policy, identity));
 					singleKeys.add("single:" + keys.key(policy, identity));
 					batchArgs.add(cost);
-					batchArgs.add(id);
-					singleArgs.add(new String[] { cost, id, Long.toString(now) });
+					singleArgs.add(new String[] { cost, Long.toString(now) });
 				}
 				LuaScripts.PolicyScripts own = scripts.forSingleEntry(policy);
 				List<Long> batch = ScriptReply.toLongs(redis.execute(own.batch(), batchKeys, batchArgs.toArray()));
@@ -120,7 +118,7 @@ class BatchingTests {
 		LuaScripts.PolicyScripts own = new LuaScripts().forSingleEntry(policy);
 		// three requests of one identity in one batch, at the batch's one server time, of costs 1, 2 and 1
 		List<Long> reply = ScriptReply
-			.toLongs(redis.execute(own.batch(), List.of(key, key, key), "", "1", "", "2", "", "1", ""));
+			.toLongs(redis.execute(own.batch(), List.of(key, key, key), "", "1", "2", "1"));
 		long now = reply.get(0);
 		assertThat(List.of(reply.get(1), reply.get(6), reply.get(11))).containsOnly(1L);
 		assertThat(List.of(reply.get(5), reply.get(10), reply.get(15))).as("the first number of each")
