@@ -113,9 +113,9 @@ final class FunctionsBenchmark {
 		Markdown table = new Markdown("script mode", "Redis time per call, µs (median of rounds)",
 				"min–max over rounds", "decisions/s, " + THREADS + " threads (median)", "min–max over rounds");
 		for (Row row : rows) {
-			table.row(row.mode().name().toLowerCase(java.util.Locale.ROOT), IndependentHarness.median(row.microsPerCall()),
+			table.row(row.mode().name().toLowerCase(java.util.Locale.ROOT), Rounds.median(row.microsPerCall()),
 					String.format("%.2f–%.2f", min(row.microsPerCall()), max(row.microsPerCall())),
-					Math.round(IndependentHarness.median(row.callsPerSecond())),
+					Math.round(Rounds.median(row.callsPerSecond())),
 					String.format("%.0f–%.0f", min(row.callsPerSecond()), max(row.callsPerSecond())));
 		}
 		return table.toString();
@@ -133,10 +133,10 @@ final class FunctionsBenchmark {
 			time[round] = functions.microsPerCall()[round] / evalsha.microsPerCall()[round];
 			rate[round] = functions.callsPerSecond()[round] / evalsha.callsPerSecond()[round];
 		}
-		figures.put("functions.time-ratio", IndependentHarness.median(time))
-			.put("functions.throughput-ratio", IndependentHarness.median(rate))
-			.put("functions.evalsha-micros", IndependentHarness.median(evalsha.microsPerCall()))
-			.put("functions.fcall-micros", IndependentHarness.median(functions.microsPerCall()));
+		figures.put("functions.time-ratio", Rounds.median(time))
+			.put("functions.throughput-ratio", Rounds.median(rate))
+			.put("functions.evalsha-micros", Rounds.median(evalsha.microsPerCall()))
+			.put("functions.fcall-micros", Rounds.median(functions.microsPerCall()));
 	}
 
 	private static double min(double[] values) {

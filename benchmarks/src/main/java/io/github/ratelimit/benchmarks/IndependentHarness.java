@@ -5,7 +5,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -33,8 +32,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 /**
  * Section {@code harness}: the issue's acceptance check, written apart from the engine section (its own contenders,
- * load loops and counting, nothing shared with {@link EngineBenchmark} but the table printer), so that a bias of that
- * section's driver would show as a disagreement between the two.
+ * load loops and counting, nothing shared with {@link EngineBenchmark} but the table printer and the rounds' order and
+ * medians of {@link Rounds}), so that a bias of that section's driver would show as a disagreement between the two.
  * <p>
  * One token-bucket limit for all three contenders: capacity 100, refilled 10 per second, on 10,000 keys chosen at
  * random per call, each contender on one Lettuce connection of its own to the same {@code redis-server}:
@@ -138,8 +137,7 @@ final class IndependentHarness {
 				}
 				for (int round = 0; round < this.rounds; round++) {
 					for (Mode mode : MODES) {
-						for (int i = 0; i < limiters.size(); i++) {
-							Limiter limiter = limiters.get((i + round) % limiters.size());
+						for (Limiter limiter : Rounds.rotated(limiters, round)) {
 							ClosedLoop.Counts counts = drive(limiter, mode, this.measure);
 							Sample sample = new Sample(load, mode, round, limiter.name(), counts.perSecond(),
 									counts.deniedShare(), counts.errors());
@@ -468,11 +466,12 @@ final class IndependentHarness {
 				}
 				double[] toRaw = perRound(samples, RAW, outcome.rounds());
 				double[] toBucket4j = perRound(samples, BUCKET4J, outcome.rounds());
-				double rawRatio = median(toRaw);
-				double bucket4jRatio = median(toBucket4j);
+				double rawRatio = Rounds.median(toRaw);
+				double bucket4jRatio = Rounds.median(toBucket4j);
 				table.row(load.label, mode.name(), median(samples, OURS), median(samples, RAW),
-						median(samples, BUCKET4J), Figures.percent(rawRatio), range(toRaw, true),
-						(rawRatio >= 0.90) ? "met" : "**not met**", Figures.times(bucket4jRatio), range(toBucket4j, false),
+						median(samples, BUCKET4J), Figures.percent(rawRatio), Rounds.range(toRaw, Figures::percent),
+						(rawRatio >= 0.90) ? "met" : "**not met**", Figures.times(bucket4jRatio),
+						Rounds.range(toBucket4j, Figures::times),
 						(bucket4jRatio > 1.0) ? "met" : "**not met**",
 						denied(samples, OURS) + " / " + denied(samples, RAW) + " / " + denied(samples, BUCKET4J));
 			}
@@ -514,10 +513,10 @@ final class IndependentHarness {
 				if (!samples.isEmpty()) {
 					String at = "harness." + Figures.part(load.label) + "." + Figures.part(mode.name()) + ".";
 					double[] toRaw = perRound(samples, RAW, outcome.rounds());
-					figures.put(at + "raw", median(toRaw))
-						.put(at + "raw-lowest", Arrays.stream(toRaw).min().orElse(Double.NaN))
-						.put(at + "raw-highest", Arrays.stream(toRaw).max().orElse(Double.NaN))
-						.put(at + "bucket4j", median(perRound(samples, BUCKET4J, outcome.rounds())));
+					figures.put(at + "raw", Rounds.median(toRaw))
+						.put(at + "raw-lowest", Rounds.lowest(toRaw))
+						.put(at + "raw-highest", Rounds.highest(toRaw))
+						.put(at + "bucket4j", Rounds.median(perRound(samples, BUCKET4J, outcome.rounds())));
 				}
 			}
 		}
@@ -530,11 +529,8 @@ final class IndependentHarness {
 
 	/** Ours over another contender, round by round. */
 	private static double[] perRound(List<Sample> samples, String other, int rounds) {
-		double[] ratios = new double[rounds];
-		for (int round = 0; round < rounds; round++) {
-			ratios[round] = find(samples, OURS, round).opsPerSecond() / find(samples, other, round).opsPerSecond();
-		}
-		return ratios;
+		return Rounds.ratios(rounds, (round) -> find(samples, OURS, round).opsPerSecond(),
+				(round) -> find(samples, other, round).opsPerSecond());
 	}
 
 	private static Sample find(List<Sample> samples, String contender, int round) {
@@ -545,35 +541,18 @@ final class IndependentHarness {
 	}
 
 	private static double median(List<Sample> samples, String contender) {
-		return median(samples.stream()
+		return Rounds.median(samples.stream()
 			.filter((s) -> s.contender().equals(contender))
 			.mapToDouble(Sample::opsPerSecond)
 			.toArray());
 	}
 
 	private static String denied(List<Sample> samples, String contender) {
-		double share = median(samples.stream()
+		double share = Rounds.median(samples.stream()
 			.filter((s) -> s.contender().equals(contender))
 			.mapToDouble(Sample::deniedShare)
 			.toArray());
 		return Figures.percent(share);
-	}
-
-	static double median(double[] values) {
-		double[] sorted = values.clone();
-		Arrays.sort(sorted);
-		int n = sorted.length;
-		return (n % 2 == 1) ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-	}
-
-	private static String range(double[] values, boolean asPercent) {
-		if (values.length == 1) {
-			return "one round";
-		}
-		double min = Arrays.stream(values).min().orElse(0);
-		double max = Arrays.stream(values).max().orElse(0);
-		return asPercent ? Figures.percent(min) + " to " + Figures.percent(max)
-				: Figures.times(min) + " to " + Figures.times(max);
 	}
 
 }

@@ -109,9 +109,9 @@ final class ScriptCostBenchmark {
 				for (int round = 0; round < ROUNDS; round++) {
 					ratios[round] = micros[s][round] / micros[rawAt][round];
 				}
-				rows.add(new Row(scripts.get(s).name(), IndependentHarness.median(micros[s]),
+				rows.add(new Row(scripts.get(s).name(), Rounds.median(micros[s]),
 						Arrays.stream(micros[s]).min().orElse(0), Arrays.stream(micros[s]).max().orElse(0),
-						IndependentHarness.median(ratios)));
+						Rounds.median(ratios)));
 			}
 			rows.forEach((row) -> System.out.printf("script %-58s %6.2f us/call %5.0f%% of raw%n", row.script(),
 					row.microsPerCall(), 100 * row.toRaw()));
