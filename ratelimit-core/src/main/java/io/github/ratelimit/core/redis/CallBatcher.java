@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 
 /**
  * Natural batching (group commit) of single-entry acquires on one connection: a call is sent at once while fewer
@@ -49,6 +50,12 @@ final class CallBatcher {
 
 	}
 
+	/** What every answer (or failure) of a call in flight does: frees its place and sends what queued meanwhile. */
+	private final BiConsumer<Object, Throwable> answered = (ignored, failure) -> {
+		this.inFlight.decrementAndGet();
+		drain();
+	};
+
 	CallBatcher(Sender sender) {
 		this.sender = sender;
 	}
@@ -59,6 +66,22 @@ final class CallBatcher {
 	 * @return its reply, in the layout of {@code scripts/single-call.lua}
 	 */
 	CompletableFuture<List<Long>> submit(SingleEntryCall call) {
+		if (this.queue.isEmpty()) {
+			int running = this.inFlight.get();
+			if (running < MAX_IN_FLIGHT && this.inFlight.compareAndSet(running, running + 1)) {
+				// nothing waits and a call may go: sent at once, as unbatched, without a batch's queue, list and
+				// split (what a lone caller, one blocking thread, would otherwise pay on every call)
+				CompletableFuture<List<Long>> reply;
+				try {
+					reply = this.sender.send(call.encoded()).toCompletableFuture();
+				}
+				catch (RuntimeException ex) {
+					reply = CompletableFuture.failedFuture(ex);
+				}
+				reply.whenComplete(this.answered);
+				return reply;
+			}
+		}
 		Pending pending = new Pending(call, new CompletableFuture<>());
 		this.queue.add(pending);
 		drain();
@@ -84,10 +107,7 @@ final class CallBatcher {
 				this.inFlight.decrementAndGet();
 				continue;
 			}
-			send(batch).whenComplete((ignored, failure) -> {
-				this.inFlight.decrementAndGet();
-				drain();
-			});
+			send(batch).whenComplete(this.answered);
 		}
 	}
 
