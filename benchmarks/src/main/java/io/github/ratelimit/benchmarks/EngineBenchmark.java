@@ -96,12 +96,12 @@ final class EngineBenchmark {
 	private final LoadDriver driver;
 
 	/**
-	 * A run of 3 rounds of 1 s settling and 3 s measured per contender and mode ({@code -Dbench.engine.rounds}
+	 * A run of 5 rounds of 1 s settling and 3 s measured per contender and mode ({@code -Dbench.engine.rounds}
 	 * changes the rounds); {@code quick}: one round of 0.5 s and 1 s.
 	 * @param quick whether to run the short smoke test
 	 */
 	EngineBenchmark(boolean quick) {
-		this.rounds = Integer.getInteger("bench.engine.rounds", quick ? 1 : 3);
+		this.rounds = Integer.getInteger("bench.engine.rounds", quick ? 1 : 5);
 		this.warmup = Duration.ofMillis(quick ? 500 : 1000);
 		this.settle = Duration.ofMillis(quick ? 500 : 1000);
 		this.measure = Duration.ofMillis(quick ? 1000 : 3000);
