@@ -1,9 +1,9 @@
 -- Driver. KEYS: one key per entry. ARGV: mode ('a' acquire, 'r' release, 'p' inspect: check and take nothing),
 -- explicit time in microseconds or '' for the server's TIME (a release passes the time its acquire returned),
--- request id (a release's, which the windows keep to refund once; '' on an acquire), then per entry: algorithm code, limit, window (us),
--- burst, cost, minimum interval (us); a release then passes one more per entry: the first sequence number its
--- acquire reported for it (0 when none). The Java side of this layout: ScriptCall (arguments) and ScriptReply (reply)
--- in core.redis.
+-- request id (a release's, which the windows keep to refund once; '' on an acquire), then per entry: algorithm
+-- code, limit, window (us), burst, cost, minimum interval (us); a release then passes one more per entry: the first
+-- sequence number its acquire reported for it (0 when none). The Java side of this layout: ScriptCall (arguments)
+-- and ScriptReply (reply) in core.redis.
 -- Acquire (and inspect) returns the time it used (us), then seven numbers per entry: admits (1/0), remaining and
 -- reset-after (us) once the cost is taken, remaining and reset-after as the state is, retry-after (us), and the first
 -- sequence number the entry took (the sorted sets' members; 0 when it took none). Every entry is checked

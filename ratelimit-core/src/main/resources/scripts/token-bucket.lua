@@ -1,6 +1,6 @@
 -- Token bucket. State: hash {t = tokens, s = time of t, q = the time of the acquire last refunded, once one was}.
--- limit tokens per window refill a bucket of burst tokens. The key expires when the bucket would be full again, which is the same as
--- no key.
+-- limit tokens per window refill a bucket of burst tokens. The key expires when the bucket would be full again,
+-- which is the same as no key.
 -- A changed policy reads the same state: the tokens left, at most a full bucket of the new burst, refilled at the
 -- new rate. A clock that went back (a failover to a server whose clock is behind) finds s in the future: nothing
 -- refills before s, every wait counts from s, and the later time is kept.

@@ -66,21 +66,12 @@ final class CallBatcher {
 	 * @return its reply, in the layout of {@code scripts/single-call.lua}
 	 */
 	CompletableFuture<List<Long>> submit(SingleEntryCall call) {
-		if (this.queue.isEmpty()) {
-			int running = this.inFlight.get();
-			if (running < MAX_IN_FLIGHT && this.inFlight.compareAndSet(running, running + 1)) {
-				// nothing waits and a call may go: sent at once, as unbatched, without a batch's queue, list and
-				// split (what a lone caller, one blocking thread, would otherwise pay on every call)
-				CompletableFuture<List<Long>> reply;
-				try {
-					reply = this.sender.send(call.encoded()).toCompletableFuture();
-				}
-				catch (RuntimeException ex) {
-					reply = CompletableFuture.failedFuture(ex);
-				}
-				reply.whenComplete(this.answered);
-				return reply;
-			}
+		if (this.queue.isEmpty() && takePlace()) {
+			// nothing waits and a call may go: sent at once, as unbatched, without a batch's queue, list and split
+			// (what a lone caller, one blocking thread, would otherwise pay on every call)
+			CompletableFuture<List<Long>> reply = sendNow(call.encoded());
+			reply.whenComplete(this.answered);
+			return reply;
 		}
 		Pending pending = new Pending(call, new CompletableFuture<>());
 		this.queue.add(pending);
@@ -91,12 +82,8 @@ final class CallBatcher {
 	/** Sends what is queued while fewer than the maximum are in flight; called on every submit and every answer. */
 	private void drain() {
 		while (!this.queue.isEmpty()) {
-			int running = this.inFlight.get();
-			if (running >= MAX_IN_FLIGHT) {
-				return; // the answer of the call in flight drains the queue
-			}
-			if (!this.inFlight.compareAndSet(running, running + 1)) {
-				continue;
+			if (!takePlace()) {
+				return; // the answer of a call in flight drains the queue
 			}
 			List<Pending> batch = new ArrayList<>();
 			Pending next;
@@ -108,6 +95,32 @@ final class CallBatcher {
 				continue;
 			}
 			send(batch).whenComplete(this.answered);
+		}
+	}
+
+	/**
+	 * Takes a place among the calls in flight, if one is free.
+	 * @return whether a place was taken (the answer of the call sent in it frees it)
+	 */
+	private boolean takePlace() {
+		while (true) {
+			int running = this.inFlight.get();
+			if (running >= MAX_IN_FLIGHT) {
+				return false;
+			}
+			if (this.inFlight.compareAndSet(running, running + 1)) {
+				return true;
+			}
+		}
+	}
+
+	/** Sends one script call; a sender that refuses it at once (a client shut down) answers with the failure. */
+	private CompletableFuture<List<Long>> sendNow(EncodedCall call) {
+		try {
+			return this.sender.send(call).toCompletableFuture();
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
 		}
 	}
 
@@ -125,28 +138,9 @@ final class CallBatcher {
 	}
 
 	private CompletableFuture<?> sendGroup(LuaScripts.PolicyScripts scripts, List<Pending> group) {
-		CompletionStage<List<Long>> reply;
-		try {
-			if (group.size() == 1) {
-				reply = this.sender.send(group.get(0).call.encoded());
-			}
-			else {
-				int n = group.size();
-				byte[][] keys = new byte[n][];
-				byte[][] args = new byte[1 + n][];
-				args[0] = new byte[0]; // ARGV[1]: the server's time
-				for (int i = 0; i < n; i++) {
-					SingleEntryCall call = group.get(i).call;
-					keys[i] = call.key().getBytes(StandardCharsets.UTF_8);
-					args[1 + i] = call.cost().getBytes(StandardCharsets.UTF_8);
-				}
-				reply = this.sender.send(new EncodedCall(scripts.batch(), keys, args));
-			}
-		}
-		catch (RuntimeException ex) {
-			reply = CompletableFuture.failedFuture(ex);
-		}
-		return reply.toCompletableFuture().whenComplete((values, failure) -> {
+		CompletableFuture<List<Long>> reply = sendNow(
+				(group.size() == 1) ? group.get(0).call.encoded() : batchCall(scripts, group));
+		return reply.whenComplete((values, failure) -> {
 			if (failure != null) {
 				group.forEach((pending) -> pending.reply.completeExceptionally(failure));
 			}
@@ -167,6 +161,20 @@ final class CallBatcher {
 				}
 			}
 		});
+	}
+
+	/** The call of several requests of one policy ({@code scripts/batch-call.lua}), on the server's clock. */
+	private static EncodedCall batchCall(LuaScripts.PolicyScripts scripts, List<Pending> group) {
+		int n = group.size();
+		byte[][] keys = new byte[n][];
+		byte[][] args = new byte[1 + n][];
+		args[0] = new byte[0]; // ARGV[1]: the server's time
+		for (int i = 0; i < n; i++) {
+			SingleEntryCall call = group.get(i).call;
+			keys[i] = call.key().getBytes(StandardCharsets.UTF_8);
+			args[1 + i] = call.cost().getBytes(StandardCharsets.UTF_8);
+		}
+		return new EncodedCall(scripts.batch(), keys, args);
 	}
 
 	private record Pending(SingleEntryCall call, CompletableFuture<List<Long>> reply) {
