@@ -73,14 +73,9 @@ final class FunctionsBenchmark {
 				for (int round = 0; round < ROUNDS; round++) {
 					for (int k = 0; k < 2; k++) {
 						int m = (round % 2 == 0) ? k : 1 - k;
-						String command = (m == 0) ? "evalsha" : "fcall";
-						RedisProbe.CommandTime before = probe.commandTime(command);
-						fixtures[m].sequential(CALLS);
-						RedisProbe.CommandTime spent = probe.commandTime(command).since(before);
-						if (spent.calls() == 0) {
-							throw new IllegalStateException("No " + command + " in INFO commandstats");
-						}
-						micros[m][round] = (double) spent.micros() / spent.calls();
+						Fixture fixture = fixtures[m];
+						micros[m][round] = probe.microsPerCall((m == 0) ? "evalsha" : "fcall",
+								() -> fixture.sequential(CALLS));
 					}
 				}
 				for (Fixture fixture : fixtures) {
@@ -114,9 +109,9 @@ final class FunctionsBenchmark {
 				"min–max over rounds", "decisions/s, " + THREADS + " threads (median)", "min–max over rounds");
 		for (Row row : rows) {
 			table.row(row.mode().name().toLowerCase(java.util.Locale.ROOT), Rounds.median(row.microsPerCall()),
-					String.format("%.2f–%.2f", min(row.microsPerCall()), max(row.microsPerCall())),
+					String.format("%.2f–%.2f", Rounds.lowest(row.microsPerCall()), Rounds.highest(row.microsPerCall())),
 					Math.round(Rounds.median(row.callsPerSecond())),
-					String.format("%.0f–%.0f", min(row.callsPerSecond()), max(row.callsPerSecond())));
+					String.format("%.0f–%.0f", Rounds.lowest(row.callsPerSecond()), Rounds.highest(row.callsPerSecond())));
 		}
 		return table.toString();
 	}
@@ -127,25 +122,16 @@ final class FunctionsBenchmark {
 	static void figures(List<Row> rows, Figures figures) {
 		Row evalsha = rows.get(0);
 		Row functions = rows.get(1);
-		double[] time = new double[ROUNDS];
-		double[] rate = new double[ROUNDS];
-		for (int round = 0; round < ROUNDS; round++) {
-			time[round] = functions.microsPerCall()[round] / evalsha.microsPerCall()[round];
-			rate[round] = functions.callsPerSecond()[round] / evalsha.callsPerSecond()[round];
-		}
+		double[] time = Rounds.ratios(ROUNDS, (round) -> functions.microsPerCall()[round],
+				(round) -> evalsha.microsPerCall()[round]);
+		double[] rate = Rounds.ratios(ROUNDS, (round) -> functions.callsPerSecond()[round],
+				(round) -> evalsha.callsPerSecond()[round]);
 		figures.put("functions.time-ratio", Rounds.median(time))
 			.put("functions.throughput-ratio", Rounds.median(rate))
 			.put("functions.evalsha-micros", Rounds.median(evalsha.microsPerCall()))
 			.put("functions.fcall-micros", Rounds.median(functions.microsPerCall()));
 	}
 
-	private static double min(double[] values) {
-		return Arrays.stream(values).min().orElse(Double.NaN);
-	}
-
-	private static double max(double[] values) {
-		return Arrays.stream(values).max().orElse(Double.NaN);
-	}
 
 	/** A backend of one script mode on its own connection. */
 	private static final class Fixture {

@@ -99,6 +99,24 @@ final class RedisProbe implements AutoCloseable {
 		return new CommandTime(calls, micros);
 	}
 
+	/**
+	 * The server's own time per call of a command while some work runs, from its totals rather than its rounded
+	 * {@code usec_per_call}.
+	 * @param command the lower-case command name, e.g. {@code evalsha}
+	 * @param work what sends the calls
+	 * @return microseconds per call
+	 * @throws IllegalStateException when the work made no such call
+	 */
+	double microsPerCall(String command, Runnable work) {
+		CommandTime before = commandTime(command);
+		work.run();
+		CommandTime spent = commandTime(command).since(before);
+		if (spent.calls() == 0) {
+			throw new IllegalStateException("No " + command + " in INFO commandstats");
+		}
+		return (double) spent.micros() / spent.calls();
+	}
+
 	private static long field(String line, String name) {
 		int at = line.indexOf(name, line.indexOf(':')) + name.length();
 		int end = line.indexOf(',', at);

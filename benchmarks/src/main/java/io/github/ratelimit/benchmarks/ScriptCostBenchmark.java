@@ -76,7 +76,7 @@ final class ScriptCostBenchmark {
 			scripts.add(raw(connection, RAW, raw, rate, capacity));
 			String[] ours = { "a", "", "Xb3k9QaZ1LmP.1a", "tb", "1000000000", "60000000", "1000000000", "1", "0" };
 			String elevenArguments = raw.replace("ARGV[1]", "ARGV[10]").replace("ARGV[2]", "ARGV[11]");
-			String[] padded = java.util.Arrays.copyOf(ours, 11);
+			String[] padded = Arrays.copyOf(ours, 11);
 			padded[9] = rate;
 			padded[10] = capacity;
 			scripts.add(raw(connection, "raw token bucket fed 11 arguments (the generic driver: 9)", elevenArguments,
@@ -105,12 +105,9 @@ final class ScriptCostBenchmark {
 			int rawAt = scripts.stream().map(Script::name).toList().indexOf(RAW);
 			List<Row> rows = new ArrayList<>();
 			for (int s = 0; s < scripts.size(); s++) {
-				double[] ratios = new double[ROUNDS];
-				for (int round = 0; round < ROUNDS; round++) {
-					ratios[round] = micros[s][round] / micros[rawAt][round];
-				}
-				rows.add(new Row(scripts.get(s).name(), Rounds.median(micros[s]),
-						Arrays.stream(micros[s]).min().orElse(0), Arrays.stream(micros[s]).max().orElse(0),
+				double[] own = micros[s];
+				double[] ratios = Rounds.ratios(ROUNDS, (round) -> own[round], (round) -> micros[rawAt][round]);
+				rows.add(new Row(scripts.get(s).name(), Rounds.median(own), Rounds.lowest(own), Rounds.highest(own),
 						Rounds.median(ratios)));
 			}
 			rows.forEach((row) -> System.out.printf("script %-58s %6.2f us/call %5.0f%% of raw%n", row.script(),
@@ -132,15 +129,11 @@ final class ScriptCostBenchmark {
 
 	/** The server's time per EVALSHA over one round of sequential calls, from its total, not its rounded mean. */
 	private static double measure(RedisProbe probe, IntConsumer call, int from) {
-		RedisProbe.CommandTime before = probe.commandTime("evalsha");
-		for (int i = from; i < from + CALLS_PER_ROUND; i++) {
-			call.accept(i);
-		}
-		RedisProbe.CommandTime spent = probe.commandTime("evalsha").since(before);
-		if (spent.calls() == 0) {
-			throw new IllegalStateException("No EVALSHA in INFO commandstats");
-		}
-		return (double) spent.micros() / spent.calls();
+		return probe.microsPerCall("evalsha", () -> {
+			for (int i = from; i < from + CALLS_PER_ROUND; i++) {
+				call.accept(i);
+			}
+		});
 	}
 
 	static String report(List<Row> rows) {
