@@ -57,6 +57,9 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 	private static final RateLimitDecision EMPTY = new RateLimitDecision(List.of(), Permit.NONE);
 
+	/** Where the fallback's mirrored permits are counted: nowhere read (the backend's permits are the ones held). */
+	private static final PermitsInFlight MIRRORED = new PermitsInFlight();
+
 	private static final RateLimitObservationConvention DEFAULT_CONVENTION =
 			new DefaultRateLimitObservationConvention();
 
@@ -383,7 +386,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	/** Two permits released together. */
-	private record PermitPair(Permit first, Permit second) implements Permit {
+	record PermitPair(Permit first, Permit second) implements Permit {
 
 		static Permit of(Permit first, Permit second) {
 			if (first == Permit.NONE) {
@@ -447,7 +450,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 			RateLimitBackend.Acquisition acquisition = (guard.timeout != null)
 					? call.get(guard.remainingNanos(start), TimeUnit.NANOSECONDS) : call.get();
 			guard.onSuccess(start);
-			return decision(request, requestId, acquisition, start, epoch);
+			return mirrored(guard, request, requestId, decision(request, requestId, acquisition, start, epoch));
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
@@ -457,14 +460,13 @@ public final class DefaultRateLimiter implements RateLimiter {
 		catch (TimeoutException ex) {
 			TimeoutException timeout = guard.timeoutException();
 			guard.onTimeout(start, call, timeout);
-			undoWhenLate(call, request, requestId);
-			return decideWithout(guard, request, requestId, timeout);
+			return keptWhenLate(call, request, requestId, start, epoch,
+					decideWithout(guard, request, requestId, timeout));
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			guard.releasePermission();
-			undoWhenLate(call, request, requestId);
-			return decideWithout(guard, request, requestId, ex);
+			return keptWhenLate(call, request, requestId, start, epoch, decideWithout(guard, request, requestId, ex));
 		}
 	}
 
@@ -515,7 +517,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 				if (settled.compareAndSet(false, true)) {
 					guard.onSuccess(start);
 				}
-				return decision(request, requestId, acquisition, start, epoch);
+				return mirrored(guard, request, requestId, decision(request, requestId, acquisition, start, epoch));
 			}).onErrorResume((ex) -> {
 				if (settled.compareAndSet(false, true)) {
 					if (ex instanceof TimeoutException timeout) {
@@ -526,31 +528,83 @@ public final class DefaultRateLimiter implements RateLimiter {
 					}
 				}
 				if (ex instanceof TimeoutException) {
-					undoWhenLate(call, request, requestId);
 					// the timeout fired on a timer thread: the rest of the exchange goes on where waiting is allowed,
 					// not on a timer shared by everything else
 					return Mono.defer(() -> decideWithoutAsync(guard, request, requestId, ex))
+						.map((decided) -> keptWhenLate(call, request, requestId, start, epoch, decided))
+						.doOnCancel(() -> undoWhenLate(call, request, requestId, start, epoch))
 						.subscribeOn(Schedulers.boundedElastic());
 				}
 				return decideWithoutAsync(guard, request, requestId, ex);
 			}).doOnCancel(() -> {
 				if (settled.compareAndSet(false, true)) {
 					guard.releasePermission();
-					undoWhenLate(call, request, requestId);
+					undoWhenLate(call, request, requestId, start, epoch);
 				}
 			});
 		});
 	}
 
 	/**
-	 * Gives back what a call that was given up on takes once it answers after all: the request was decided by the
-	 * failure modes, so whatever the backend took for it would otherwise count against the identity (and a
-	 * concurrency permit would be held until its lease ends).
+	 * The failure modes' decision of a request whose backend call was given up on but may still answer. When they
+	 * admitted it, the request is served and what the call takes stays counted (its permits held with the request's,
+	 * see {@link PendingPermits}); when they refused it, what the call takes is given back.
+	 */
+	private RateLimitDecision keptWhenLate(CompletableFuture<RateLimitBackend.@Nullable Acquisition> call,
+			RateLimitRequest request, String requestId, long sentNanos, long epoch, RateLimitDecision decided) {
+		if (!decided.allowed()) {
+			undoWhenLate(call, request, requestId, sentNanos, epoch);
+			return decided;
+		}
+		PendingPermits late = new PendingPermits(request);
+		call.whenComplete((acquisition, failure) -> late
+			.land((acquisition != null) ? decision(request, requestId, acquisition, sentNanos, epoch) : null));
+		return late.joinedTo(decided);
+	}
+
+	/**
+	 * An admission the backend made, counted by the fallback too for the policies that fail to {@code local}: the
+	 * fallback, once it decides, then knows every request this instance served, not only those it decided itself, so
+	 * it never admits more than the limit per instance. The fallback's own answer does not change the decision.
+	 */
+	private RateLimitDecision mirrored(Guard guard, RateLimitRequest request, String requestId,
+			RateLimitDecision decision) {
+		if (!decision.allowed() || request.entries().stream()
+			.noneMatch((entry) -> entry.policy().failureMode() == FailureMode.LOCAL)) {
+			return decision;
+		}
+		RateLimitRequest.Builder builder = RateLimitRequest.builder();
+		if (request.hasExplicitTime()) {
+			builder.at(request.explicitTimeMicros());
+		}
+		for (RateLimitRequest.Entry entry : request.entries()) {
+			if (entry.policy().failureMode() == FailureMode.LOCAL) {
+				builder.add(entry.policy(), entry.identity(), entry.cost());
+			}
+		}
+		RateLimitRequest local = builder.build();
+		PendingPermits mirror = new PendingPermits(local);
+		guard.fallback.acquireAsync(local, requestId)
+			.subscribe((acquisition) -> mirror.land(DefaultRateLimiter.decision(local.entries(),
+					acquisition.decisions(), guard.fallback, null, local.entries(), requestId,
+					acquisition.entryTimesMicros(), acquisition.entrySequences(), null, MIRRORED, null)),
+					(ex) -> mirror.land(null));
+		return mirror.joinedTo(decision);
+	}
+
+	/**
+	 * Gives back what a call that was given up on takes once it answers after all, for a request that was refused
+	 * (or never decided): whatever the backend took for it would otherwise count against the identity, and a
+	 * concurrency permit would be held until its lease ends. The answer still teaches the denial cache.
 	 */
 	private void undoWhenLate(CompletableFuture<RateLimitBackend.@Nullable Acquisition> call,
-			RateLimitRequest request, String requestId) {
+			RateLimitRequest request, String requestId, long sentNanos, long epoch) {
 		call.whenComplete((acquisition, failure) -> {
-			if (acquisition != null && acquisition.decisions().stream().allMatch(PolicyDecision::allowed)) {
+			if (acquisition == null) {
+				return;
+			}
+			learn(request, acquisition, sentNanos, epoch);
+			if (acquisition.decisions().stream().allMatch(PolicyDecision::allowed)) {
 				this.backend
 					.releaseAsync(request.entries(), requestId, acquisition.entryTimesMicros(),
 							acquisition.entrySequences())
@@ -577,6 +631,15 @@ public final class DefaultRateLimiter implements RateLimiter {
 	 */
 	private RateLimitDecision decision(RateLimitRequest request, String requestId,
 			RateLimitBackend.Acquisition acquisition, long sentNanos, long epoch) {
+		learn(request, acquisition, sentNanos, epoch);
+		return decision(request.entries(), acquisition.decisions(), this.backend, this.guard, request.entries(),
+				requestId, acquisition.entryTimesMicros(), acquisition.entrySequences(), null, this.permitsInFlight,
+				this.denialCache);
+	}
+
+	/** Counts the give-backs an answer reports failed, and teaches the denial cache what it says. */
+	private void learn(RateLimitRequest request, RateLimitBackend.Acquisition acquisition, long sentNanos,
+			long epoch) {
 		for (int i = 0; i < acquisition.failedGiveBacks(); i++) {
 			this.errors.add(BackendErrorKind.GIVE_BACK_FAILED);
 		}
@@ -584,9 +647,6 @@ public final class DefaultRateLimiter implements RateLimiter {
 			this.denialCache.record(request, acquisition.decisions(), acquisition.exhaustedForMicros(), sentNanos,
 					epoch);
 		}
-		return decision(request.entries(), acquisition.decisions(), this.backend, this.guard, request.entries(),
-				requestId, acquisition.entryTimesMicros(), acquisition.entrySequences(), null, this.permitsInFlight,
-				this.denialCache);
 	}
 
 	/**

@@ -173,8 +173,9 @@ class GuardedRateLimiterTests {
 
 	@ParameterizedTest
 	@EnumSource(Path.class)
-	void frozenRedisTimesOutWithinTheBudgetAndLateAnswersAreGivenBack(Path path) {
+	void frozenRedisTimesOutWithinTheBudgetAndLatePermitsGoBackWithTheirRequests(Path path) {
 		assertEnforced(path);
+		List<RateLimitDecision> decisions = new ArrayList<>();
 		this.redis.freeze();
 		try {
 			for (int i = 0; i < 3; i++) {
@@ -182,16 +183,25 @@ class GuardedRateLimiterTests {
 				assertThat(decision.allowed()).isTrue();
 				assertThat(decision.decisions().get(0).enforcement()).isEqualTo(Enforcement.FAILED_OPEN);
 				assertThat(decision.failure()).containsInstanceOf(TimeoutException.class);
+				// the request may come to hold a permit of Redis' once it answers: it must be released at its end
+				assertThat(decision.permit().holdsAny()).isTrue();
+				decisions.add(decision);
 			}
+			// this request ends before Redis answers: its permit goes back as soon as it is taken
+			decisions.get(0).permit().release();
 		}
 		finally {
 			this.redis.thaw();
 		}
-		// the three acquisitions Redis runs once thawed took permits that nobody holds: they are given back (the
-		// key's sequence, its member '#', says they ran: two admitted, numbered 1 and 2)
+		// the three acquisitions Redis runs once thawed (its sequence, the member '#', says two admitted, numbered 1
+		// and 2) belong to requests that were served: the permits they took are held until those requests end
 		String key = new RedisRateLimitBackend(this.factory).key(PERMITS, "frozen");
 		Wait.until(Duration.ofSeconds(10), () -> Double.valueOf(-2).equals(this.redis.commands().zscore(key, "#"))
-				&& held(key) == 0);
+				&& held(key) == 1);
+		decisions.get(1).permit().release();
+		decisions.get(2).permit().release();
+		assertThat(decisions).allSatisfy((decision) -> assertThat(decision.permit().holdsAny()).isFalse());
+		Wait.until(Duration.ofSeconds(10), () -> held(key) == 0);
 		awaitEnforced(path);
 		RateLimitDecision first = path.check(this.limiter, RateLimitRequest.of(PERMITS, "frozen"));
 		RateLimitDecision second = path.check(this.limiter, RateLimitRequest.of(PERMITS, "frozen"));
