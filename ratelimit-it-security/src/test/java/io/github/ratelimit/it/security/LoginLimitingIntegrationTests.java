@@ -9,13 +9,17 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
 
+import io.github.ratelimit.testkit.CpuLoad;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
+import io.github.ratelimit.testkit.TcpProxy;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -24,27 +28,58 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The login-limiting recipe with Spring Security on the classpath: form login and HTTP Basic attempts are limited
  * per client address before authentication (5 per hour) and per claimed username (3 per hour), and the 429 reaches
- * the client, even for the right password once the limit is reached.
+ * the client, even for the right password once the limit is reached. The policies fail to {@code local}, so no
+ * attempt beyond the limit is admitted by this instance whether Redis answers in time or not: every test runs on a
+ * machine made busy (threads spinning on every core) with the starter's default time budget, and one with Redis
+ * slower than the budget. Each test has an application of its own, whose fallback counts start empty.
  */
 @SpringBootTest(classes = SecuredApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_EACH_TEST_METHOD)
 class LoginLimitingIntegrationTests {
 
 	private static final RedisServer redis = RedisServers.standalone();
 
+	private static final TcpProxy proxy = TcpProxy.start(redis.address());
+
 	private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+	private CpuLoad load;
 
 	@LocalServerPort
 	int port;
 
 	@DynamicPropertySource
 	static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
+		registry.add("spring.data.redis.host", () -> proxy.address().host());
+		registry.add("spring.data.redis.port", () -> proxy.address().port());
 	}
 
 	@BeforeEach
-	void emptyRedis() {
+	void emptyRedisAndABusyMachine() {
+		proxy.latency(Duration.ZERO);
 		redis.flushAll();
+		this.load = CpuLoad.start();
+	}
+
+	@AfterEach
+	void idleMachine() {
+		this.load.close();
+		proxy.latency(Duration.ZERO);
+	}
+
+	@Test
+	void noAttemptBeyondTheLimitIsAdmittedWhileRedisAnswersLaterThanTheBudget() {
+		proxy.latency(Duration.ofMillis(200));
+		for (int i = 0; i < 5; i++) {
+			assertThat(formLogin("203.0.113.50", "user-" + i, "wrong").statusCode()).isEqualTo(302);
+		}
+		HttpResponse<String> denied = formLogin("203.0.113.50", "alice", "alice-secret");
+		assertThat(denied.statusCode()).as("this instance counted the attempts itself").isEqualTo(429);
+		assertThat(denied.body()).contains("\"violated-policies\":[\"login-per-ip\"]");
+		for (int i = 0; i < 3; i++) {
+			assertThat(formLogin("203.0.113.6" + i, "carol", "guess-" + i).statusCode()).isEqualTo(302);
+		}
+		assertThat(formLogin("203.0.113.69", "carol", "guess-9").statusCode()).isEqualTo(429);
 	}
 
 	@Test
