@@ -23,6 +23,10 @@ import io.github.ratelimit.testkit.RedisServer;
  */
 public final class BenchmarkMain {
 
+	/** The order sections run in: the one that kills and freezes its own server last. */
+	private static final List<String> ORDER = List.of("engine", "script", "functions", "memory", "accuracy", "http",
+			"http-wrk", "profile", "zset", "harness", "hot", "cluster", "failure");
+
 	private BenchmarkMain() {
 	}
 
@@ -46,15 +50,16 @@ public final class BenchmarkMain {
 		}
 		boolean all = sections.isEmpty() || sections.contains("all");
 		if (all) {
-			sections = Set.copyOf(ResultsDocument.SECTIONS);
+			sections = Set.copyOf(ORDER);
+		}
+		if (!ORDER.containsAll(sections)) {
+			throw new IllegalArgumentException("Unknown sections " + sections + "; known: " + ORDER);
 		}
 		if (!RedisBinary.get().version().isAtLeast(7, 0)) {
 			System.err.println("Running on redis-server " + RedisBinary.get().version()
 					+ ", not Redis 7: benchmarks/run fetches the distribution's Redis 7 where it can");
 		}
 		Files.createDirectories(out);
-		Duration warmup = Duration.ofSeconds(quick ? 1 : 2);
-		Duration measure = Duration.ofSeconds(quick ? 2 : 5);
 		Instant started = Instant.now();
 		Figures figures = Figures.load(out);
 		for (String section : sections) {
@@ -77,77 +82,11 @@ public final class BenchmarkMain {
 			else {
 				System.out.print(environment());
 			}
-			if (sections.contains("engine")) {
-				// the judged contenders in rounds (3, one with --quick), ratios the medians of the rounds' ratios
-				EngineBenchmark.Outcome outcome = new EngineBenchmark(quick).run(redis);
-				write(out.resolve("engine.md"), EngineBenchmark.report(outcome));
-				EngineBenchmark.figures(outcome, figures);
-				List<EngineBenchmark.Measurements> allowed = outcome.scenarios().get(Scenario.ALLOWED);
-				if (allowed != null && System.getProperty("bench.algorithms") == null) {
-					chart(out.resolve("throughput.png"), allowed);
+			Run run = new Run(redis, out, figures, quick, sections.size() == 1);
+			for (String section : ORDER) {
+				if (sections.contains(section)) {
+					run.section(section);
 				}
-			}
-			if (sections.contains("script")) {
-				List<ScriptCostBenchmark.Row> rows = new ScriptCostBenchmark().run(redis);
-				write(out.resolve("script.md"), ScriptCostBenchmark.report(rows));
-				ScriptCostBenchmark.figures(rows, figures);
-			}
-			if (sections.contains("functions")) {
-				if (RedisBinary.get().version().isAtLeast(7, 0)) {
-					List<FunctionsBenchmark.Row> rows = new FunctionsBenchmark().run(redis);
-					write(out.resolve("functions.md"), FunctionsBenchmark.report(rows));
-					FunctionsBenchmark.figures(rows, figures);
-				}
-				else {
-					write(out.resolve("functions.md"), "Skipped: Redis functions need Redis 7 or later.\n");
-				}
-			}
-			if (sections.contains("memory")) {
-				List<MemoryBenchmark.Row> rows = new MemoryBenchmark().run(redis);
-				write(out.resolve("memory.md"), MemoryBenchmark.report(rows));
-				MemoryBenchmark.figures(rows, figures);
-			}
-			if (sections.contains("accuracy")) {
-				write(out.resolve("accuracy.md"), AccuracyBenchmark.report(new AccuracyBenchmark().run(redis)));
-			}
-			if (sections.contains("http")) {
-				List<HttpBenchmark.Row> rows = new HttpBenchmark(warmup, measure).run(redis);
-				write(out.resolve("http.md"), HttpBenchmark.report(rows));
-				HttpBenchmark.figures(rows, figures);
-			}
-			if (sections.contains("http-wrk")) {
-				// after the Java driver's part of http.md, which it keeps
-				Path http = out.resolve("http.md");
-				WrkBenchmark.Outcome outcome = new WrkBenchmark(warmup, quick).run();
-				write(http, WrkBenchmark.merge(Files.exists(http) ? Files.readString(http) : "",
-						WrkBenchmark.report(outcome)));
-				WrkBenchmark.figures(outcome, figures);
-			}
-			if (sections.contains("profile")) {
-				write(out.resolve("profile.md"), ProfileBenchmark.report(new ProfileBenchmark(warmup, measure, out).run(redis)));
-			}
-			if (sections.contains("zset")) {
-				write(out.resolve("zset.md"), ZsetCostBenchmark.report(new ZsetCostBenchmark().run(redis)));
-			}
-			if (sections.contains("harness")) {
-				IndependentHarness.Outcome outcome = new IndependentHarness(quick).run(redis);
-				write(out.resolve("harness.md"), IndependentHarness.report(outcome));
-				IndependentHarness.figures(outcome, figures);
-			}
-			if (sections.contains("hot")) {
-				HotIdentityBenchmark.Outcome outcome = new HotIdentityBenchmark(quick).run(redis);
-				write(out.resolve("hot.md"), HotIdentityBenchmark.report(outcome));
-				HotIdentityBenchmark.figures(outcome, figures);
-			}
-			if (sections.contains("cluster")) {
-				// on a three-master Cluster of its own
-				ClusterSizingBenchmark.Outcome outcome = new ClusterSizingBenchmark(quick).run();
-				write(out.resolve("cluster.md"), ClusterSizingBenchmark.report(outcome));
-				ClusterSizingBenchmark.figures(outcome, figures);
-			}
-			if (sections.contains("failure")) {
-				// on a redis-server of its own: it kills and freezes it
-				write(out.resolve("failure.md"), FailureReport.report(new FailureBenchmark(sections.size() == 1).run()));
 			}
 		}
 		figures.save();
@@ -155,6 +94,98 @@ public final class BenchmarkMain {
 		System.out.printf("done in %s, results in %s%s%n", Duration.between(started, Instant.now()), out,
 				(document != null) ? ", " + document : "");
 		System.exit(0);
+	}
+
+	/** One run's Redis, output and figures, and the sections it can run. */
+	private record Run(RedisServer redis, Path out, Figures figures, boolean quick, boolean alone) {
+
+		Duration warmup() {
+			return Duration.ofSeconds(this.quick ? 1 : 2);
+		}
+
+		Duration measure() {
+			return Duration.ofSeconds(this.quick ? 2 : 5);
+		}
+
+		void section(String section) throws Exception {
+			switch (section) {
+				case "engine" -> engine();
+				case "script" -> {
+					List<ScriptCostBenchmark.Row> rows = new ScriptCostBenchmark().run(this.redis);
+					write(this.out.resolve("script.md"), ScriptCostBenchmark.report(rows));
+					ScriptCostBenchmark.figures(rows, this.figures);
+				}
+				case "functions" -> functions();
+				case "memory" -> {
+					List<MemoryBenchmark.Row> rows = new MemoryBenchmark().run(this.redis);
+					write(this.out.resolve("memory.md"), MemoryBenchmark.report(rows));
+					MemoryBenchmark.figures(rows, this.figures);
+				}
+				case "accuracy" -> write(this.out.resolve("accuracy.md"),
+						AccuracyBenchmark.report(new AccuracyBenchmark().run(this.redis)));
+				case "http" -> {
+					List<HttpBenchmark.Row> rows = new HttpBenchmark(warmup(), measure()).run(this.redis);
+					write(this.out.resolve("http.md"), HttpBenchmark.report(rows));
+					HttpBenchmark.figures(rows, this.figures);
+				}
+				case "http-wrk" -> httpWrk();
+				case "profile" -> write(this.out.resolve("profile.md"), ProfileBenchmark
+					.report(new ProfileBenchmark(warmup(), measure(), this.out).run(this.redis)));
+				case "zset" -> write(this.out.resolve("zset.md"),
+						ZsetCostBenchmark.report(new ZsetCostBenchmark().run(this.redis)));
+				case "harness" -> {
+					IndependentHarness.Outcome outcome = new IndependentHarness(this.quick).run(this.redis);
+					write(this.out.resolve("harness.md"), IndependentHarness.report(outcome));
+					IndependentHarness.figures(outcome, this.figures);
+				}
+				case "hot" -> {
+					HotIdentityBenchmark.Outcome outcome = new HotIdentityBenchmark(this.quick).run(this.redis);
+					write(this.out.resolve("hot.md"), HotIdentityBenchmark.report(outcome));
+					HotIdentityBenchmark.figures(outcome, this.figures);
+				}
+				case "cluster" -> {
+					// on a three-master Cluster of its own
+					ClusterSizingBenchmark.Outcome outcome = new ClusterSizingBenchmark(this.quick).run();
+					write(this.out.resolve("cluster.md"), ClusterSizingBenchmark.report(outcome));
+					ClusterSizingBenchmark.figures(outcome, this.figures);
+				}
+				// on a redis-server of its own: it kills and freezes it
+				case "failure" -> write(this.out.resolve("failure.md"),
+						FailureReport.report(new FailureBenchmark(this.alone).run()));
+				default -> throw new IllegalStateException("No section " + section);
+			}
+		}
+
+		/** The judged contenders in rounds (3, one with --quick), ratios the medians of the rounds' ratios. */
+		private void engine() throws Exception {
+			EngineBenchmark.Outcome outcome = new EngineBenchmark(this.quick).run(this.redis);
+			write(this.out.resolve("engine.md"), EngineBenchmark.report(outcome));
+			EngineBenchmark.figures(outcome, this.figures);
+			List<EngineBenchmark.Measurements> allowed = outcome.scenarios().get(Scenario.ALLOWED);
+			if (allowed != null && System.getProperty("bench.algorithms") == null) {
+				chart(this.out.resolve("throughput.png"), allowed);
+			}
+		}
+
+		private void functions() throws IOException {
+			if (!RedisBinary.get().version().isAtLeast(7, 0)) {
+				write(this.out.resolve("functions.md"), "Skipped: Redis functions need Redis 7 or later.\n");
+				return;
+			}
+			List<FunctionsBenchmark.Row> rows = new FunctionsBenchmark().run(this.redis);
+			write(this.out.resolve("functions.md"), FunctionsBenchmark.report(rows));
+			FunctionsBenchmark.figures(rows, this.figures);
+		}
+
+		/** After the Java driver's part of http.md, which it keeps. */
+		private void httpWrk() throws Exception {
+			Path http = this.out.resolve("http.md");
+			WrkBenchmark.Outcome outcome = new WrkBenchmark(warmup(), this.quick).run();
+			write(http, WrkBenchmark.merge(Files.exists(http) ? Files.readString(http) : "",
+					WrkBenchmark.report(outcome)));
+			WrkBenchmark.figures(outcome, this.figures);
+		}
+
 	}
 
 	/** The bar chart of section 1, all allowed: the medians of the rounds. */

@@ -189,7 +189,7 @@ final class ProfileBenchmark {
 		for (Run run : outcome.runs()) {
 			runs.row(run.result().contender(), run.result().mode(), run.warmup().toSeconds(), run.result().opsPerSecond(),
 					run.result().clientCpuMicros(), run.result().redisCpuMicros(), run.profile().samples(),
-					"[" + run.flameGraph() + "](" + run.flameGraph() + ")");
+					"`" + run.flameGraph() + "`");
 		}
 		out.append(runs);
 		out.append("\nClient CPU per decision by layer, µs (each sample charged to its nearest caller that is a library")
