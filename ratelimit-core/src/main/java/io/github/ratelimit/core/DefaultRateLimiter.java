@@ -530,9 +530,16 @@ public final class DefaultRateLimiter implements RateLimiter {
 				if (ex instanceof TimeoutException) {
 					// the timeout fired on a timer thread: the rest of the exchange goes on where waiting is allowed,
 					// not on a timer shared by everything else
+					// what the call takes is kept or given back once: by the decision, or by a cancel before it
+					AtomicBoolean late = new AtomicBoolean();
 					return Mono.defer(() -> decideWithoutAsync(guard, request, requestId, ex))
-						.map((decided) -> keptWhenLate(call, request, requestId, start, epoch, decided))
-						.doOnCancel(() -> undoWhenLate(call, request, requestId, start, epoch))
+						.map((decided) -> late.compareAndSet(false, true)
+								? keptWhenLate(call, request, requestId, start, epoch, decided) : decided)
+						.doOnCancel(() -> {
+							if (late.compareAndSet(false, true)) {
+								undoWhenLate(call, request, requestId, start, epoch);
+							}
+						})
 						.subscribeOn(Schedulers.boundedElastic());
 				}
 				return decideWithoutAsync(guard, request, requestId, ex);
@@ -569,20 +576,10 @@ public final class DefaultRateLimiter implements RateLimiter {
 	 */
 	private RateLimitDecision mirrored(Guard guard, RateLimitRequest request, String requestId,
 			RateLimitDecision decision) {
-		if (!decision.allowed() || request.entries().stream()
-			.noneMatch((entry) -> entry.policy().failureMode() == FailureMode.LOCAL)) {
+		RateLimitRequest local = decision.allowed() ? localPart(request) : null;
+		if (local == null) {
 			return decision;
 		}
-		RateLimitRequest.Builder builder = RateLimitRequest.builder();
-		if (request.hasExplicitTime()) {
-			builder.at(request.explicitTimeMicros());
-		}
-		for (RateLimitRequest.Entry entry : request.entries()) {
-			if (entry.policy().failureMode() == FailureMode.LOCAL) {
-				builder.add(entry.policy(), entry.identity(), entry.cost());
-			}
-		}
-		RateLimitRequest local = builder.build();
 		PendingPermits mirror = new PendingPermits(local);
 		guard.fallback.acquireAsync(local, requestId)
 			.subscribe((acquisition) -> mirror.land(DefaultRateLimiter.decision(local.entries(),
@@ -590,6 +587,23 @@ public final class DefaultRateLimiter implements RateLimiter {
 					acquisition.entryTimesMicros(), acquisition.entrySequences(), null, MIRRORED, null)),
 					(ex) -> mirror.land(null));
 		return mirror.joinedTo(decision);
+	}
+
+	/** The entries of policies that fail to {@code local}, or null when there are none (most requests). */
+	private static @Nullable RateLimitRequest localPart(RateLimitRequest request) {
+		RateLimitRequest.Builder local = null;
+		for (RateLimitRequest.Entry entry : request.entries()) {
+			if (entry.policy().failureMode() == FailureMode.LOCAL) {
+				if (local == null) {
+					local = RateLimitRequest.builder();
+					if (request.hasExplicitTime()) {
+						local.at(request.explicitTimeMicros());
+					}
+				}
+				local.add(entry.policy(), entry.identity(), entry.cost());
+			}
+		}
+		return (local != null) ? local.build() : null;
 	}
 
 	/**
