@@ -1,17 +1,13 @@
 package io.github.ratelimit.autoconfigure;
 
-import java.beans.PropertyDescriptor;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.beans.BeanUtils;
 import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
@@ -20,7 +16,6 @@ import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.origin.Origin;
 import org.springframework.core.Ordered;
-import org.springframework.core.ResolvableType;
 
 /**
  * Describes names under {@code ratelimit.} that no property has (a typo, a singular for a plural), each with where it
@@ -30,8 +25,6 @@ import org.springframework.core.ResolvableType;
 class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<UnboundConfigurationPropertiesException>
 		implements Ordered {
 
-	private static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of("ratelimit");
-
 	@Override
 	public int getOrder() {
 		return Ordered.HIGHEST_PRECEDENCE;
@@ -40,7 +33,8 @@ class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<Unbo
 	@Override
 	protected @Nullable FailureAnalysis analyze(Throwable rootFailure, UnboundConfigurationPropertiesException cause) {
 		Set<ConfigurationProperty> unbound = cause.getUnboundProperties();
-		if (unbound.isEmpty() || !unbound.stream().allMatch((property) -> ROOT.isAncestorOf(property.getName()))) {
+		if (unbound.isEmpty() || !unbound.stream()
+			.allMatch((property) -> RateLimitPropertyNames.ROOT.isAncestorOf(property.getName()))) {
 			return null;
 		}
 		StringBuilder description = new StringBuilder("Unknown rate-limit ")
@@ -81,7 +75,8 @@ class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<Unbo
 			}
 			else {
 				action.append("Remove '").append(property.getName()).append("': '").append(suggestion.parent())
-					.append("' takes a single value.\n");
+					.append(suggestion.list() ? "' is a list: its elements are named [0], [1] and so on.\n"
+							: "' takes a single value.\n");
 			}
 		}
 		action.append("Every rate-limit property is listed in the starter's configuration metadata (your IDE "
@@ -96,59 +91,18 @@ class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<Unbo
 	 * @return the suggestion
 	 */
 	static Suggestion suggest(ConfigurationPropertyName name) {
-		ResolvableType type = ResolvableType.forClass(RateLimitProperties.class);
-		for (int i = ROOT.getNumberOfElements(); i < name.getNumberOfElements(); i++) {
-			Class<?> resolved = type.toClass();
-			if (Map.class.isAssignableFrom(resolved)) {
-				type = type.asMap().getGeneric(1);
-				continue;
-			}
-			if (Collection.class.isAssignableFrom(resolved)) {
-				type = type.as(Collection.class).getGeneric(0);
-				continue;
-			}
-			String parent = name.chop(i).toString();
-			if (!isPropertiesType(resolved)) {
-				return new Suggestion(parent, List.of(), null);
-			}
-			String element = name.getElement(i, Form.DASHED);
-			List<String> known = new ArrayList<>(properties(resolved).keySet());
-			PropertyDescriptor descriptor = properties(resolved).get(element);
-			if (descriptor == null) {
-				String closest = closest(element, known);
-				return new Suggestion(parent, known, (closest != null) ? replace(name, i, closest) : null);
-			}
-			type = ResolvableType.forMethodReturnType(descriptor.getReadMethod());
+		RateLimitPropertyNames.Unknown unknown = RateLimitPropertyNames.firstUnknown(name);
+		if (unknown == null) {
+			return new Suggestion(name.toString(), List.of(), null, false);
 		}
-		return new Suggestion(name.toString(), List.of(), null);
-	}
-
-	private static boolean isPropertiesType(Class<?> type) {
-		return type == RateLimitProperties.class || type.getEnclosingClass() == RateLimitProperties.class;
-	}
-
-	/** The bound properties of a type, by their dashed names, in a stable order. */
-	private static Map<String, PropertyDescriptor> properties(Class<?> type) {
-		Map<String, PropertyDescriptor> properties = new TreeMap<>();
-		for (PropertyDescriptor descriptor : BeanUtils.getPropertyDescriptors(type)) {
-			if (descriptor.getReadMethod() != null && !descriptor.getName().equals("class")) {
-				properties.put(dashed(descriptor.getName()), descriptor);
-			}
+		String parent = name.chop(unknown.index()).toString();
+		if (!RateLimitPropertyNames.isPropertiesType(unknown.parent())) {
+			return new Suggestion(parent, List.of(), null, Collection.class.isAssignableFrom(unknown.parent()));
 		}
-		return properties;
-	}
-
-	private static String dashed(String camelCase) {
-		StringBuilder dashed = new StringBuilder();
-		for (char c : camelCase.toCharArray()) {
-			if (Character.isUpperCase(c)) {
-				dashed.append('-').append(Character.toLowerCase(c));
-			}
-			else {
-				dashed.append(c);
-			}
-		}
-		return dashed.toString();
+		List<String> known = new ArrayList<>(RateLimitPropertyNames.properties(unknown.parent()).keySet());
+		String closest = closest(name.getElement(unknown.index(), Form.DASHED), known);
+		return new Suggestion(parent, known, (closest != null) ? replace(name, unknown.index(), closest) : null,
+				false);
 	}
 
 	/** The known name closest to an unknown one, if it is close enough to be a slip rather than another idea. */
@@ -206,10 +160,11 @@ class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<Unbo
 	/**
 	 * What an unknown name could have meant.
 	 * @param parent the known name above the first unknown element
-	 * @param known the names known after the parent, empty when the parent takes a single value
+	 * @param known the names known after the parent, empty when the parent takes a single value or is a list
 	 * @param replacement the whole name with the closest known element in place of the unknown one, if one is close
+	 * @param list whether the parent is a list, whose elements are named by an index
 	 */
-	record Suggestion(String parent, List<String> known, @Nullable String replacement) {
+	record Suggestion(String parent, List<String> known, @Nullable String replacement, boolean list) {
 	}
 
 }

@@ -24,9 +24,11 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
 
 /**
  * Configuration of rate limiting, under the prefix {@code ratelimit}. A name under {@code ratelimit.} that no
- * property here has is a mistake and stops the start (see {@code RateLimitPropertiesCheck}).
+ * property here has is a mistake and stops the start: {@code RateLimitPropertiesCheck} finds it, before these
+ * properties are bound. Not {@code ignoreUnknownFields = false}: Spring Boot's check behind it refuses valid lists
+ * that another source replaces (see {@code UnknownNamesBindHandler}).
  */
-@ConfigurationProperties(prefix = "ratelimit", ignoreUnknownFields = false)
+@ConfigurationProperties(prefix = "ratelimit")
 public class RateLimitProperties {
 
 	/**

@@ -11,12 +11,9 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.boot.context.properties.bind.BindHandler;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
-import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
-import org.springframework.boot.context.properties.source.UnboundElementsSourceFilter;
 import org.springframework.context.EnvironmentAware;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
@@ -30,8 +27,10 @@ import org.springframework.core.env.Environment;
  * {@link RateLimitConfigurationFailureAnalyzer}, with the closest known name), not with an exception from inside the
  * web server's start.
  *
- * <p>As with {@code @ConfigurationProperties(ignoreUnknownFields = false)}, names that come from environment
- * variables or system properties are not checked: those sources hold names for other programs too.
+ * <p>Names are judged as Spring Boot binds them ({@link UnknownNamesBindHandler}): the elements of a list that a
+ * source of higher precedence replaces are not unknown, unless misspelt. As with
+ * {@code @ConfigurationProperties(ignoreUnknownFields = false)}, names that come from environment variables or system
+ * properties are not checked: those sources hold names for other programs too.
  */
 final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, EnvironmentAware, Ordered {
 
@@ -69,9 +68,8 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Enviro
 	 * not convert
 	 */
 	static RateLimitProperties bind(Environment environment) {
-		BindHandler handler = new NoUnboundElementsBindHandler(BindHandler.DEFAULT, new UnboundElementsSourceFilter());
 		return Binder.get(environment)
-			.bindOrCreate("ratelimit", Bindable.of(RateLimitProperties.class), handler);
+			.bindOrCreate("ratelimit", Bindable.of(RateLimitProperties.class), new UnknownNamesBindHandler());
 	}
 
 	/**

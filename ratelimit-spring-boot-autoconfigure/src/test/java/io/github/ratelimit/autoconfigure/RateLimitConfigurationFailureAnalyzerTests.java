@@ -69,6 +69,14 @@ class RateLimitConfigurationFailureAnalyzerTests {
 	}
 
 	@Test
+	void aListWithoutAnIndexSaysHowItsElementsAreNamed(CapturedOutput output) {
+		failToStart("--ratelimit.filter.rules.paths=/x");
+		assertThat(output).contains("Property: ratelimit.filter.rules.paths")
+			.contains("Remove 'ratelimit.filter.rules.paths': 'ratelimit.filter.rules' is a list: its elements are "
+					+ "named [0], [1] and so on.");
+	}
+
+	@Test
 	void aNameInsideAnOverrideIsCheckedToo(CapturedOutput output) {
 		failToStart("--ratelimit.policies.api.algorithm=gcra", "--ratelimit.policies.api.limit=5",
 				"--ratelimit.policies.api.window=1m", "--ratelimit.policies.api.overrides[Key.1].limmit=50");
@@ -145,7 +153,11 @@ class RateLimitConfigurationFailureAnalyzerTests {
 		return RateLimitConfigurationFailureAnalyzer.suggest(ConfigurationPropertyName.of(name)).replacement();
 	}
 
-	private static void assertReported(CapturedOutput output, String property, String suggestion) {
+	/**
+	 * Asserts that the failure report names an unknown property and the known name it proposes, without a stack
+	 * trace.
+	 */
+	static void assertReported(CapturedOutput output, String property, String suggestion) {
 		assertThat(output).contains("APPLICATION FAILED TO START")
 			.contains("Unknown rate-limit propert")
 			.contains("Property: " + property)

@@ -25,12 +25,23 @@ final class Instances {
 	 * @return the running instance
 	 */
 	static ConfigurableApplicationContext start(RedisServer redis, String... properties) {
+		return start(TestApplication.class, redis, properties);
+	}
+
+	/**
+	 * Starts an instance of another application.
+	 * @param application the application's configuration class
+	 * @param redis the Redis every instance shares
+	 * @param properties more properties ({@code name=value}), over those of its configuration files
+	 * @return the running instance
+	 */
+	static ConfigurableApplicationContext start(Class<?> application, RedisServer redis, String... properties) {
 		List<String> arguments = new ArrayList<>(List.of("--server.port=0", "--spring.data.redis.host=" + redis.host(),
 				"--spring.data.redis.port=" + redis.port()));
 		for (String property : properties) {
 			arguments.add("--" + property);
 		}
-		return new SpringApplicationBuilder(TestApplication.class).run(arguments.toArray(String[]::new));
+		return new SpringApplicationBuilder(application).run(arguments.toArray(String[]::new));
 	}
 
 	/**
