@@ -106,7 +106,9 @@ class GuardedRateLimiterTests {
 
 	private static CircuitBreaker breaker() {
 		return CircuitBreaker.of("test", CircuitBreakerConfig.custom()
-			.slidingWindow(10, 5, CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+			.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+			.slidingWindowSize(10)
+			.minimumNumberOfCalls(5)
 			.failureRateThreshold(50)
 			.waitDurationInOpenState(Duration.ofMillis(500))
 			.permittedNumberOfCallsInHalfOpenState(2)

@@ -149,9 +149,10 @@ public final class RateLimitAutoConfiguration {
 		Duration wait = positive(prefix + "wait-duration-in-open-state", breaker.getWaitDurationInOpenState());
 		return CircuitBreakerConfig.custom()
 			.failureRateThreshold(breaker.getFailureRateThreshold())
-			.slidingWindow(breaker.getSlidingWindowSize(),
-					Math.min(breaker.getMinimumNumberOfCalls(), breaker.getSlidingWindowSize()),
-					CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+			// separate setters: slidingWindow(size, calls, type) is 2.4-only, and Spring Cloud manages Resilience4j 2.3
+			.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+			.slidingWindowSize(breaker.getSlidingWindowSize())
+			.minimumNumberOfCalls(Math.min(breaker.getMinimumNumberOfCalls(), breaker.getSlidingWindowSize()))
 			.waitDurationInOpenState(wait)
 			.permittedNumberOfCallsInHalfOpenState(breaker.getPermittedNumberOfCallsInHalfOpenState())
 			.build();

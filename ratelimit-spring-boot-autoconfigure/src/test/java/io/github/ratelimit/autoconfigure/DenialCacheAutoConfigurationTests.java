@@ -90,7 +90,7 @@ class DenialCacheAutoConfigurationTests {
 			b.deniedFromTheCache();
 
 			// a reset on one instance: its cache forgets at once, the other's when the announcement arrives
-			a.endpoint.reset("api", "client-7", null, SecurityContext.NONE);
+			a.endpoint.reset("api", "client-7", null, null, SecurityContext.NONE);
 			assertThat(a.cache.size()).isZero();
 			Wait.until("the other instance hears of the reset", PROPAGATION, () -> b.cache.size() == 0);
 			long hits = b.cache.hitCount();
@@ -112,7 +112,7 @@ class DenialCacheAutoConfigurationTests {
 					() -> a.cache.size() == 0 && b.cache.size() == 0);
 			a.deniedFromTheCache();
 			b.deniedFromTheCache();
-			b.endpoint.overrideKey("api", "client-7", 10L, null, null, null, SecurityContext.NONE);
+			b.endpoint.overrideKey("api", "client-7", 10L, null, null, null, null, SecurityContext.NONE);
 			Wait.until("both instances forget the denials of the policy of an identity override", PROPAGATION,
 					() -> a.cache.size() == 0 && b.cache.size() == 0);
 			assertThat(a.check()).as("the identity's own limit applies").isTrue();

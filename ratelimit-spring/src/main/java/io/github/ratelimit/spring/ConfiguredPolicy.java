@@ -41,6 +41,19 @@ public record ConfiguredPolicy(RateLimitPolicy policy, KeySpec key, MissingKey m
 	}
 
 	/**
+	 * What configured and runtime overrides of this policy are looked up by, for a value a key resolved: the value
+	 * when the key is the policy's own (an API key, an address), else the whole identity, so an override never
+	 * applies to a value from another source (a gateway route's key resolver, an {@code @RateLimited} key).
+	 * @param source the source of the key that resolved the value ({@link KeySpec#source()})
+	 * @param value the value
+	 * @param identity the identity counted for it ({@link KeySpec#identity(String)})
+	 * @return the value or the identity
+	 */
+	public String overrideKey(String source, String value, String identity) {
+		return source.equals(this.key.source()) ? value : identity;
+	}
+
+	/**
 	 * The policy that applies to an identity: its override, else its tier's policy, else the base policy.
 	 * @param identity the resolved identity
 	 * @param request the request (for the tier)

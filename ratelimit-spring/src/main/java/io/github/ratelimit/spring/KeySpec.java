@@ -55,6 +55,10 @@ public final class KeySpec {
 
 	private static final Pattern TRAILING_ZERO_GROUPS = Pattern.compile("(:0)+$");
 
+	/** Every source {@link #parse} gives a key; none holds a {@code ':'}, so an identity's first one ends it. */
+	private static final Pattern SOURCE = Pattern.compile(
+			"ip|principal|global|header\\.[!#$%&'*+.^_`|~0-9a-z-]+|bean\\.[^\\s:]+|el\\.[0-9a-f]{8}");
+
 	private static final SpelExpressionParser PARSER = new SpelExpressionParser();
 
 	private static final ParameterNameDiscoverer PARAMETER_NAMES = new DefaultParameterNameDiscoverer();
@@ -278,7 +282,29 @@ public final class KeySpec {
 	 * @return the identity
 	 */
 	public String identity(String value) {
-		return GLOBAL.equals(this.source) ? GLOBAL : this.source + ':' + value;
+		return identity(this.source, value);
+	}
+
+	/**
+	 * The identity counted for a value of a source, as {@link #identity(String)} makes it for a key of that source:
+	 * for tools that name an identity by its source and value (the Actuator endpoint).
+	 * @param source a source, as {@link #source()} gives it ({@link #isSource} tells)
+	 * @param value the value
+	 * @return the identity
+	 */
+	public static String identity(String source, String value) {
+		return GLOBAL.equals(source) ? GLOBAL : source + ':' + value;
+	}
+
+	/**
+	 * Whether a text is a source a key can have: {@code ip}, {@code principal}, {@code global},
+	 * {@code header.<name>} (a header name in lower case), {@code bean.<name>} (no {@code ':'}, no whitespace) or
+	 * {@code el.} and 8 lower-case hexadecimal digits.
+	 * @param source the text
+	 * @return true when it has that form
+	 */
+	public static boolean isSource(String source) {
+		return SOURCE.matcher(source).matches();
 	}
 
 	private static boolean isTokenChar(int c) {

@@ -358,7 +358,7 @@ public final class RateLimitEnforcer {
 				identity = key.identity(value);
 			}
 			RateLimitPolicy effective = this.policies.effective(configured,
-					overrideKey(configured, key, value, identity), request);
+					(value != null) ? configured.overrideKey(key.source(), value, identity) : identity, request);
 			if (target.shadow() && !effective.shadow()) {
 				effective = effective.toBuilder().shadow(true).build();
 			}
@@ -366,15 +366,6 @@ public final class RateLimitEnforcer {
 					: effective.cost());
 		}
 		return new Prepared(builder.build(), denied.isEmpty() ? null : new RateLimitDecision(denied, Permit.NONE));
-	}
-
-	/**
-	 * What configured and runtime overrides of a policy are looked up by: the value its own key resolved (an API key,
-	 * an address), the identity for any other key, so an override never applies to a value from another source.
-	 */
-	private static String overrideKey(ConfiguredPolicy configured, KeySpec key, @Nullable String value,
-			String identity) {
-		return (value != null && key.source().equals(configured.key().source())) ? value : identity;
 	}
 
 	private record Prepared(RateLimitRequest request, @Nullable RateLimitDecision denied) {

@@ -88,6 +88,20 @@ class KeySpecTests {
 	}
 
 	@Test
+	void everySourceAKeyHasIsASourceAndQualifiesAValueAsTheKeyDoes() {
+		for (String spec : new String[] { "ip", "principal", "global", "header:X-Api-Key", "header:x~weird!", "@tenant",
+				"#p0", "#request.header('X-Tenant').toLowerCase()" }) {
+			KeySpec key = parse(spec);
+			assertThat(KeySpec.isSource(key.source())).as(spec).isTrue();
+			assertThat(KeySpec.identity(key.source(), "v:1")).as(spec).isEqualTo(key.identity("v:1"));
+		}
+		for (String text : new String[] { "", "anonymous", "IP", "header.X-Api-Key", "header.", "header.a b",
+				"bean.", "bean.a:b", "bean.a b", "el.1a2b3c4", "el.1A2B3C4D", "el.1a2b3c4d5", "ip:1.2.3.4", "ip " }) {
+			assertThat(KeySpec.isSource(text)).as(text).isFalse();
+		}
+	}
+
+	@Test
 	void ipKeyGroupsIpv6ByPrefixAndMappedAddressesAsIpv4() {
 		KeySpec ip = parse("ip");
 		TestRequest request = TestRequest.get("/");

@@ -8,6 +8,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 
+import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
 import io.github.ratelimit.testkit.Wait;
@@ -25,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The {@code ratelimits} Actuator endpoint on two instances sharing one Redis (policy {@code shared}: GCRA, 10 per
  * hour per client address, on {@code /shared/**}): usage read on one instance without consuming, resets, runtime
  * overrides written on one instance governing the other within 2 s and surviving a restart, refused writes
- * without access, 400 for invalid bodies.
+ * without access, 400 for invalid bodies; an {@code @RateLimited} SpEL key's identities named by their source.
  */
 class RateLimitsEndpointIntegrationTests {
 
@@ -121,6 +122,38 @@ class RateLimitsEndpointIntegrationTests {
 		assertThat(other.status("/shared/hello")).isEqualTo(429);
 		body(send(second, "DELETE", "/actuator/ratelimits/shared/" + CLIENT + "?override=true", null), 200);
 		Wait.until(Duration.ofSeconds(2), () -> limitSeenBy(first, CLIENT) == 10);
+	}
+
+	@Test
+	void anAnnotationsSpelKeyIdentityIsReadResetAndOverriddenThroughItsSource() {
+		// @RateLimited(value = "per-order", key = "#id") on /orders/{id}: counted as el.<hash of "#id">:<id>, apart
+		// from the policy's own key (ip)
+		String source = KeySpec.parse("#id", (name) -> null).source();
+		String path = "/actuator/ratelimits/per-order/42?source=" + source;
+		Map<String, Object> answer = body(send(first, "POST", path, "{\"limit\": 3}"), 200);
+		assertThat(answer).containsEntry("identity", source + ":42");
+		Wait.until(Duration.ofSeconds(2), () -> ((Number) body(send(second, "GET", path, null), 200).get("limit"))
+			.longValue() == 3);
+		Http other = http(second);
+		for (int i = 0; i < 3; i++) {
+			assertThat(other.status("/orders/42")).isEqualTo(200);
+		}
+		assertThat(other.status("/orders/42")).isEqualTo(429);
+		// another order keeps the policy's 2
+		assertThat(other.get("/orders/7").headers().firstValue("X-RateLimit-Limit")).hasValue("2");
+		assertThat(body(send(first, "GET", path, null), 200)).containsEntry("remaining", 0)
+			.containsEntry("allowed", false);
+		// the policy's own key's identity of that value is another one, untouched
+		assertThat(body(send(first, "GET", "/actuator/ratelimits/per-order/42", null), 200))
+			.containsEntry("identity", "ip:42")
+			.containsEntry("remaining", 2);
+
+		assertThat(body(send(first, "DELETE", path, null), 200)).containsEntry("reset", true);
+		assertThat(other.status("/orders/42")).isEqualTo(200);
+		assertThat(body(send(second, "DELETE", path + "&override=true", null), 200))
+			.containsEntry("overrideRemoved", true);
+		Wait.until(Duration.ofSeconds(2), () -> ((Number) body(send(first, "GET", path, null), 200).get("limit"))
+			.longValue() == 2);
 	}
 
 	@Test

@@ -10,6 +10,7 @@ import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.spring.ConfiguredPolicy;
+import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RuntimeOverride;
@@ -32,6 +33,12 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * Reads are open like any endpoint's; writes and deletes need
  * {@code management.endpoint.ratelimits.access=unrestricted} (the endpoint's default access is read-only). Every
  * change is logged at INFO with who made it, the old and the new value.
+ * <p>
+ * An identity is named by its policy and {@code key}, the value the policy's own key resolves (an address, an API
+ * key), which the endpoint qualifies with that key's source as requests are counted. With {@code source} (a query
+ * parameter) the value is qualified with that source instead: {@code bean.gateway-key-resolver} for the identities a
+ * Spring Cloud Gateway route counts, {@code el.<hash>} for an {@code @RateLimited} SpEL key; their overrides are
+ * looked up by the whole identity, as the limiter looks them up ({@link ConfiguredPolicy#overrideKey}).
  */
 @Endpoint(id = "ratelimits", defaultAccess = Access.READ_ONLY)
 public class RateLimitsEndpoint {
@@ -108,21 +115,21 @@ public class RateLimitsEndpoint {
 	/**
 	 * One identity's usage of a policy, as a request of the policy's cost would see it now, taking nothing.
 	 * @param policy the policy name
-	 * @param key the identity
+	 * @param key the value of the identity
+	 * @param source the source of the value, or null for the policy's own key
 	 * @return the usage, or null (404) for an unknown policy
 	 */
 	@ReadOperation
-	public @Nullable Map<String, Object> usage(@Selector String policy, @Selector String key) {
+	public @Nullable Map<String, Object> usage(@Selector String policy, @Selector String key,
+			@Nullable String source) {
 		ConfiguredPolicy configured = this.registry.find(policy);
 		if (configured == null) {
 			return null;
 		}
-		RateLimitPolicy effective = effective(configured, key);
-		PolicyDecision state = this.backend.inspect(RateLimitRequest.of(effective, configured.key().identity(key)))
-			.get(0);
-		Map<String, Object> usage = new LinkedHashMap<>();
-		usage.put("policy", policy);
-		usage.put("key", key);
+		Addressed addressed = Addressed.of(configured, key, source);
+		RateLimitPolicy effective = effective(configured, addressed);
+		PolicyDecision state = this.backend.inspect(RateLimitRequest.of(effective, addressed.identity())).get(0);
+		Map<String, Object> usage = addressed.describe(policy);
 		usage.put("algorithm", effective.algorithm().id());
 		usage.put("limit", effective.limit());
 		usage.put("window", effective.window());
@@ -137,32 +144,39 @@ public class RateLimitsEndpoint {
 	 * Resets one identity (its state is removed: its next request starts fresh, on every instance: the reset is
 	 * announced to their denial caches), or, with {@code override=true}, removes its runtime override instead.
 	 * @param policy the policy name
-	 * @param key the identity
+	 * @param key the value of the identity
 	 * @param override whether to remove the identity's runtime override rather than its state
+	 * @param source the source of the value, or null for the policy's own key
 	 * @param security who asks
 	 * @return what was done
 	 */
 	@DeleteOperation
 	public Map<String, Object> reset(@Selector String policy, @Selector String key, @Nullable Boolean override,
-			SecurityContext security) {
+			@Nullable String source, SecurityContext security) {
 		ConfiguredPolicy configured = known(policy);
+		Addressed addressed = Addressed.of(configured, key, source);
 		if (Boolean.TRUE.equals(override)) {
-			RuntimeOverride old = this.registry.overrides().identities(policy).get(key);
-			boolean removed = this.registry.overrides().remove(policy, key);
-			log(security, "removed the runtime override of policy '" + policy + "' for key '" + key + "'", old, null);
-			return Map.of("policy", policy, "key", key, "overrideRemoved", removed);
+			RuntimeOverride old = this.registry.overrides().identities(policy).get(addressed.overrideKey());
+			boolean removed = this.registry.overrides().remove(policy, addressed.overrideKey());
+			log(security, "removed the runtime override of policy '" + policy + "' for key '"
+					+ addressed.overrideKey() + "'", old, null);
+			Map<String, Object> answer = addressed.describe(policy);
+			answer.put("overrideRemoved", removed);
+			return answer;
 		}
-		RateLimitRequest.Entry entry = new RateLimitRequest.Entry(effective(configured, key),
-				configured.key().identity(key), 1);
+		RateLimitRequest.Entry entry = new RateLimitRequest.Entry(effective(configured, addressed),
+				addressed.identity(), 1);
 		String before = stateBefore(entry);
 		this.backend.reset(List.of(entry));
 		// every instance's denial cache forgets the identity
 		this.registry.overrides().announceReset(policy, entry.identity());
 		if (logger.isInfoEnabled()) {
-			logger.info("Rate limits: " + who(security) + " reset key '" + key + "' of policy '" + policy + "' (before: "
-					+ before + ", after: full quota)");
+			logger.info("Rate limits: " + who(security) + " reset identity '" + entry.identity() + "' of policy '"
+					+ policy + "' (before: " + before + ", after: full quota)");
 		}
-		return Map.of("policy", policy, "key", key, "reset", true);
+		Map<String, Object> answer = addressed.describe(policy);
+		answer.put("reset", true);
+		return answer;
 	}
 
 	/**
@@ -185,18 +199,21 @@ public class RateLimitsEndpoint {
 	/**
 	 * Sets the runtime override of one identity of a policy (an enterprise customer), on every instance.
 	 * @param policy the policy name
-	 * @param key the identity
+	 * @param key the value of the identity
 	 * @param limit the limit, or null to keep it
 	 * @param window the window, or null to keep it
 	 * @param burst the burst, or null to keep it
 	 * @param minInterval the minimum interval, or null to keep it
+	 * @param source the source of the value, or null for the policy's own key
 	 * @param security who asks
 	 * @return the override and the policy it makes
 	 */
 	@WriteOperation
 	public Map<String, Object> overrideKey(@Selector String policy, @Selector String key, @Nullable Long limit,
-			@Nullable String window, @Nullable Long burst, @Nullable String minInterval, SecurityContext security) {
-		return override(policy, key, limit, window, burst, minInterval, null, security);
+			@Nullable String window, @Nullable Long burst, @Nullable String minInterval, @Nullable String source,
+			SecurityContext security) {
+		return override(policy, Addressed.of(known(policy), key, source), limit, window, burst, minInterval, null,
+				security);
 	}
 
 	/**
@@ -214,11 +231,12 @@ public class RateLimitsEndpoint {
 		return Map.of("policy", policy, "overrideRemoved", removed);
 	}
 
-	private Map<String, Object> override(String policy, @Nullable String key, @Nullable Long limit,
+	private Map<String, Object> override(String policy, @Nullable Addressed addressed, @Nullable Long limit,
 			@Nullable String window, @Nullable Long burst, @Nullable String minInterval, @Nullable Boolean enabled,
 			SecurityContext security) {
 		ConfiguredPolicy configured = known(policy);
 		RateLimitOverrides overrides = this.registry.overrides();
+		String key = (addressed != null) ? addressed.overrideKey() : null;
 		RuntimeOverride old = (key != null) ? overrides.identities(policy).get(key) : overrides.of(policy);
 		RuntimeOverride override;
 		try {
@@ -257,11 +275,8 @@ public class RateLimitsEndpoint {
 		overrides.set(policy, key, override);
 		log(security, "set the runtime override of policy '" + policy + "'" + ((key != null) ? " for key '" + key
 				+ "'" : ""), old, override);
-		Map<String, Object> answer = new LinkedHashMap<>();
-		answer.put("policy", policy);
-		if (key != null) {
-			answer.put("key", key);
-		}
+		Map<String, Object> answer = (addressed != null) ? addressed.describe(policy) : new LinkedHashMap<>();
+		answer.putIfAbsent("policy", policy);
 		answer.put("override", override.values());
 		answer.put("effective", settings(result));
 		answer.put("enforced", overrides.enforced(policy));
@@ -278,8 +293,41 @@ public class RateLimitsEndpoint {
 		return configured;
 	}
 
-	private RateLimitPolicy effective(ConfiguredPolicy configured, String key) {
-		return this.registry.effective(configured, key);
+	private RateLimitPolicy effective(ConfiguredPolicy configured, Addressed addressed) {
+		return this.registry.effective(configured, addressed.overrideKey());
+	}
+
+	/**
+	 * An identity the endpoint names: what is counted, and what its overrides are looked up by.
+	 * @param key the value as the request names it
+	 * @param identity the identity, qualified by its source
+	 * @param overrideKey the value for the policy's own key, else the identity
+	 */
+	private record Addressed(String key, String identity, String overrideKey) {
+
+		/** The value qualified as the policy's own key qualifies it, or as a key of the given source does. */
+		static Addressed of(ConfiguredPolicy configured, String key, @Nullable String source) {
+			if (source == null) {
+				return new Addressed(key, configured.key().identity(key), key);
+			}
+			if (!KeySpec.isSource(source)) {
+				String reason = "Invalid source '" + source + "': ip, principal, global, header.<name in lower case>, "
+						+ "bean.<name> or el.<8 hex digits>, the part of a counted identity before its first ':'";
+				throw new InvalidEndpointRequestException(reason, reason);
+			}
+			String identity = KeySpec.identity(source, key);
+			return new Addressed(key, identity, configured.overrideKey(source, key, identity));
+		}
+
+		/** The start of an answer about this identity: the policy, the key as asked, the identity acted on. */
+		Map<String, Object> describe(String policy) {
+			Map<String, Object> answer = new LinkedHashMap<>();
+			answer.put("policy", policy);
+			answer.put("key", this.key);
+			answer.put("identity", this.identity);
+			return answer;
+		}
+
 	}
 
 	private static Map<String, Object> settings(RateLimitPolicy policy) {

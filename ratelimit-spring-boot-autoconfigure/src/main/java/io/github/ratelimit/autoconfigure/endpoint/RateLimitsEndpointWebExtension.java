@@ -53,33 +53,36 @@ public class RateLimitsEndpointWebExtension {
 	/**
 	 * {@link RateLimitsEndpoint#overrideKey}, with a 400 naming what is wrong.
 	 * @param policy the policy name
-	 * @param key the identity
+	 * @param key the value of the identity
 	 * @param limit the limit, or null
 	 * @param window the window, or null
 	 * @param burst the burst, or null
 	 * @param minInterval the minimum interval, or null
+	 * @param source the source of the value, or null for the policy's own key
 	 * @param security who asks
 	 * @return the answer
 	 */
 	@WriteOperation
 	public WebEndpointResponse<Map<String, Object>> overrideKey(@Selector String policy, @Selector String key,
 			@Nullable Long limit, @Nullable String window, @Nullable Long burst, @Nullable String minInterval,
-			SecurityContext security) {
-		return answer(() -> this.endpoint.overrideKey(policy, key, limit, window, burst, minInterval, security));
+			@Nullable String source, SecurityContext security) {
+		return answer(
+				() -> this.endpoint.overrideKey(policy, key, limit, window, burst, minInterval, source, security));
 	}
 
 	/**
-	 * {@link RateLimitsEndpoint#reset}, with a 400 naming what is wrong (an unknown policy).
+	 * {@link RateLimitsEndpoint#reset}, with a 400 naming what is wrong (an unknown policy, an invalid source).
 	 * @param policy the policy name
-	 * @param key the identity
+	 * @param key the value of the identity
 	 * @param override whether to remove the identity's runtime override rather than its state
+	 * @param source the source of the value, or null for the policy's own key
 	 * @param security who asks
 	 * @return the answer
 	 */
 	@DeleteOperation
 	public WebEndpointResponse<Map<String, Object>> reset(@Selector String policy, @Selector String key,
-			@Nullable Boolean override, SecurityContext security) {
-		return answer(() -> this.endpoint.reset(policy, key, override, security));
+			@Nullable Boolean override, @Nullable String source, SecurityContext security) {
+		return answer(() -> this.endpoint.reset(policy, key, override, source, security));
 	}
 
 	/**
