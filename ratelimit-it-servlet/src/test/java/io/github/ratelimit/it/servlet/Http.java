@@ -29,8 +29,16 @@ final class Http {
 
 	private final int port;
 
+	/** How long a request waits for its response; an HttpTimeoutException beyond. */
+	private final Duration timeout;
+
 	Http(int port) {
+		this(port, TIMEOUT);
+	}
+
+	Http(int port, Duration timeout) {
 		this.port = port;
+		this.timeout = timeout;
 	}
 
 	/**
@@ -62,7 +70,7 @@ final class Http {
 
 	private HttpRequest request(String path, String... headers) {
 		HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
-			.timeout(TIMEOUT)
+			.timeout(this.timeout)
 			.GET();
 		for (int i = 0; i < headers.length; i += 2) {
 			builder.header(headers[i], headers[i + 1]);
@@ -79,7 +87,7 @@ final class Http {
 	String raw(String path) {
 		try (Socket socket = new Socket()) {
 			socket.connect(new InetSocketAddress("127.0.0.1", this.port), (int) TIMEOUT.toMillis());
-			socket.setSoTimeout((int) TIMEOUT.toMillis());
+			socket.setSoTimeout((int) this.timeout.toMillis());
 			OutputStream out = socket.getOutputStream();
 			out.write(("GET " + path + " HTTP/1.1\r\nHost: localhost:" + this.port + "\r\nConnection: close\r\n\r\n")
 				.getBytes(StandardCharsets.US_ASCII));
