@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -13,10 +12,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 
-import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -38,6 +36,9 @@ import reactor.core.scheduler.Schedulers;
  * the budget is undone (what it took is given back), since the request was decided without it. Releasing a permit
  * waits at most the budget too, and not at all while the circuit is open: a release the backend does not confirm
  * is still sent, and a concurrency permit that never reaches the backend is reclaimed after its policy's window.
+ * On Redis Cluster each master has a circuit breaker of its own ({@link RateLimitBackend#shard}): a master that
+ * fails keeps only its own keys from Redis, and a request whose entries live on several masters is decided per
+ * master and combined (what one part took is given back when another denies).
  * <p>
  * Built with the constructor (or the builder with {@link Builder#guarded(boolean) guarded(false)}), the limiter is
  * <em>unguarded</em>: backend failures reach the caller as exceptions.
@@ -54,6 +55,9 @@ import reactor.core.scheduler.Schedulers;
 public final class DefaultRateLimiter implements RateLimiter {
 
 	private static final Log logger = LogFactory.getLog(DefaultRateLimiter.class);
+
+	/** How many of the latest guarded decisions {@link #degraded()} and health look back on. */
+	public static final int RECENT_DECISIONS = Guard.RecentDecisions.SIZE;
 
 	private static final RateLimitDecision EMPTY = new RateLimitDecision(List.of(), Permit.NONE);
 
@@ -131,11 +135,25 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * The circuit breaker around the backend, when the limiter has one.
+	 * The circuit breaker given to the builder, when the limiter has one. It guards every call to a backend that is
+	 * one server (standalone, Sentinel). On Redis Cluster each master has a breaker of its own, made from this
+	 * one's configuration ({@link #circuitBreakers()}); this one then guards only calls whose master is not known
+	 * yet (before the first connection).
 	 * @return the circuit breaker, or null
 	 */
 	public @Nullable CircuitBreaker circuitBreaker() {
-		return (this.guard != null) ? this.guard.breaker : null;
+		return (this.guard != null) ? this.guard.configuredBreaker() : null;
+	}
+
+	/**
+	 * The circuit breakers in use, for health and metrics to read: the {@linkplain #circuitBreaker() configured one}
+	 * on a backend that is one server, and on Redis Cluster one per master, named after the configured one and the
+	 * master's address ({@code ratelimit-redis@10.0.0.7:6379}). Breakers are added when a master is first seen and
+	 * removed once it no longer serves slots. Read it; adding or removing breakers changes nothing the limiter does.
+	 * @return the registry of the breakers, or null without a breaker
+	 */
+	public @Nullable CircuitBreakerRegistry circuitBreakers() {
+		return (this.guard != null) ? this.guard.registry() : null;
 	}
 
 	/**
@@ -147,13 +165,23 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Whether the backend's last call failed (an error, a timeout, or not tried because the circuit is open), so
-	 * that decisions are currently made by the failure modes. Always false for an unguarded limiter.
+	 * Whether decisions are degraded: a circuit breaker (of any Cluster master) is open or probing, or the failure
+	 * modes made at least one of the last {@value #RECENT_DECISIONS} guarded decisions (an error, a timeout, or not
+	 * tried because a circuit is open). True from the first failure, and steady while a share of the decisions fail
+	 * (one master of a Cluster down). Always false for an unguarded limiter.
 	 * @return true while degraded
 	 */
 	public boolean degraded() {
-		Guard guard = this.guard;
-		return guard != null && (guard.failing || guard.circuitOpen());
+		return this.guard != null && this.guard.degraded();
+	}
+
+	/**
+	 * How many of the last {@value #RECENT_DECISIONS} guarded decisions the failure modes made. Always zero for an
+	 * unguarded limiter.
+	 * @return the count
+	 */
+	public int recentFailureModeDecisions() {
+		return (this.guard != null) ? this.guard.recentFailureModeDecisions() : 0;
 	}
 
 	/**
@@ -161,8 +189,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 	 * @return the last failure, or null when not degraded
 	 */
 	public @Nullable Throwable lastFailure() {
-		Guard guard = this.guard;
-		return (guard != null && degraded()) ? guard.lastFailure : null;
+		return (this.guard != null) ? this.guard.lastFailure() : null;
 	}
 
 	/**
@@ -286,12 +313,12 @@ public final class DefaultRateLimiter implements RateLimiter {
 	private RateLimitDecision decide(RateLimitRequest request) {
 		ShadowSplit split = ShadowSplit.of(request);
 		if (split == null) {
-			return logShadowDenials(decideOne(request));
+			return logShadowDenials(decideSharded(request));
 		}
-		CompletableFuture<RateLimitDecision> shadow = decideOneAsync(split.shadow).toFuture();
+		CompletableFuture<RateLimitDecision> shadow = decideShardedAsync(split.shadow).toFuture();
 		RateLimitDecision enforced;
 		try {
-			enforced = decideOne(split.enforced);
+			enforced = decideSharded(split.enforced);
 		}
 		catch (RuntimeException | Error ex) {
 			// unguarded: the failure reaches the caller, and what the shadow part takes is given back
@@ -313,10 +340,25 @@ public final class DefaultRateLimiter implements RateLimiter {
 	private Mono<RateLimitDecision> decideAsync(RateLimitRequest request) {
 		ShadowSplit split = ShadowSplit.of(request);
 		if (split == null) {
-			return decideOneAsync(request).map(this::logShadowDenials);
+			return decideShardedAsync(request).map(this::logShadowDenials);
 		}
-		return Mono.zip(decideOneAsync(split.enforced), decideOneAsync(split.shadow))
+		return Mono.zip(decideShardedAsync(split.enforced), decideShardedAsync(split.shadow))
 			.map((both) -> logShadowDenials(combine(both.getT1(), both.getT2())));
+	}
+
+	/**
+	 * Decides a request of one kind (enforced or shadow). On Redis Cluster, a request whose entries live on several
+	 * masters is decided per master, each under its own circuit breaker ({@link ShardSplit}).
+	 */
+	private RateLimitDecision decideSharded(RateLimitRequest request) {
+		ShardSplit split = (this.guard != null) ? this.guard.split(request) : null;
+		return (split != null) ? split.decide(this::decideOne, this::decideOneAsync, this::giveBack)
+				: decideOne(request);
+	}
+
+	private Mono<RateLimitDecision> decideShardedAsync(RateLimitRequest request) {
+		ShardSplit split = (this.guard != null) ? this.guard.split(request) : null;
+		return (split != null) ? split.decideAsync(this::decideOneAsync, this::giveBack) : decideOneAsync(request);
 	}
 
 	/** The decision of a request split in two: the admission and the reversal of the enforced part, plus the shadow's. */
@@ -340,7 +382,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		if (reversal.holdsAny()) {
 			reversal.releaseAsync().subscribe(null, (ex) -> {
 				this.errors.add(BackendErrorKind.GIVE_BACK_FAILED);
-				logger.debug("Could not give back what a shadow policy took for a denied request", ex);
+				logger.debug("Could not give back what a part of a denied request took", ex);
 			});
 		}
 	}
@@ -385,38 +427,6 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 	}
 
-	/** Two permits released together. */
-	record PermitPair(Permit first, Permit second) implements Permit {
-
-		static Permit of(Permit first, Permit second) {
-			if (first == Permit.NONE) {
-				return second;
-			}
-			return (second == Permit.NONE) ? first : new PermitPair(first, second);
-		}
-
-		@Override
-		public void release() {
-			try {
-				this.first.release();
-			}
-			finally {
-				this.second.release();
-			}
-		}
-
-		@Override
-		public Mono<Void> releaseAsync() {
-			return Mono.when(this.first.releaseAsync(), this.second.releaseAsync());
-		}
-
-		@Override
-		public boolean holdsAny() {
-			return this.first.holdsAny() || this.second.holdsAny();
-		}
-
-	}
-
 	private RateLimitDecision decideOne(RateLimitRequest request) {
 		RateLimitDenialCache cache = this.denialCache;
 		long epoch = 0;
@@ -433,8 +443,9 @@ public final class DefaultRateLimiter implements RateLimiter {
 			long sent = System.nanoTime();
 			return decision(request, requestId, this.backend.acquire(request, requestId), sent, epoch);
 		}
-		if (!guard.tryAcquirePermission()) {
-			return decideWithout(guard, request, requestId, guard.callNotPermitted());
+		ShardBreaker breaker = guard.breaker(request);
+		if (!breaker.tryAcquirePermission()) {
+			return decideWithout(guard, request, requestId, breaker.callNotPermitted());
 		}
 		long start = System.nanoTime();
 		CompletableFuture<RateLimitBackend.@Nullable Acquisition> call;
@@ -442,30 +453,30 @@ public final class DefaultRateLimiter implements RateLimiter {
 			call = this.backend.acquireAsync(request, requestId).toFuture();
 		}
 		catch (RuntimeException ex) {
-			guard.onError(start, ex);
+			breaker.onError(start, ex);
 			return decideWithout(guard, request, requestId, ex);
 		}
 		try {
 			// the budget counts from before the call was dispatched: what dispatching took is spent already
 			RateLimitBackend.Acquisition acquisition = (guard.timeout != null)
 					? call.get(guard.remainingNanos(start), TimeUnit.NANOSECONDS) : call.get();
-			guard.onSuccess(start);
+			breaker.onSuccess(start);
 			return mirrored(guard, request, requestId, decision(request, requestId, acquisition, start, epoch));
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
-			guard.onError(start, cause);
+			breaker.onError(start, cause);
 			return decideWithout(guard, request, requestId, cause);
 		}
 		catch (TimeoutException ex) {
 			TimeoutException timeout = guard.timeoutException();
-			guard.onTimeout(start, call, timeout);
+			breaker.onTimeout(start, call, timeout);
 			return keptWhenLate(call, request, requestId, start, epoch,
 					decideWithout(guard, request, requestId, timeout));
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			guard.releasePermission();
+			breaker.releasePermission();
 			return keptWhenLate(call, request, requestId, start, epoch, decideWithout(guard, request, requestId, ex));
 		}
 	}
@@ -493,8 +504,9 @@ public final class DefaultRateLimiter implements RateLimiter {
 			}
 			long epoch = (cache != null) ? cache.epoch() : 0;
 			String requestId = RequestIds.next();
-			if (!guard.tryAcquirePermission()) {
-				return decideWithoutAsync(guard, request, requestId, guard.callNotPermitted());
+			ShardBreaker breaker = guard.breaker(request);
+			if (!breaker.tryAcquirePermission()) {
+				return decideWithoutAsync(guard, request, requestId, breaker.callNotPermitted());
 			}
 			long start = System.nanoTime();
 			AtomicBoolean settled = new AtomicBoolean();
@@ -503,7 +515,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 				call = this.backend.acquireAsync(request, requestId).toFuture();
 			}
 			catch (RuntimeException ex) {
-				guard.onError(start, ex);
+				breaker.onError(start, ex);
 				return decideWithoutAsync(guard, request, requestId, ex);
 			}
 			// the backend call runs on whatever its own subscription needs; cancelling this one never cancels it
@@ -515,16 +527,16 @@ public final class DefaultRateLimiter implements RateLimiter {
 			}
 			return answer.map((acquisition) -> {
 				if (settled.compareAndSet(false, true)) {
-					guard.onSuccess(start);
+					breaker.onSuccess(start);
 				}
 				return mirrored(guard, request, requestId, decision(request, requestId, acquisition, start, epoch));
 			}).onErrorResume((ex) -> {
 				if (settled.compareAndSet(false, true)) {
 					if (ex instanceof TimeoutException timeout) {
-						guard.onTimeout(start, call, timeout);
+						breaker.onTimeout(start, call, timeout);
 					}
 					else {
-						guard.onError(start, ex);
+						breaker.onError(start, ex);
 					}
 				}
 				if (ex instanceof TimeoutException) {
@@ -545,7 +557,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 				return decideWithoutAsync(guard, request, requestId, ex);
 			}).doOnCancel(() -> {
 				if (settled.compareAndSet(false, true)) {
-					guard.releasePermission();
+					breaker.releasePermission();
 					undoWhenLate(call, request, requestId, start, epoch);
 				}
 			});
@@ -849,207 +861,6 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 	}
 
-	private static String millis(@Nullable Duration duration) {
-		return (duration != null) ? duration.toMillis() + " ms" : "the backend's own timeout";
-	}
-
-	/** The time budget, the circuit breaker and the fallback of a guarded limiter. */
-	private static final class Guard {
-
-		private final @Nullable Duration timeout;
-
-		private final @Nullable CircuitBreaker breaker;
-
-		private final RateLimitBackend fallback;
-
-		private final Duration closedRetryAfter;
-
-		private final ErrorCounts errors;
-
-		/** Whether the last call failed; written only when it changes. */
-		private volatile boolean failing;
-
-		private volatile @Nullable Throwable lastFailure;
-
-		Guard(@Nullable Duration timeout, @Nullable CircuitBreaker breaker, RateLimitBackend fallback,
-				Duration closedRetryAfter, ErrorCounts errors) {
-			this.errors = errors;
-			this.timeout = timeout;
-			this.breaker = breaker;
-			this.fallback = fallback;
-			this.closedRetryAfter = closedRetryAfter;
-		}
-
-		/**
-		 * Whether the breaker lets a call through. A breaker that fails (it never should) lets it through: the
-		 * budget still bounds the call.
-		 */
-		boolean tryAcquirePermission() {
-			if (this.breaker == null) {
-				return true;
-			}
-			try {
-				return this.breaker.tryAcquirePermission();
-			}
-			catch (RuntimeException | Error ex) {
-				logger.debug("Circuit breaker failed to grant a permission", ex);
-				return true;
-			}
-		}
-
-		void releasePermission() {
-			record(() -> Objects.requireNonNull(this.breaker).releasePermission());
-		}
-
-		/** Tells the breaker something; whatever it throws never changes the decision it is told about. */
-		private void record(Runnable outcome) {
-			if (this.breaker == null) {
-				return;
-			}
-			try {
-				outcome.run();
-			}
-			catch (RuntimeException | Error ex) {
-				logger.debug("Circuit breaker failed to record an outcome", ex);
-			}
-		}
-
-		boolean circuitOpen() {
-			return this.breaker != null && (this.breaker.getState() == CircuitBreaker.State.OPEN
-					|| this.breaker.getState() == CircuitBreaker.State.FORCED_OPEN);
-		}
-
-		void onSuccess(long startNanos) {
-			if (this.failing) {
-				this.failing = false;
-			}
-			record(() -> Objects.requireNonNull(this.breaker)
-				.onSuccess(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS));
-		}
-
-		/** Nanoseconds left of the budget of a call started then; zero when it is spent. */
-		long remainingNanos(long startNanos) {
-			return Math.max(0, Objects.requireNonNull(this.timeout).toNanos() - (System.nanoTime() - startNanos));
-		}
-
-		private void markFailing(Throwable failure) {
-			this.lastFailure = failure;
-			this.failing = true;
-		}
-
-		void onError(long startNanos, Throwable error) {
-			this.errors.add(BackendErrorKind.BACKEND_ERROR);
-			markFailing(error);
-			record(() -> Objects.requireNonNull(this.breaker)
-				.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, error));
-			if (logger.isDebugEnabled()) {
-				logger.debug("Rate-limit backend failed; deciding by the policies' failure modes", error);
-			}
-		}
-
-		/**
-		 * A call that did not answer within the budget: the request is decided by the failure modes now, but the
-		 * breaker hears of it only once it is clear whether Redis or this client was late. When the client stalls
-		 * (a garbage collection, a busy CPU) every call in flight times out at once although Redis answered in time,
-		 * and the answers are there as soon as the client runs again; counting those as failures would open the
-		 * breaker on a healthy Redis. So a call that answers within one more budget after its timeout is recorded as
-		 * a success, with its real duration; one that fails or stays silent is recorded as a failure.
-		 */
-		void onTimeout(long startNanos, CompletableFuture<?> call, TimeoutException timeout) {
-			this.errors.add(BackendErrorKind.TIMEOUT);
-			markFailing(timeout);
-			if (this.breaker == null || this.timeout == null) {
-				return;
-			}
-			AtomicBoolean recorded = new AtomicBoolean();
-			call.whenComplete((answer, failure) -> {
-				if (recorded.compareAndSet(false, true)) {
-					long duration = System.nanoTime() - startNanos;
-					record(() -> {
-						if (failure == null) {
-							this.breaker.onSuccess(duration, TimeUnit.NANOSECONDS);
-						}
-						else {
-							this.breaker.onError(duration, TimeUnit.NANOSECONDS, failure);
-						}
-					});
-				}
-			});
-			Schedulers.parallel().schedule(() -> {
-				if (recorded.compareAndSet(false, true)) {
-					record(() -> this.breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, timeout));
-				}
-			}, this.timeout.toNanos(), TimeUnit.NANOSECONDS);
-		}
-
-		CallNotPermittedException callNotPermitted() {
-			this.errors.add(BackendErrorKind.CIRCUIT_OPEN);
-			return CallNotPermittedException.createCallNotPermittedException(Objects.requireNonNull(this.breaker));
-		}
-
-		TimeoutException timeoutException() {
-			return new TimeoutException("The rate-limit backend did not answer within " + millis(this.timeout));
-		}
-
-		/**
-		 * Gives permits back within the budget, or without waiting at all while the circuit is open.
-		 * @param release the backend's release, not yet subscribed to
-		 */
-		void release(Mono<Void> release) {
-			if (circuitOpen()) {
-				release.subscribe(null, (ex) -> {
-					this.errors.add(BackendErrorKind.RELEASE_FAILED);
-					logger.debug("Could not release a rate-limit permit", ex);
-				});
-				return;
-			}
-			CompletableFuture<@Nullable Void> call = release.toFuture();
-			try {
-				if (this.timeout != null) {
-					call.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
-				}
-				else {
-					call.get();
-				}
-			}
-			catch (TimeoutException ex) {
-				this.errors.add(BackendErrorKind.RELEASE_FAILED);
-				logger.debug("A rate-limit permit release is still pending after " + millis(this.timeout));
-			}
-			catch (ExecutionException ex) {
-				this.errors.add(BackendErrorKind.RELEASE_FAILED);
-				logger.debug("Could not release a rate-limit permit; it is reclaimed when its lease ends", ex);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		}
-
-		/**
-		 * {@link #release} without blocking.
-		 * @param release the backend's release, not yet subscribed to
-		 * @return completes once released, or once the budget is spent
-		 */
-		Mono<Void> releaseAsync(Mono<Void> release) {
-			return Mono.defer(() -> {
-				CompletableFuture<@Nullable Void> call = release.toFuture();
-				if (circuitOpen()) {
-					return Mono.empty();
-				}
-				Mono<Void> answer = Mono.fromFuture(call, true);
-				if (this.timeout != null) {
-					answer = answer.timeout(this.timeout);
-				}
-				return answer.onErrorResume((ex) -> {
-					this.errors.add(BackendErrorKind.RELEASE_FAILED);
-					logger.debug("Could not release a rate-limit permit within the budget", ex);
-					return Mono.empty();
-				});
-			});
-		}
-
-	}
-
 	private static final class BackendPermit implements Permit {
 
 		private final RateLimitBackend backend;
@@ -1114,7 +925,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 			if (this.released.compareAndSet(false, true)) {
 				if (this.guard != null) {
 					released();
-					this.guard.release(backendRelease());
+					this.guard.release(this.entries, backendRelease());
 					return;
 				}
 				try {
@@ -1141,7 +952,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 				}
 				if (this.guard != null) {
 					released();
-					return this.guard.releaseAsync(backendRelease());
+					return this.guard.releaseAsync(this.entries, backendRelease());
 				}
 				return backendRelease().doOnSuccess((done) -> released())
 					.doOnError((ex) -> this.released.set(false));
@@ -1151,27 +962,6 @@ public final class DefaultRateLimiter implements RateLimiter {
 		@Override
 		public boolean holdsAny() {
 			return !this.released.get();
-		}
-
-	}
-
-	/** The backend errors of a guarded limiter, by kind. */
-	private static final class ErrorCounts {
-
-		private final LongAdder[] counts = new LongAdder[BackendErrorKind.values().length];
-
-		ErrorCounts() {
-			for (int i = 0; i < this.counts.length; i++) {
-				this.counts[i] = new LongAdder();
-			}
-		}
-
-		void add(BackendErrorKind kind) {
-			this.counts[kind.ordinal()].increment();
-		}
-
-		long count(BackendErrorKind kind) {
-			return this.counts[kind.ordinal()].sum();
 		}
 
 	}
@@ -1240,7 +1030,9 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 		/**
 		 * A circuit breaker around the backend: while it is open, decisions are made by the failure modes at once,
-		 * without trying the backend.
+		 * without trying the backend. On a backend of several shards (Redis Cluster: {@link RateLimitBackend#shard})
+		 * each shard gets a breaker of its own with this one's configuration, so that one failing master keeps
+		 * only its own entries from the backend.
 		 * @param circuitBreaker the breaker
 		 * @return this builder
 		 */
@@ -1341,21 +1133,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 			}
 			RateLimitBackend fallback = (this.fallback != null) ? this.fallback : new LocalRateLimitBackend();
 			Duration retryAfter = (this.closedRetryAfter != null) ? this.closedRetryAfter : defaultClosedRetryAfter();
-			if (this.circuitBreaker != null) {
-				this.circuitBreaker.getEventPublisher().onStateTransition((event) -> {
-					CircuitBreaker.State to = event.getStateTransition().getToState();
-					if (to == CircuitBreaker.State.OPEN) {
-						logger.warn("Rate-limit backend failing: circuit breaker '" + event.getCircuitBreakerName()
-								+ "' open, decisions follow each policy's failure-mode until it answers again");
-					}
-					else if (to == CircuitBreaker.State.CLOSED) {
-						logger.info("Rate-limit backend answering again: circuit breaker '"
-								+ event.getCircuitBreakerName() + "' closed, limits enforced");
-					}
-				});
-			}
 			ErrorCounts errors = new ErrorCounts();
-			Guard guard = new Guard(this.timeout, this.circuitBreaker, fallback, retryAfter, errors);
+			Guard guard = new Guard(this.backend, this.timeout, this.circuitBreaker, fallback, retryAfter, errors);
 			return new DefaultRateLimiter(this.backend, guard, this.observationRegistry, this.observationConvention,
 					errors, this.denialCache);
 		}

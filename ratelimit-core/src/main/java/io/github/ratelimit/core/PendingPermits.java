@@ -40,8 +40,8 @@ final class PendingPermits {
 	 * @return the decision the caller gets
 	 */
 	RateLimitDecision joinedTo(RateLimitDecision decided) {
-		return new RateLimitDecision(decided.allDecisions(), DefaultRateLimiter.PermitPair.of(decided.permit(), this.permit),
-				DefaultRateLimiter.PermitPair.of(decided.reversal(), this.reversal), () -> decided.reversed().allDecisions(),
+		return new RateLimitDecision(decided.allDecisions(), PermitPair.of(decided.permit(), this.permit),
+				PermitPair.of(decided.reversal(), this.reversal), () -> decided.reversed().allDecisions(),
 				decided.failure().orElse(null));
 	}
 

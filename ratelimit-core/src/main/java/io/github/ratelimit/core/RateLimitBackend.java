@@ -2,6 +2,7 @@ package io.github.ratelimit.core;
 
 import java.util.Collections;
 import java.util.List;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -102,6 +103,27 @@ public interface RateLimitBackend {
 	 */
 	default String kind() {
 		return "custom";
+	}
+
+	/**
+	 * The shard (the server) an entry's state lives on, for a guarded {@link DefaultRateLimiter}, which keeps a
+	 * circuit breaker per shard: a shard that fails then opens its own breaker only, and the entries of the others
+	 * keep being decided by the backend. On Redis Cluster it is the master serving the entry's hash slot. Called on
+	 * every guarded decision, from any thread: it must answer from memory, never over the network.
+	 * @param entry the entry
+	 * @return the shard's name (an address), or null when every entry goes to the same server or it is not known
+	 */
+	default @Nullable String shard(RateLimitRequest.Entry entry) {
+		return null;
+	}
+
+	/**
+	 * The shards entries go to now ({@link #shard}), so that a limiter can forget the breakers of shards that are
+	 * gone (a failover promoted another master). Asked only when an entry goes to a shard not seen before.
+	 * @return the current shards' names, empty when the backend is not sharded
+	 */
+	default Set<String> shards() {
+		return Set.of();
 	}
 
 	/**

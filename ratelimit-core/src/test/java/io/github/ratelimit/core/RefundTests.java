@@ -221,7 +221,7 @@ class RefundTests {
 		}
 	}
 
-	private static String onMaster(RedisClusterServer cluster, RateLimitKeys keys, RateLimitPolicy policy,
+	static String onMaster(RedisClusterServer cluster, RateLimitKeys keys, RateLimitPolicy policy,
 			HostAndPort master, String prefix) {
 		for (int i = 0;; i++) {
 			String candidate = prefix + i;

@@ -32,6 +32,11 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  * Nodes run with a {@code cluster-node-timeout} of 2 s, so a killed or frozen master is failed
  * over within a few seconds.
+ *
+ * <p>Partial outages (a master without replicas killed while the others serve on): start the
+ * cluster with {@link #start(int, int, boolean) start(3, 0, false)}, whose nodes run with
+ * {@code cluster-require-full-coverage no}. With Redis's default ({@code yes}) every node refuses
+ * every command with {@code CLUSTERDOWN} once a slot has no live master.
  */
 public final class RedisClusterServer implements AutoCloseable {
 
@@ -86,6 +91,19 @@ public final class RedisClusterServer implements AutoCloseable {
 	 * @throws IllegalStateException if a node does not start or the cluster does not form in time
 	 */
 	public static RedisClusterServer start(int masterCount, int replicasPerMaster) {
+		return start(masterCount, replicasPerMaster, true);
+	}
+
+	/**
+	 * Starts a cluster, choosing what its nodes do while a slot has no live master.
+	 * @param masterCount the number of masters, at least 1
+	 * @param replicasPerMaster the number of replicas of each master, at least 0
+	 * @param requireFullCoverage {@code cluster-require-full-coverage}: true (Redis's default) to refuse
+	 * every command once a slot is uncovered, false to go on serving the slots that are covered
+	 * @return the running, fully formed cluster
+	 * @throws IllegalStateException if a node does not start or the cluster does not form in time
+	 */
+	public static RedisClusterServer start(int masterCount, int replicasPerMaster, boolean requireFullCoverage) {
 		if (masterCount < 1 || replicasPerMaster < 0) {
 			throw new IllegalArgumentException(
 					"Need at least one master and no negative replica count, got " + masterCount + "/" + replicasPerMaster);
@@ -94,10 +112,10 @@ public final class RedisClusterServer implements AutoCloseable {
 		List<RedisNode> replicas = new ArrayList<>();
 		try {
 			for (int i = 0; i < masterCount; i++) {
-				masters.add(startNode("cluster-master-" + i));
+				masters.add(startNode("cluster-master-" + i, requireFullCoverage));
 			}
 			for (int i = 0; i < masterCount * replicasPerMaster; i++) {
-				replicas.add(startNode("cluster-replica-" + i));
+				replicas.add(startNode("cluster-replica-" + i, requireFullCoverage));
 			}
 			RedisClusterServer cluster = new RedisClusterServer(masters, replicas);
 			cluster.bootstrap(replicasPerMaster);
@@ -111,14 +129,17 @@ public final class RedisClusterServer implements AutoCloseable {
 		}
 	}
 
-	private static RedisNode startNode(String name) {
-		return RedisNode.start(name, Ports::freeClusterPort, RedisClusterServer::clusterArguments);
+	private static RedisNode startNode(String name, boolean requireFullCoverage) {
+		return RedisNode.start(name, Ports::freeClusterPort,
+				(port, directory) -> clusterArguments(port, directory, requireFullCoverage));
 	}
 
-	private static List<String> clusterArguments(int port, Path directory) throws IOException {
+	private static List<String> clusterArguments(int port, Path directory, boolean requireFullCoverage)
+			throws IOException {
 		return NodeCommand
 			.dataNode(List.of("--cluster-enabled", "yes", "--cluster-config-file",
-					directory.resolve("nodes.conf").toString(), "--cluster-node-timeout", NODE_TIMEOUT_MILLIS))
+					directory.resolve("nodes.conf").toString(), "--cluster-node-timeout", NODE_TIMEOUT_MILLIS,
+					"--cluster-require-full-coverage", requireFullCoverage ? "yes" : "no"))
 			.arguments(port, directory);
 	}
 

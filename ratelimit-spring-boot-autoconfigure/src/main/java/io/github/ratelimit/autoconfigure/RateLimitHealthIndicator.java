@@ -1,22 +1,32 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
 import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 
 /**
- * Health of the rate limiter: which backend decides, the state of the circuit breaker around Redis, and whether
- * decisions are currently degraded (made by the policies' failure modes instead of Redis). It never calls Redis.
+ * Health of the rate limiter: which backend decides, the state of the circuit breaker around Redis (on Redis
+ * Cluster, of each master's: {@code shards}), and whether decisions are currently degraded (made by the policies'
+ * failure modes instead of Redis). It never calls Redis.
  * <p>
- * Degraded (the last call to Redis failed, or the circuit is open) leaves the status UP by default, since the failure
- * modes exist to keep the application serving while Redis is down; with
- * {@code ratelimit.health.down-when-degraded=true} the status is DOWN while degraded. Spring Boot's own {@code redis} contributor reports Redis itself.
+ * Degraded (a circuit is open or probing, or the failure modes made one of the limiter's last
+ * {@value DefaultRateLimiter#RECENT_DECISIONS} decisions: {@code recentFailureModeDecisions}) leaves the status UP by
+ * default, since the failure modes exist to keep the application serving while Redis is down; with
+ * {@code ratelimit.health.down-when-degraded=true} the status is DOWN while degraded. Spring Boot's own {@code redis}
+ * contributor reports Redis itself.
  */
 public final class RateLimitHealthIndicator implements HealthIndicator {
 
@@ -44,24 +54,67 @@ public final class RateLimitHealthIndicator implements HealthIndicator {
 			health.withDetail("timeout", limiter.timeout().toMillis() + "ms");
 		}
 		boolean degraded = limiter.degraded();
-		health.withDetail("degraded", degraded);
+		health.withDetail("degraded", degraded)
+			.withDetail("recentFailureModeDecisions", limiter.recentFailureModeDecisions());
 		Throwable failure = limiter.lastFailure();
 		if (failure != null) {
 			health.withDetail("decisions", "by each policy's failure-mode: Redis is not answering")
 				.withDetail("lastFailure", failure.getClass().getSimpleName() + ": " + failure.getMessage());
 		}
-		CircuitBreaker breaker = limiter.circuitBreaker();
-		if (breaker != null) {
-			CircuitBreaker.Metrics metrics = breaker.getMetrics();
-			health.withDetail("circuitBreaker", breaker.getState().name())
-				.withDetail("failureRate", metrics.getFailureRate())
-				.withDetail("failedCalls", metrics.getNumberOfFailedCalls())
-				.withDetail("notPermittedCalls", metrics.getNumberOfNotPermittedCalls());
+		CircuitBreaker configured = limiter.circuitBreaker();
+		CircuitBreakerRegistry breakers = limiter.circuitBreakers();
+		if (configured != null && breakers != null) {
+			breakers(health, configured, breakers);
 		}
 		if (degraded && this.downWhenDegraded) {
 			health.down();
 		}
 		return health.build();
+	}
+
+	/**
+	 * The breaker's state and figures; on Redis Cluster ({@code shards}), each master's by its address, and as
+	 * {@code circuitBreaker} the least healthy state among them.
+	 */
+	private static void breakers(Health.Builder health, CircuitBreaker configured, CircuitBreakerRegistry breakers) {
+		List<CircuitBreaker> all = new ArrayList<>(breakers.getAllCircuitBreakers());
+		if (all.size() == 1 && all.get(0) == configured) {
+			health.withDetail("circuitBreaker", configured.getState().name()).withDetails(figures(configured));
+			return;
+		}
+		all.sort(Comparator.comparing(CircuitBreaker::getName));
+		Map<String, Object> shards = new LinkedHashMap<>();
+		CircuitBreaker.State worst = CircuitBreaker.State.CLOSED;
+		for (CircuitBreaker breaker : all) {
+			Map<String, Object> shard = new LinkedHashMap<>();
+			shard.put("circuitBreaker", breaker.getState().name());
+			shard.putAll(figures(breaker));
+			shards.put(breaker.getName().substring(breaker.getName().indexOf('@') + 1), shard);
+			worst = lessHealthy(worst, breaker.getState());
+		}
+		health.withDetail("circuitBreaker", worst.name()).withDetail("shards", shards);
+	}
+
+	private static Map<String, Object> figures(CircuitBreaker breaker) {
+		CircuitBreaker.Metrics metrics = breaker.getMetrics();
+		Map<String, Object> figures = new LinkedHashMap<>();
+		figures.put("failureRate", metrics.getFailureRate());
+		figures.put("failedCalls", metrics.getNumberOfFailedCalls());
+		figures.put("notPermittedCalls", metrics.getNumberOfNotPermittedCalls());
+		return figures;
+	}
+
+	/** Open (forced or not) before half-open before anything else. */
+	private static CircuitBreaker.State lessHealthy(CircuitBreaker.State one, CircuitBreaker.State other) {
+		return (rank(other) > rank(one)) ? other : one;
+	}
+
+	private static int rank(CircuitBreaker.State state) {
+		return switch (state) {
+			case OPEN, FORCED_OPEN -> 2;
+			case HALF_OPEN -> 1;
+			default -> 0;
+		};
 	}
 
 	private static String backendName(RateLimitBackend backend) {

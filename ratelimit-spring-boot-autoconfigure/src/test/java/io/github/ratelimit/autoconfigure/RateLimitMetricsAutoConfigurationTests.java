@@ -1,9 +1,14 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import io.github.ratelimit.testkit.RedisClusterServer;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
 import io.micrometer.core.instrument.Meter;
@@ -14,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
@@ -143,6 +149,48 @@ class RateLimitMetricsAutoConfigurationTests {
 				assertThat(context.getBean(RateLimitDecisionMeterHandler.class))
 					.isSameAs(context.getBean("ownHandler"));
 				assertThat(context.getBean(RateLimitMeterBinder.class)).isSameAs(context.getBean("ownBinder"));
+			});
+	}
+
+	/**
+	 * On a Cluster each master has a breaker of its own: each has its Resilience4j meters, named after the
+	 * configured breaker and the master's address, and the health contributor lists each master's state.
+	 */
+	@Test
+	void onAClusterEachMasterHasItsOwnBreakerInTheMetersAndTheHealth() {
+		RedisClusterServer cluster = RedisServers.cluster();
+		cluster.flushAll();
+		String nodes = cluster.nodes()
+			.stream()
+			.map((node) -> node.host() + ":" + node.port())
+			.collect(Collectors.joining(","));
+		this.runner.withPropertyValues("spring.data.redis.cluster.nodes=" + nodes, "ratelimit.redis.timeout=1s")
+			.run((context) -> {
+				RateLimiter limiter = context.getBean(RateLimiter.class);
+				RateLimitPolicyRegistry policies = context.getBean(RateLimitPolicyRegistry.class);
+				RateLimitRequest.Builder spread = RateLimitRequest.builder();
+				for (int i = 0; i < 30; i++) {
+					limiter.check(RateLimitRequest.of(policies.get("burst"), "spread-" + i));
+					spread.add(policies.get("burst"), "spread-" + i);
+				}
+				// one request on every master: decided per master, admitted as a whole (each has room for one more)
+				assertThat(limiter.check(spread.build()).allowed()).isTrue();
+				List<String> masters = cluster.masters().stream().map((master) -> master.host() + ":" + master.port())
+					.toList();
+				MeterRegistry meters = context.getBean(MeterRegistry.class);
+				assertThat(meters.find("resilience4j.circuitbreaker.state").tags("state", "closed").gauges())
+					.extracting((gauge) -> gauge.getId().getTag("name"))
+					.containsExactlyInAnyOrderElementsOf(masters.stream().map((master) -> "ratelimit-redis@" + master)
+						.toList());
+				Health health = context.getBean(RateLimitHealthIndicator.class).health();
+				assertThat(health.getDetails()).containsEntry("backend", "redis-cluster")
+					.containsEntry("circuitBreaker", "CLOSED");
+				@SuppressWarnings("unchecked")
+				Map<String, Map<String, Object>> shards = (Map<String, Map<String, Object>>) health.getDetails()
+					.get("shards");
+				assertThat(shards).containsOnlyKeys(masters)
+					.allSatisfy((master, shard) -> assertThat(shard).containsEntry("circuitBreaker", "CLOSED")
+						.containsKeys("failureRate", "failedCalls", "notPermittedCalls"));
 			});
 	}
 

@@ -3,10 +3,12 @@ package io.github.ratelimit.core.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -28,6 +30,7 @@ import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.Partitions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -104,6 +107,12 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	 * client and shuts the old one down, whose connections then fail every command at once.
 	 */
 	private volatile @Nullable Object nativeClientAtOpen;
+
+	/**
+	 * Lettuce's view of the Cluster's topology (which master serves which slot), kept up to date by the client's
+	 * topology refreshes, from the first cluster connection opened on; null off Cluster and until then.
+	 */
+	private volatile @Nullable Partitions partitions;
 
 	/** Spring's translation of Lettuce's exceptions, as the template would throw them. */
 	private static final LettuceExceptionConverter EXCEPTIONS = new LettuceExceptionConverter();
@@ -278,6 +287,47 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	@Override
 	public int getPhase() {
 		return PHASE;
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * On Cluster (with Lettuce, once a connection has been opened), the address of the master serving the entry's
+	 * hash slot in the client's view of the topology; null otherwise.
+	 */
+	@Override
+	public @Nullable String shard(Entry entry) {
+		Partitions partitions = this.partitions;
+		if (partitions == null) {
+			return null;
+		}
+		io.lettuce.core.cluster.models.partitions.RedisClusterNode master = partitions
+			.getPartitionBySlot(ClusterSlotHashUtil.calculateSlot(this.keys.key(entry.policy(), entry.identity())));
+		return (master != null) ? address(master) : null;
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * On Cluster, the addresses of the masters that serve slots in the client's view of the topology.
+	 */
+	@Override
+	public Set<String> shards() {
+		Partitions partitions = this.partitions;
+		Set<String> masters = new HashSet<>();
+		if (partitions != null) {
+			for (io.lettuce.core.cluster.models.partitions.RedisClusterNode node : partitions) {
+				if (!node.hasNoSlots()) {
+					masters.add(address(node));
+				}
+			}
+		}
+		return masters;
+	}
+
+	private static String address(io.lettuce.core.cluster.models.partitions.RedisClusterNode node) {
+		String host = node.getUri().getHost();
+		return (host.contains(":") ? "[" + host + "]" : host) + ":" + node.getUri().getPort();
 	}
 
 	@Override
@@ -914,6 +964,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 							: factory.getConnection();
 					connection = new NativeConnection(holder,
 							(RedisClusterAsyncCommands<byte[], byte[]>) ((LettuceConnection) holder).getNativeConnection());
+					if (connection.commands() instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
+						this.partitions = cluster.getStatefulConnection().getPartitions();
+					}
 					this.nativeConnection = connection;
 				}
 			}

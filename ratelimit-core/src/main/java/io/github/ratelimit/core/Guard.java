@@ -1,0 +1,234 @@
+package io.github.ratelimit.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+/**
+ * The time budget, the circuit breakers and the fallback of a guarded limiter, and what it remembers of its recent
+ * decisions for health. A sharded backend (Redis Cluster) has a breaker per shard ({@link ShardBreakers}): a request
+ * is guarded by the breaker of its entries' shard, and a request whose entries span shards is split
+ * ({@link ShardSplit}), so that a failing master opens its own breaker only.
+ */
+final class Guard {
+
+	/** The limiter's category: what the guard logs is configured with the limiter. */
+	private static final Log logger = LogFactory.getLog(DefaultRateLimiter.class);
+
+	final @Nullable Duration timeout;
+
+	final RateLimitBackend fallback;
+
+	final Duration closedRetryAfter;
+
+	final ErrorCounts errors;
+
+	private final RateLimitBackend backend;
+
+	private final @Nullable ShardBreakers breakers;
+
+	/** The guard of every call when there is no breaker. */
+	private final ShardBreaker unbroken = new ShardBreaker(null, this);
+
+	private final RecentDecisions recent = new RecentDecisions();
+
+	private volatile @Nullable Throwable lastFailure;
+
+	Guard(RateLimitBackend backend, @Nullable Duration timeout, @Nullable CircuitBreaker breaker,
+			RateLimitBackend fallback, Duration closedRetryAfter, ErrorCounts errors) {
+		this.backend = backend;
+		this.errors = errors;
+		this.timeout = timeout;
+		this.fallback = fallback;
+		this.closedRetryAfter = closedRetryAfter;
+		this.breakers = (breaker != null) ? new ShardBreakers(backend, breaker, this) : null;
+	}
+
+	/** The configured breaker, or null. */
+	@Nullable CircuitBreaker configuredBreaker() {
+		return (this.breakers != null) ? this.breakers.configured() : null;
+	}
+
+	/** The registry holding the breakers in use, or null without a breaker. */
+	@Nullable CircuitBreakerRegistry registry() {
+		return (this.breakers != null) ? this.breakers.registry() : null;
+	}
+
+	/** The breaker of a request's shard: its first entry's (a request spanning shards is split before). */
+	ShardBreaker breaker(RateLimitRequest request) {
+		return breaker(request.entries());
+	}
+
+	private ShardBreaker breaker(List<RateLimitRequest.Entry> entries) {
+		ShardBreakers breakers = this.breakers;
+		return (breakers != null) ? breakers.of(this.backend.shard(entries.get(0))) : this.unbroken;
+	}
+
+	/**
+	 * A request split by shard, when it has breakers per shard and its entries span several; null otherwise.
+	 * The request holds entries of one kind (enforced or shadow): {@code ShadowSplit} runs first.
+	 */
+	@Nullable ShardSplit split(RateLimitRequest request) {
+		List<RateLimitRequest.Entry> entries = request.entries();
+		if (this.breakers == null || entries.size() < 2) {
+			return null;
+		}
+		List<@Nullable String> shards = new ArrayList<>(entries.size());
+		for (RateLimitRequest.Entry entry : entries) {
+			shards.add(this.backend.shard(entry));
+		}
+		return ShardSplit.of(request, shards);
+	}
+
+	/** Nanoseconds left of the budget of a call started then; zero when it is spent. */
+	long remainingNanos(long startNanos) {
+		return Math.max(0, java.util.Objects.requireNonNull(this.timeout).toNanos() - (System.nanoTime() - startNanos));
+	}
+
+	TimeoutException timeoutException() {
+		return new TimeoutException("The rate-limit backend did not answer within " + millis(this.timeout));
+	}
+
+	/** A backend call answered. */
+	void decided() {
+		this.recent.add(false);
+	}
+
+	/** A backend call failed: the failure modes decide. */
+	void failed(BackendErrorKind kind, Throwable failure) {
+		this.errors.add(kind);
+		this.lastFailure = failure;
+		this.recent.add(true);
+	}
+
+	/** A backend call was not made, its shard's circuit being open: the failure modes decide. */
+	void notPermitted() {
+		this.errors.add(BackendErrorKind.CIRCUIT_OPEN);
+		this.recent.add(true);
+	}
+
+	/**
+	 * Whether decisions are degraded: a shard's circuit is open or probing, or the failure modes made one of the
+	 * last {@value RecentDecisions#SIZE} decisions.
+	 */
+	boolean degraded() {
+		return this.recent.byFailureModes() > 0 || (this.breakers != null && this.breakers.degraded());
+	}
+
+	/** The last failure of a backend call, while degraded. */
+	@Nullable Throwable lastFailure() {
+		return degraded() ? this.lastFailure : null;
+	}
+
+	/** How many of the last {@value RecentDecisions#SIZE} decisions the failure modes made. */
+	int recentFailureModeDecisions() {
+		return this.recent.byFailureModes();
+	}
+
+	/**
+	 * Gives permits back within the budget, or without waiting at all while their shard's circuit is open.
+	 * @param entries the entries given back
+	 * @param release the backend's release, not yet subscribed to
+	 */
+	void release(List<RateLimitRequest.Entry> entries, Mono<Void> release) {
+		if (breaker(entries).circuitOpen()) {
+			release.subscribe(null, (ex) -> {
+				this.errors.add(BackendErrorKind.RELEASE_FAILED);
+				logger.debug("Could not release a rate-limit permit", ex);
+			});
+			return;
+		}
+		CompletableFuture<@Nullable Void> call = release.toFuture();
+		try {
+			if (this.timeout != null) {
+				call.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
+			}
+			else {
+				call.get();
+			}
+		}
+		catch (TimeoutException ex) {
+			this.errors.add(BackendErrorKind.RELEASE_FAILED);
+			logger.debug("A rate-limit permit release is still pending after " + millis(this.timeout));
+		}
+		catch (ExecutionException ex) {
+			this.errors.add(BackendErrorKind.RELEASE_FAILED);
+			logger.debug("Could not release a rate-limit permit; it is reclaimed when its lease ends", ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	/**
+	 * {@link #release} without blocking.
+	 * @param entries the entries given back
+	 * @param release the backend's release, not yet subscribed to
+	 * @return completes once released, or once the budget is spent
+	 */
+	Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, Mono<Void> release) {
+		return Mono.defer(() -> {
+			CompletableFuture<@Nullable Void> call = release.toFuture();
+			if (breaker(entries).circuitOpen()) {
+				return Mono.empty();
+			}
+			Mono<Void> answer = Mono.fromFuture(call, true);
+			if (this.timeout != null) {
+				answer = answer.timeout(this.timeout);
+			}
+			return answer.onErrorResume((ex) -> {
+				this.errors.add(BackendErrorKind.RELEASE_FAILED);
+				logger.debug("Could not release a rate-limit permit within the budget", ex);
+				return Mono.empty();
+			});
+		});
+	}
+
+	static String millis(@Nullable Duration duration) {
+		return (duration != null) ? duration.toMillis() + " ms" : "the backend's own timeout";
+	}
+
+	/**
+	 * The last guarded decisions, as a ring: whether the failure modes made each, and how many of them did. Health
+	 * reads the count, so that it reports degradation over a window, not the last call.
+	 */
+	static final class RecentDecisions {
+
+		static final int SIZE = 100;
+
+		private final AtomicIntegerArray byFailureMode = new AtomicIntegerArray(SIZE);
+
+		private final AtomicLong next = new AtomicLong();
+
+		private final AtomicInteger count = new AtomicInteger();
+
+		void add(boolean failureMode) {
+			int slot = (int) (this.next.getAndIncrement() % SIZE);
+			int value = failureMode ? 1 : 0;
+			// written only when it changes, so that a healthy limiter's threads do not contend on the slots
+			if (this.byFailureMode.get(slot) != value) {
+				this.count.addAndGet(value - this.byFailureMode.getAndSet(slot, value));
+			}
+		}
+
+		int byFailureModes() {
+			return this.count.get();
+		}
+
+	}
+
+}

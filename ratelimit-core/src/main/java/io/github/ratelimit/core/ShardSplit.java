@@ -1,0 +1,163 @@
+package io.github.ratelimit.core;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * A request whose entries live on several shards (Redis Cluster masters), as one request per shard, each decided
+ * under its own shard's circuit breaker: a master that fails opens its own breaker, its entries follow their failure
+ * modes, and the others are still decided by Redis. The parts are decided at the same time and combined as the
+ * backend combines the hash slots of one request: admitted when every part admits; when a part denies (or a closed
+ * policy refuses), what the admitting parts took is given back and they report their figures as given back. Each
+ * part is one backend request, atomic per slot as before.
+ */
+final class ShardSplit {
+
+	private final RateLimitRequest request;
+
+	private final List<RateLimitRequest> parts;
+
+	/** For each part, the positions of its entries in the request. */
+	private final List<List<Integer>> positions;
+
+	private ShardSplit(RateLimitRequest request, List<RateLimitRequest> parts, List<List<Integer>> positions) {
+		this.request = request;
+		this.parts = parts;
+		this.positions = positions;
+	}
+
+	/**
+	 * The split of a request by its entries' shards.
+	 * @param request the request
+	 * @param shards each entry's shard (null for the backend as a whole)
+	 * @return the split, or null when every entry is on the same shard
+	 */
+	static @Nullable ShardSplit of(RateLimitRequest request, List<@Nullable String> shards) {
+		Map<@Nullable String, List<Integer>> byShard = new LinkedHashMap<>();
+		for (int i = 0; i < shards.size(); i++) {
+			byShard.computeIfAbsent(shards.get(i), (shard) -> new ArrayList<>()).add(i);
+		}
+		if (byShard.size() < 2) {
+			return null;
+		}
+		List<RateLimitRequest> parts = new ArrayList<>(byShard.size());
+		for (List<Integer> indexes : byShard.values()) {
+			RateLimitRequest.Builder part = RateLimitRequest.builder();
+			if (request.hasExplicitTime()) {
+				part.at(request.explicitTimeMicros());
+			}
+			for (int index : indexes) {
+				RateLimitRequest.Entry entry = request.entries().get(index);
+				part.add(entry.policy(), entry.identity(), entry.cost());
+			}
+			parts.add(part.build());
+		}
+		return new ShardSplit(request, parts, List.copyOf(byShard.values()));
+	}
+
+	/**
+	 * Decides the parts, the first on the calling thread and the others at the same time, without blocking.
+	 * @param blocking decides a part on the calling thread
+	 * @param async decides a part without blocking
+	 * @param giveBack gives back what a part took
+	 */
+	RateLimitDecision decide(Function<RateLimitRequest, RateLimitDecision> blocking,
+			Function<RateLimitRequest, Mono<RateLimitDecision>> async, Consumer<Permit> giveBack) {
+		List<CompletableFuture<RateLimitDecision>> others = new ArrayList<>();
+		for (RateLimitRequest part : this.parts.subList(1, this.parts.size())) {
+			others.add(async.apply(part).toFuture());
+		}
+		List<RateLimitDecision> decided = new ArrayList<>(this.parts.size());
+		try {
+			decided.add(blocking.apply(this.parts.get(0)));
+			for (CompletableFuture<RateLimitDecision> other : others) {
+				decided.add(other.join());
+			}
+		}
+		catch (RuntimeException | Error ex) {
+			// a part failed (a guarded part never should): what the others took is given back (once: idempotent)
+			decided.forEach((decision) -> giveBack.accept(decision.reversal()));
+			others.forEach((other) -> other.thenAccept((decision) -> giveBack.accept(decision.reversal())));
+			if (ex instanceof CompletionException && ex.getCause() instanceof RuntimeException cause) {
+				throw cause;
+			}
+			throw ex;
+		}
+		return combine(decided, giveBack);
+	}
+
+	/**
+	 * Decides the parts at the same time, without blocking.
+	 * @param async decides a part without blocking
+	 * @param giveBack gives back what a part took
+	 */
+	Mono<RateLimitDecision> decideAsync(Function<RateLimitRequest, Mono<RateLimitDecision>> async,
+			Consumer<Permit> giveBack) {
+		return Flux.fromIterable(this.parts)
+			.flatMapSequential(async)
+			.collectList()
+			.map((decided) -> combine(decided, giveBack));
+	}
+
+	private RateLimitDecision combine(List<RateLimitDecision> decided, Consumer<Permit> giveBack) {
+		boolean admitted = decided.stream().allMatch(ShardSplit::admits);
+		Throwable failure = decided.stream()
+			.map((decision) -> decision.failure().orElse(null))
+			.filter(Objects::nonNull)
+			.findFirst()
+			.orElse(null);
+		if (!admitted) {
+			List<RateLimitDecision> reported = new ArrayList<>(decided.size());
+			for (RateLimitDecision decision : decided) {
+				if (admits(decision)) {
+					giveBack.accept(decision.reversal());
+					reported.add(decision.reversed());
+				}
+				else {
+					reported.add(decision);
+				}
+			}
+			List<PolicyDecision> all = inRequestOrder(reported, false);
+			return new RateLimitDecision(all, Permit.NONE, Permit.NONE, () -> all, failure);
+		}
+		Permit permit = Permit.NONE;
+		Permit reversal = Permit.NONE;
+		for (RateLimitDecision decision : decided) {
+			permit = PermitPair.of(permit, decision.permit());
+			reversal = PermitPair.of(reversal, decision.reversal());
+		}
+		return new RateLimitDecision(inRequestOrder(decided, false), permit, reversal,
+				() -> inRequestOrder(decided, true), failure);
+	}
+
+	/** Whether every entry of a part admits, shadow policies' included: the backend takes a request all or nothing. */
+	private static boolean admits(RateLimitDecision decision) {
+		return decision.allDecisions().stream().allMatch(PolicyDecision::allowed);
+	}
+
+	/** The parts' decisions (or their reversed figures) at their entries' places in the request. */
+	private List<PolicyDecision> inRequestOrder(List<RateLimitDecision> decided, boolean reversed) {
+		PolicyDecision[] all = new PolicyDecision[this.request.entries().size()];
+		for (int p = 0; p < decided.size(); p++) {
+			RateLimitDecision decision = reversed ? decided.get(p).reversed() : decided.get(p);
+			List<PolicyDecision> own = decision.allDecisions();
+			List<Integer> places = this.positions.get(p);
+			for (int j = 0; j < places.size(); j++) {
+				all[places.get(j)] = own.get(j);
+			}
+		}
+		return List.of(all);
+	}
+
+}
