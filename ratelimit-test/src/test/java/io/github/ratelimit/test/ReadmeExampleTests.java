@@ -12,7 +12,7 @@ import org.springframework.test.web.servlet.assertj.MockMvcTester;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The example test of the README ("Testing your rate-limited endpoints"), as a user writes it: {@code /api/orders}
+ * The example test of docs/testing.md ("A complete test"), as a user writes it: {@code /api/orders}
  * limited to 5 per minute per client address by the policy {@code orders}.
  */
 @SpringBootTest
