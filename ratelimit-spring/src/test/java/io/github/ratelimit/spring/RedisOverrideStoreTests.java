@@ -51,6 +51,11 @@ class RedisOverrideStoreTests {
 		this.factories.forEach(LettuceConnectionFactory::destroy);
 	}
 
+	/** The resets an instance heard by their messages, without those its reconciles found by the count. */
+	private static List<String> byMessage(Instance instance) {
+		return instance.heard.stream().filter((heard) -> !heard.equals("reset null null")).toList();
+	}
+
 	/** An instance: its own connection, store and overrides, recording what its listeners hear. */
 	private Instance instance() {
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(
@@ -81,9 +86,11 @@ class RedisOverrideStoreTests {
 		b.overrides.announceReset("api", null);
 		Wait.until("the first instance hears of the others' resets", PROPAGATION,
 				() -> a.heard.contains("reset api null"));
-		// its own announcement, published before the other's, arrived before them and was not heard twice
-		assertThat(a.heard).containsExactly("reset api ip:203.0.113.7", "reset null ip:a:b:c", "reset api null");
-		assertThat(b.heard).containsExactly("reset api ip:203.0.113.7", "reset null ip:a:b:c", "reset api null");
+		// its own announcement, published before the other's, arrived before them and was not heard twice; a
+		// reconcile that counted a reset before its message arrived (a loaded machine's pub/sub latency) is heard as a
+		// reset of everything besides, as it must be when a message is lost, and is left out here
+		assertThat(byMessage(a)).containsExactly("reset api ip:203.0.113.7", "reset null ip:a:b:c", "reset api null");
+		assertThat(byMessage(b)).containsExactly("reset api ip:203.0.113.7", "reset null ip:a:b:c", "reset api null");
 	}
 
 	@Test
