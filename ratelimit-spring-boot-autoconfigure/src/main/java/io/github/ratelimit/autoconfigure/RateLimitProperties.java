@@ -1,5 +1,6 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -592,13 +593,13 @@ public class RateLimitProperties {
 		 * The problem type URI of a 429: by default the quota-exceeded type of the IETF rate-limit headers draft
 		 * (its title and violated-policies member), about:blank for the plain status, or a type of your own.
 		 */
-		private String type = ProblemDetailRejectionHandler.QUOTA_EXCEEDED;
+		private URI type = URI.create(ProblemDetailRejectionHandler.QUOTA_EXCEEDED);
 
-		public String getType() {
+		public URI getType() {
 			return this.type;
 		}
 
-		public void setType(String type) {
+		public void setType(URI type) {
 			this.type = type;
 		}
 

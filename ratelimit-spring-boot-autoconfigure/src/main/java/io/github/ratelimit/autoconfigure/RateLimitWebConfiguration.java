@@ -11,8 +11,10 @@ import io.github.ratelimit.spring.RateLimitHeaders;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RateLimitRejectionHandler;
 import io.github.ratelimit.spring.RateLimitRule;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
@@ -29,8 +31,10 @@ class RateLimitWebConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitRejectionHandler rateLimitRejectionHandler(RateLimitProperties properties) {
-		return new ProblemDetailRejectionHandler(properties.getProblem().getType());
+	RateLimitRejectionHandler rateLimitRejectionHandler(RateLimitProperties properties,
+			ObjectProvider<JsonMapper> jsonMapper) {
+		return new ProblemDetailRejectionHandler(properties.getProblem().getType(),
+				jsonMapper.getIfAvailable(JsonMapper::shared));
 	}
 
 	@Bean

@@ -112,7 +112,7 @@ class RateLimitAutoConfigurationTests {
 				RateLimitPolicyRegistry registry = context.getBean(RateLimitPolicyRegistry.class);
 				assertThat(registry.overrides()).isSameAs(context.getBean(RateLimitOverrides.class));
 				registry.overrides().set("api", null, new RuntimeOverride(7L, null, null, null));
-				assertThat(redis.commands().hget("rl:overrides", "api")).isEqualTo("limit=7");
+				assertThat(redis.commands().hget("rl:overrides", "api")).isEqualTo("{\"limit\":7}");
 				assertThat(registry.overrides().apply(registry.get("api"), "anyone").limit()).isEqualTo(7);
 			});
 	}

@@ -1,15 +1,20 @@
 package io.github.ratelimit.spring;
 
-import java.nio.charset.StandardCharsets;
+import java.net.URI;
 import java.util.List;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.github.ratelimit.core.Enforcement;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitDecision;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.converter.json.ProblemDetailJacksonMixin;
 
 /**
  * The default rejection: status 429 and an RFC 9457 {@code application/problem+json} body with {@code type} (by
@@ -22,6 +27,9 @@ import org.springframework.http.MediaType;
  * fault: it gets 503 with the problem type {@value #TEMPORARY_REDUCED_CAPACITY} of draft-ietf-httpapi-ratelimit-
  * headers-10, a {@code Retry-After} of when the backend is tried again, and the refusing {@code policies} (name and
  * retry-after only: there are no figures to report).
+ * <p>
+ * The body is Spring's {@link ProblemDetail}, written by a JSON mapper (the application's, with its settings), its
+ * members in the RFC's order.
  */
 public final class ProblemDetailRejectionHandler implements RateLimitRejectionHandler {
 
@@ -33,7 +41,9 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 
 	private static final String QUOTA_EXCEEDED_TITLE = "Request cannot be satisfied as assigned quota has been exceeded";
 
-	private final String type;
+	private final URI type;
+
+	private final JsonMapper json;
 
 	/**
 	 * A handler with problem type {@value #QUOTA_EXCEEDED}.
@@ -47,7 +57,18 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 	 * @param type the problem type
 	 */
 	public ProblemDetailRejectionHandler(String type) {
+		this(URI.create(type), JsonMapper.shared());
+	}
+
+	/**
+	 * A handler with a problem type URI of your own, writing with a JSON mapper of the application.
+	 * @param type the problem type
+	 * @param json the mapper (a copy of it writes the body: its settings apply, the member names and order are the
+	 * RFC's)
+	 */
+	public ProblemDetailRejectionHandler(URI type, JsonMapper json) {
 		this.type = type;
+		this.json = json.rebuild().addMixIn(ProblemDetail.class, RfcOrder.class).propertyNamingStrategy(null).build();
 	}
 
 	@Override
@@ -61,39 +82,15 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 		}
 		List<PolicyDecision> violated = decision.decisions().stream().filter((d) -> !d.allowed()).toList();
 		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision);
-		StringBuilder json = new StringBuilder(256);
-		json.append("{\"type\":").append(string(this.type));
-		json.append(",\"title\":").append(string(QUOTA_EXCEEDED.equals(this.type) ? QUOTA_EXCEEDED_TITLE
-				: HttpStatus.TOO_MANY_REQUESTS.getReasonPhrase()));
-		json.append(",\"status\":").append(HttpStatus.TOO_MANY_REQUESTS.value());
-		json.append(",\"detail\":").append(string(detail(violated, retryAfter)));
-		json.append(",\"instance\":").append(string(request.requestPath()));
-		json.append(",\"violated-policies\":[");
-		for (int i = 0; i < violated.size(); i++) {
-			json.append((i > 0) ? "," : "").append(string(violated.get(i).policy().name()));
+		ProblemDetail problem = problem(HttpStatus.TOO_MANY_REQUESTS, this.type,
+				"Rate limit exceeded (" + names(violated) + "). " + retryAfterText(retryAfter), request);
+		if (QUOTA_EXCEEDED.equals(this.type.toString())) {
+			problem.setTitle(QUOTA_EXCEEDED_TITLE);
 		}
-		json.append("],\"policies\":[");
-		for (int i = 0; i < violated.size(); i++) {
-			PolicyDecision policy = violated.get(i);
-			json.append((i > 0) ? "," : "")
-				.append("{\"name\":")
-				.append(string(policy.policy().name()))
-				.append(",\"limit\":")
-				.append(policy.limit())
-				.append(",\"remaining\":")
-				.append(RateLimitHeaders.remainingOf(policy))
-				.append(",\"window\":")
-				.append(RateLimitHeaders.ceilSeconds(policy.policy().window()))
-				.append(",\"retryAfter\":")
-				.append(RateLimitHeaders.ceilSeconds(policy.retryAfter()))
-				.append('}');
-		}
-		json.append("],\"retryAfter\":").append(retryAfter).append('}');
-		HttpHeaders headers = new HttpHeaders();
-		headers.addAll(rateLimitHeaders);
-		headers.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
-		return new Rejection(HttpStatus.TOO_MANY_REQUESTS.value(), headers,
-				json.toString().getBytes(StandardCharsets.UTF_8));
+		problem.setProperty("violated-policies", violated.stream().map((d) -> d.policy().name()).toList());
+		problem.setProperty("policies", violated.stream().map(Violated::of).toList());
+		problem.setProperty("retryAfter", retryAfter);
+		return rejection(problem, rateLimitHeaders);
 	}
 
 	private Rejection unavailable(RateLimitDecision decision, RequestContext request, HttpHeaders rateLimitHeaders) {
@@ -102,95 +99,79 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 			.filter((d) -> d.enforcement() == Enforcement.FAILED_CLOSED)
 			.toList();
 		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision);
-		StringBuilder json = new StringBuilder(256);
-		json.append("{\"type\":").append(string(TEMPORARY_REDUCED_CAPACITY));
-		json.append(",\"title\":").append(string("Temporarily Reduced Capacity"));
-		json.append(",\"status\":").append(HttpStatus.SERVICE_UNAVAILABLE.value());
-		json.append(",\"detail\":")
-			.append(string("Rate limits cannot be checked right now (" + names(refusing) + "). Retry after "
-					+ retryAfter + " second" + ((retryAfter == 1) ? "" : "s") + "."));
-		json.append(",\"instance\":").append(string(request.requestPath()));
-		json.append(",\"policies\":[");
-		for (int i = 0; i < refusing.size(); i++) {
-			json.append((i > 0) ? "," : "")
-				.append("{\"name\":")
-				.append(string(refusing.get(i).policy().name()))
-				.append(",\"retryAfter\":")
-				.append(RateLimitHeaders.ceilSeconds(refusing.get(i).retryAfter()))
-				.append('}');
-		}
-		json.append("],\"retryAfter\":").append(retryAfter).append('}');
-		HttpHeaders headers = new HttpHeaders();
-		headers.addAll(rateLimitHeaders);
-		headers.set(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
-		headers.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
-		return new Rejection(HttpStatus.SERVICE_UNAVAILABLE.value(), headers,
-				json.toString().getBytes(StandardCharsets.UTF_8));
+		ProblemDetail problem = problem(HttpStatus.SERVICE_UNAVAILABLE, URI.create(TEMPORARY_REDUCED_CAPACITY),
+				"Rate limits cannot be checked right now (" + names(refusing) + "). " + retryAfterText(retryAfter),
+				request);
+		problem.setTitle("Temporarily Reduced Capacity");
+		problem.setProperty("policies", refusing.stream()
+			.map((d) -> new Refusing(d.policy().name(), RateLimitHeaders.ceilSeconds(d.retryAfter())))
+			.toList());
+		problem.setProperty("retryAfter", retryAfter);
+		Rejection rejection = rejection(problem, rateLimitHeaders);
+		rejection.headers().set(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
+		return rejection;
 	}
 
 	/**
 	 * A request refused because it has no key (missing-key: deny): 401 when the missing key is the principal, else
 	 * 400 naming the key; never a 429, never a {@code Retry-After}.
 	 */
-	private static Rejection missingKey(List<PolicyDecision> missing, RequestContext request,
-			HttpHeaders rateLimitHeaders) {
+	private Rejection missingKey(List<PolicyDecision> missing, RequestContext request, HttpHeaders rateLimitHeaders) {
 		boolean unauthenticated = missing.stream().anyMatch((d) -> "principal".equals(MissingKey.source(d)));
-		HttpStatus status = unauthenticated ? HttpStatus.UNAUTHORIZED : HttpStatus.BAD_REQUEST;
-		StringBuilder keys = new StringBuilder();
-		for (PolicyDecision policy : missing) {
-			keys.append((keys.length() > 0) ? ", " : "").append(MissingKey.source(policy));
-		}
+		String keys = String.join(", ", missing.stream().map(MissingKey::source).toList());
 		String detail = unauthenticated ? "Authentication is required (" + names(missing) + ")."
 				: "The request has no rate-limit key (" + keys + ") that " + names(missing) + " require"
 						+ ((missing.size() == 1) ? "s" : "") + ".";
-		StringBuilder json = new StringBuilder(256);
-		json.append("{\"type\":\"about:blank\"");
-		json.append(",\"title\":").append(string(status.getReasonPhrase()));
-		json.append(",\"status\":").append(status.value());
-		json.append(",\"detail\":").append(string(detail));
-		json.append(",\"instance\":").append(string(request.requestPath())).append('}');
-		HttpHeaders headers = new HttpHeaders();
-		headers.addAll(rateLimitHeaders);
-		headers.remove(HttpHeaders.RETRY_AFTER);
+		Rejection rejection = rejection(problem(unauthenticated ? HttpStatus.UNAUTHORIZED : HttpStatus.BAD_REQUEST,
+				URI.create("about:blank"), detail, request), rateLimitHeaders);
+		rejection.headers().remove(HttpHeaders.RETRY_AFTER);
+		return rejection;
+	}
+
+	/** A problem whose title is its status's reason phrase. */
+	private static ProblemDetail problem(HttpStatus status, URI type, String detail, RequestContext request) {
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
+		problem.setType(type);
+		// the path as the request has it: ProblemDetail's instance is a java.net.URI, which refuses some paths
+		problem.setProperty("instance", request.requestPath());
+		return problem;
+	}
+
+	private Rejection rejection(ProblemDetail problem, HttpHeaders rateLimitHeaders) {
+		HttpHeaders headers = HttpHeaders.copyOf(rateLimitHeaders);
 		headers.setContentType(MediaType.APPLICATION_PROBLEM_JSON);
-		return new Rejection(status.value(), headers, json.toString().getBytes(StandardCharsets.UTF_8));
+		return new Rejection(problem.getStatus(), headers, this.json.writeValueAsBytes(problem));
 	}
 
 	private static String names(List<PolicyDecision> decisions) {
-		StringBuilder names = new StringBuilder();
-		for (PolicyDecision policy : decisions) {
-			names.append((names.length() > 0) ? ", " : "").append('\'').append(policy.policy().name()).append('\'');
-		}
-		return names.toString();
+		return String.join(", ", decisions.stream().map((d) -> "'" + d.policy().name() + "'").toList());
 	}
 
-	private static String detail(List<PolicyDecision> violated, long retryAfter) {
-		return "Rate limit exceeded (" + names(violated) + "). Retry after " + retryAfter + " second"
-				+ ((retryAfter == 1) ? "" : "s") + ".";
+	private static String retryAfterText(long seconds) {
+		return "Retry after " + seconds + " second" + ((seconds == 1) ? "" : "s") + ".";
 	}
 
-	/** A JSON string literal; escapes quotes, backslashes and control characters. */
-	static String string(String value) {
-		StringBuilder out = new StringBuilder(value.length() + 2).append('"');
-		for (int i = 0; i < value.length(); i++) {
-			char c = value.charAt(i);
-			switch (c) {
-				case '"' -> out.append("\\\"");
-				case '\\' -> out.append("\\\\");
-				case '\n' -> out.append("\\n");
-				case '\r' -> out.append("\\r");
-				case '\t' -> out.append("\\t");
-				default -> {
-					if (c < 0x20 || c == '\u2028' || c == '\u2029') {
-						out.append(String.format("\\u%04x", (int) c));
-					}
-					else {
-						out.append(c);
-					}
-				}
-			}
+	/** ProblemDetail's members in the RFC's order, its properties after them, nothing empty. */
+	@JsonInclude(JsonInclude.Include.NON_EMPTY)
+	@JsonPropertyOrder({ "type", "title", "status", "detail" })
+	private interface RfcOrder extends ProblemDetailJacksonMixin {
+
+	}
+
+	/** A violated policy's figures, in seconds. */
+	private record Violated(String name, long limit, long remaining, long window, long retryAfter) {
+
+		static Violated of(PolicyDecision decision) {
+			return new Violated(decision.policy().name(), decision.limit(), RateLimitHeaders.remainingOf(decision),
+					RateLimitHeaders.ceilSeconds(decision.policy().window()),
+					RateLimitHeaders.ceilSeconds(decision.retryAfter()));
 		}
-		return out.append('"').toString();
+
+	}
+
+	/** A policy that failed closed: when it is tried again, in seconds. */
+	private record Refusing(String name, long retryAfter) {
+
 	}
 
 }

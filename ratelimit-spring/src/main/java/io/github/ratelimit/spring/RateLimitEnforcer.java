@@ -13,7 +13,6 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
-import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.InvalidPolicyException;
 import io.github.ratelimit.core.Permit;
@@ -227,8 +226,8 @@ public final class RateLimitEnforcer {
 	private Target toTarget(RateLimited annotation, String where) {
 		ConfiguredPolicy policy;
 		if (!annotation.policy().isEmpty()) {
-			if (!annotation.name().isEmpty() || !annotation.algorithm().isEmpty() || annotation.limit() != 0
-					|| !annotation.window().isEmpty() || !annotation.failureMode().isEmpty()) {
+			if (!annotation.name().isEmpty() || annotation.algorithm().length > 0 || annotation.limit() != 0
+					|| !annotation.window().isEmpty() || annotation.failureMode().length > 0) {
 				throw new IllegalStateException(where + " names policy '" + annotation.policy()
 						+ "' and also defines one inline (name, algorithm, limit, window, failureMode): use one or the other");
 			}
@@ -272,10 +271,7 @@ public final class RateLimitEnforcer {
 		}
 		try {
 			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(annotation.name()).limit(annotation.limit());
-			if (annotation.algorithm().isEmpty()) {
-				throw new InvalidPolicyException(annotation.name(), "algorithm", "is required");
-			}
-			builder.algorithm(Algorithm.fromId(annotation.algorithm()));
+			builder.algorithm(one(annotation.name(), "algorithm", annotation.algorithm(), null));
 			if (!annotation.window().isEmpty()) {
 				// ISO-8601 (PT1M), simple (500ms, 10s) or composite (1h30m); a plain number is milliseconds
 				builder.window(DurationFormatterUtils.detectAndParse(annotation.window().trim()));
@@ -283,13 +279,27 @@ public final class RateLimitEnforcer {
 			if (annotation.burst() != 0) {
 				builder.burst(annotation.burst());
 			}
-			builder.failureMode(annotation.failureMode().isEmpty() ? this.defaultFailureMode
-					: FailureMode.fromId(annotation.failureMode()));
+			builder.failureMode(
+					one(annotation.name(), "failureMode", annotation.failureMode(), this.defaultFailureMode));
 			return ConfiguredPolicy.of(builder.build(), KeySpec.parse("ip", this.keyResolverBeans), MissingKey.SHARED);
 		}
 		catch (IllegalArgumentException ex) {
 			throw new IllegalStateException(where + ": " + ex.getMessage(), ex);
 		}
+	}
+
+	/** The one value of an annotation's array attribute, or what applies when it has none (null: required). */
+	private static <T> T one(String policy, String field, T[] values, @Nullable T none) {
+		if (values.length > 1) {
+			throw new InvalidPolicyException(policy, field, "takes one value, not " + values.length);
+		}
+		if (values.length == 1) {
+			return values[0];
+		}
+		if (none == null) {
+			throw new InvalidPolicyException(policy, field, "is required");
+		}
+		return none;
 	}
 
 	/**

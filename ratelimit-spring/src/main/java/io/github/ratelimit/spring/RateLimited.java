@@ -7,6 +7,9 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
+import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.FailureMode;
+
 import org.springframework.core.annotation.AliasFor;
 
 /**
@@ -17,8 +20,8 @@ import org.springframework.core.annotation.AliasFor;
  * request with the filter rules that match it.
  * <p>
  * Either name a policy of {@code ratelimit.policies} ({@code @RateLimited("per-user")}), or define one inline
- * ({@code @RateLimited(name = "search", algorithm = "gcra", limit = 10, window = "1s")}). Unknown policy names and
- * invalid inline definitions fail at startup.
+ * ({@code @RateLimited(name = "search", algorithm = Algorithm.GCRA, limit = 10, window = "1s")}). Unknown policy
+ * names and invalid inline definitions fail at startup.
  * <p>
  * For reactive handlers ({@code Mono}, {@code Flux}) the check runs when the result is subscribed to, without
  * blocking; for a bean method returning {@code CompletableFuture} the check does not block the caller either.
@@ -66,10 +69,11 @@ public @interface RateLimited {
 	String name() default "";
 
 	/**
-	 * Inline policy: the algorithm ({@code token-bucket}, {@code gcra}, ...).
-	 * @return the algorithm id
+	 * Inline policy: the algorithm, required. An array so that it can be left out (an annotation attribute has no
+	 * null): at most one.
+	 * @return the algorithm, or none
 	 */
-	String algorithm() default "";
+	Algorithm[] algorithm() default {};
 
 	/**
 	 * Inline policy: requests per window.
@@ -91,11 +95,11 @@ public @interface RateLimited {
 	long burst() default 0;
 
 	/**
-	 * Inline policy: what it does when the rate-limit backend cannot decide, {@code open}, {@code closed} or
-	 * {@code local}; empty means the application's default ({@code ratelimit.failure-mode}).
-	 * @return the failure mode id
+	 * Inline policy: what it does when the rate-limit backend cannot decide; none means the application's default
+	 * ({@code ratelimit.failure-mode}). An array for that "none" (an annotation attribute has no null): at most one.
+	 * @return the failure mode, or none
 	 */
-	String failureMode() default "";
+	FailureMode[] failureMode() default {};
 
 	/**
 	 * Shadow mode for this use of the policy (inline or configured): checked and counted as usual, but never

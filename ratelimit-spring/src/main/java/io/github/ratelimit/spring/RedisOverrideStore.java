@@ -8,13 +8,17 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.ObjectReader;
+import tools.jackson.databind.ObjectWriter;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.Message;
@@ -41,6 +45,11 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 public final class RedisOverrideStore implements RateLimitOverrides.Store, SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(RedisOverrideStore.class);
+
+	/** Ready at construction, so that nothing slows down a reset between counting and announcing it. */
+	private static final ObjectWriter RESET_WRITER = JsonMapper.shared().writerFor(ResetMessage.class);
+
+	private static final ObjectReader RESET_READER = JsonMapper.shared().readerFor(ResetMessage.class);
 
 	/** The longest a start waits for its first attempt to listen. */
 	private static final long START_WAIT_MILLIS = 2000;
@@ -70,7 +79,8 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 
 	private volatile @Nullable RedisMessageListenerContainer container;
 
-	private @Nullable ScheduledExecutorService reconciler;
+	/** Runs the listening and the reconciling one after another: Reactor's threads for blocking work, not ours. */
+	private Scheduler.@Nullable Worker reconciler;
 
 	private volatile boolean running;
 
@@ -134,7 +144,8 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 			Long count = this.redis.opsForValue().increment(this.resets);
 			if (count != null) {
 				ownReset(count);
-				this.redis.convertAndSend(this.channel, ResetMessage.format(this.instance, count, policy, identity));
+				this.redis.convertAndSend(this.channel,
+						RESET_WRITER.writeValueAsString(new ResetMessage(this.instance, count, policy, identity)));
 			}
 		}
 		catch (RuntimeException ex) {
@@ -244,7 +255,8 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	/**
-	 * Starts listening for changes and reconciling, both on the store's own thread: the start waits at most
+	 * Starts listening for changes and reconciling, one after the other on a worker of Reactor's scheduler for
+	 * blocking work: the start waits at most
 	 * 2 s for the first attempt to listen (and to read the count of resets, so that
 	 * nothing decided after the start is forgotten for a reset made before it), never for Redis's own timeouts (a
 	 * Redis that accepts connections but answers nothing would hold it for the client's command timeout). Redis
@@ -259,13 +271,9 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 				return;
 			}
 			this.running = true;
-			ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor((task) -> {
-				Thread thread = new Thread(task, "ratelimit-overrides");
-				thread.setDaemon(true);
-				return thread;
-			});
+			Scheduler.Worker worker = Schedulers.boundedElastic().createWorker();
 			long millis = this.reconcileInterval.toMillis();
-			scheduler.execute(() -> {
+			worker.schedule(() -> {
 				try {
 					listen();
 				}
@@ -273,8 +281,8 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 					listening.countDown();
 				}
 			});
-			scheduler.scheduleWithFixedDelay(this::reconcile, millis, millis, TimeUnit.MILLISECONDS);
-			this.reconciler = scheduler;
+			worker.schedulePeriodically(this::reconcile, millis, millis, TimeUnit.MILLISECONDS);
+			this.reconciler = worker;
 		}
 		try {
 			listening.await(START_WAIT_MILLIS, TimeUnit.MILLISECONDS);
@@ -293,7 +301,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	/**
-	 * Subscribes to the change channel, on the store's thread only. The subscription is made outside the store's
+	 * Subscribes to the change channel, on the store's worker only. The subscription is made outside the store's
 	 * monitor, so that a stop never waits for a Redis that does not answer; a subscription a stop overtook is closed.
 	 */
 	private void listen() {
@@ -355,7 +363,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	public synchronized void stop() {
 		this.running = false;
 		if (this.reconciler != null) {
-			this.reconciler.shutdownNow();
+			this.reconciler.dispose();
 			this.reconciler = null;
 		}
 		if (this.container != null) {
@@ -376,32 +384,17 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	/**
-	 * A reset as announced on the channel: {@code reset:<instance>:<count>:<policy>[:<identity>]}, an empty policy
-	 * for every policy, no identity part for every identity (policy names hold no colon; identities may).
+	 * A reset as announced on the channel, in JSON: a null policy for every policy, a null identity for every
+	 * identity. Any other message ({@code changed}) is a change of overrides.
 	 */
 	private record ResetMessage(String instance, long count, @Nullable String policy, @Nullable String identity) {
 
-		private static final String PREFIX = "reset:";
-
-		static String format(String instance, long count, @Nullable String policy, @Nullable String identity) {
-			return PREFIX + instance + ':' + count + ':' + ((policy != null) ? policy : "")
-					+ ((identity != null) ? ":" + identity : "");
-		}
-
 		/** The reset a message announces, or null for any other message (a change of overrides). */
 		static @Nullable ResetMessage parse(String message) {
-			if (!message.startsWith(PREFIX)) {
-				return null;
-			}
-			String[] parts = message.split(":", 5);
-			if (parts.length < 4) {
-				return null;
-			}
 			try {
-				return new ResetMessage(parts[1], Long.parseLong(parts[2]), parts[3].isEmpty() ? null : parts[3],
-						(parts.length == 5) ? parts[4] : null);
+				return message.startsWith("{") ? RESET_READER.readValue(message) : null;
 			}
-			catch (NumberFormatException ex) {
+			catch (JacksonException ex) {
 				return null;
 			}
 		}

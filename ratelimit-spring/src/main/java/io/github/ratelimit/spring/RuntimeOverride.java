@@ -4,9 +4,15 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.github.ratelimit.core.InvalidPolicyException;
 import io.github.ratelimit.core.RateLimitPolicy;
 import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.ObjectReader;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.format.datetime.standard.DurationFormatterUtils;
 
@@ -21,8 +27,16 @@ import org.springframework.format.datetime.standard.DurationFormatterUtils;
  * @param enabled false to switch enforcement off (the kill switch: requests pass unchecked and uncounted), true to
  * switch it back on, or null
  */
+@JsonInclude(JsonInclude.Include.NON_NULL)
 public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @Nullable Long burst,
 		@Nullable Duration minInterval, @Nullable Boolean enabled) {
+
+	/** The store's format is this project's, whatever the application's JSON settings. */
+	private static final JsonMapper JSON = JsonMapper.shared();
+
+	/** Refuses what it does not know, as an override applied in part could be the wrong one. */
+	private static final ObjectReader READER = JSON.readerFor(RuntimeOverride.class)
+		.with(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
 
 	/**
 	 * An override of limits only.
@@ -56,6 +70,7 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 	 * Whether it changes anything.
 	 * @return false when every value is null
 	 */
+	@JsonIgnore
 	public boolean isEmpty() {
 		return !changesLimits() && this.enabled == null;
 	}
@@ -91,14 +106,11 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 	}
 
 	/**
-	 * The values as text, e.g. {@code limit=500;window=PT1M}: how they are stored in Redis and logged.
-	 * @return the text
+	 * The values set as JSON, e.g. {@code {"limit":500,"window":"PT1M"}}: how they are stored in Redis and logged.
+	 * @return the JSON
 	 */
 	public String format() {
-		StringBuilder text = new StringBuilder();
-		values().forEach((name, value) -> text.append((text.length() == 0) ? "" : ";").append(name).append('=')
-			.append(value));
-		return text.toString();
+		return JSON.writeValueAsString(this);
 	}
 
 	/**
@@ -126,53 +138,17 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 	}
 
 	/**
-	 * Reads {@link #format()}'s text.
-	 * @param text the text
+	 * Reads {@link #format()}'s JSON.
+	 * @param json the JSON
 	 * @return the override
-	 * @throws IllegalArgumentException naming the value that cannot be read
+	 * @throws IllegalArgumentException saying what cannot be read
 	 */
-	public static RuntimeOverride parse(String text) {
-		Long limit = null;
-		Duration window = null;
-		Long burst = null;
-		Duration minInterval = null;
-		Boolean enabled = null;
-		for (String pair : text.split(";")) {
-			if (pair.isBlank()) {
-				continue;
-			}
-			int equals = pair.indexOf('=');
-			if (equals < 0) {
-				throw new IllegalArgumentException("'" + pair + "' is not name=value");
-			}
-			String name = pair.substring(0, equals).trim();
-			String value = pair.substring(equals + 1).trim();
-			switch (name) {
-				case "limit" -> limit = number(name, value);
-				case "window" -> window = duration(name, value);
-				case "burst" -> burst = number(name, value);
-				case "min-interval", "minInterval" -> minInterval = duration(name, value);
-				case "enabled" -> enabled = Boolean.parseBoolean(value);
-				default -> throw new IllegalArgumentException("unknown field '" + name
-						+ "'; expected limit, window, burst, min-interval or enabled");
-			}
-		}
-		return new RuntimeOverride(limit, window, burst, minInterval, enabled);
-	}
-
-	/**
-	 * A number of a field.
-	 * @param field the field, for the message
-	 * @param value the text
-	 * @return the number
-	 * @throws IllegalArgumentException naming the field
-	 */
-	public static long number(String field, String value) {
+	public static RuntimeOverride parse(String json) {
 		try {
-			return Long.parseLong(value.trim());
+			return READER.readValue(json);
 		}
-		catch (NumberFormatException ex) {
-			throw new IllegalArgumentException(field + " must be a whole number but was '" + value + "'");
+		catch (JacksonException ex) {
+			throw new IllegalArgumentException(ex.getOriginalMessage(), ex);
 		}
 	}
 

@@ -69,7 +69,7 @@ class RateLimitEnforcerTests {
 		Method invalid = FailureModes.class.getDeclaredMethod("invalid");
 		assertThatIllegalStateException().isThrownBy(() -> enforcer.annotationTargets(invalid, FailureModes.class))
 			.withMessageContaining("FailureModes.invalid()")
-			.withMessageContaining("Unknown failure mode 'sometimes'");
+			.withMessageContaining("failureMode takes one value, not 2");
 	}
 
 	@Test
@@ -88,16 +88,16 @@ class RateLimitEnforcerTests {
 
 	static class Windows {
 
-		@RateLimited(name = "simple", algorithm = "gcra", limit = 5, window = "500ms")
-		@RateLimited(name = "iso", algorithm = "gcra", limit = 5, window = "PT1M")
-		@RateLimited(name = "composite", algorithm = "gcra", limit = 5, window = "1h30m")
-		@RateLimited(name = "millis", algorithm = "gcra", limit = 5, window = "2000")
-		@RateLimited(name = "padded", algorithm = "gcra", limit = 5, window = " 3s ")
-		@RateLimited(name = "upper", algorithm = "gcra", limit = 5, window = "5S")
+		@RateLimited(name = "simple", algorithm = Algorithm.GCRA, limit = 5, window = "500ms")
+		@RateLimited(name = "iso", algorithm = Algorithm.GCRA, limit = 5, window = "PT1M")
+		@RateLimited(name = "composite", algorithm = Algorithm.GCRA, limit = 5, window = "1h30m")
+		@RateLimited(name = "millis", algorithm = Algorithm.GCRA, limit = 5, window = "2000")
+		@RateLimited(name = "padded", algorithm = Algorithm.GCRA, limit = 5, window = " 3s ")
+		@RateLimited(name = "upper", algorithm = Algorithm.GCRA, limit = 5, window = "5S")
 		void windows() {
 		}
 
-		@RateLimited(name = "invalid", algorithm = "gcra", limit = 5, window = "1.5s")
+		@RateLimited(name = "invalid", algorithm = Algorithm.GCRA, limit = 5, window = "1.5s")
 		void invalid() {
 		}
 
@@ -105,15 +105,17 @@ class RateLimitEnforcerTests {
 
 	static class FailureModes {
 
-		@RateLimited(name = "defaulted", algorithm = "gcra", limit = 5, window = "1m")
+		@RateLimited(name = "defaulted", algorithm = Algorithm.GCRA, limit = 5, window = "1m")
 		void defaulted() {
 		}
 
-		@RateLimited(name = "closed", algorithm = "gcra", limit = 5, window = "1m", failureMode = "closed")
+		@RateLimited(name = "closed", algorithm = Algorithm.GCRA, limit = 5, window = "1m",
+				failureMode = FailureMode.CLOSED)
 		void closed() {
 		}
 
-		@RateLimited(name = "invalid", algorithm = "gcra", limit = 5, window = "1m", failureMode = "sometimes")
+		@RateLimited(name = "invalid", algorithm = Algorithm.GCRA, limit = 5, window = "1m",
+				failureMode = { FailureMode.OPEN, FailureMode.CLOSED })
 		void invalid() {
 		}
 
@@ -252,7 +254,8 @@ class RateLimitEnforcerTests {
 	@RateLimited("per-ip")
 	static class Annotated {
 
-		@RateLimited(name = "search", algorithm = "gcra", limit = 5, window = "2s", key = "'q:' + #query", cost = 2)
+		@RateLimited(name = "search", algorithm = Algorithm.GCRA, limit = 5, window = "2s", key = "'q:' + #query",
+				cost = 2)
 		public String search(String query) {
 			return query;
 		}
@@ -265,11 +268,11 @@ class RateLimitEnforcerTests {
 		public void unknown() {
 		}
 
-		@RateLimited(name = "inline", algorithm = "gcra", limit = 0, window = "1s")
+		@RateLimited(name = "inline", algorithm = Algorithm.GCRA, limit = 0, window = "1s")
 		public void badInline() {
 		}
 
-		@RateLimited(name = "inline", algorithm = "gcra", limit = 1, window = "1s", key = "#request.header(")
+		@RateLimited(name = "inline", algorithm = Algorithm.GCRA, limit = 1, window = "1s", key = "#request.header(")
 		public void badKey() {
 		}
 

@@ -1,5 +1,6 @@
 package io.github.ratelimit.test;
 
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.spring.RateLimited;
 
 import org.springframework.boot.SpringApplication;
@@ -33,7 +34,8 @@ public class TestApplication {
 		}
 
 		@GetMapping("/names/{name}")
-		@RateLimited(name = "per-name", algorithm = "sliding-window-log", limit = 2, window = "1h", key = "#name")
+		@RateLimited(name = "per-name", algorithm = Algorithm.SLIDING_WINDOW_LOG, limit = 2, window = "1h",
+				key = "#name")
 		public String name(@PathVariable String name) {
 			return "hello " + name;
 		}

@@ -2,6 +2,7 @@ package io.github.ratelimit.sample;
 
 import java.util.Map;
 
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.spring.RateLimited;
 
 import org.springframework.web.bind.annotation.GetMapping;
@@ -22,7 +23,7 @@ public class GreetingController {
 	}
 
 	@GetMapping("/greet/{name}")
-	@RateLimited(name = "per-name", algorithm = "sliding-window-log", limit = 2, window = "30s", key = "#name")
+	@RateLimited(name = "per-name", algorithm = Algorithm.SLIDING_WINDOW_LOG, limit = 2, window = "30s", key = "#name")
 	public Map<String, String> greet(@PathVariable String name) {
 		return Map.of("greeting", "hello " + name);
 	}

@@ -3,6 +3,7 @@ package io.github.ratelimit.sample;
 import java.time.Duration;
 import java.util.Map;
 
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.spring.RateLimited;
 
 import org.springframework.beans.factory.annotation.Value;
@@ -24,7 +25,7 @@ public class ReportController {
 	}
 
 	@GetMapping("/reports/monthly")
-	@RateLimited(name = "reports", algorithm = "concurrency", limit = 2, window = "1m", key = "global")
+	@RateLimited(name = "reports", algorithm = Algorithm.CONCURRENCY, limit = 2, window = "1m", key = "global")
 	public Map<String, String> monthly() throws InterruptedException {
 		Thread.sleep(this.buildTime.toMillis());
 		return Map.of("report", "monthly", "builtIn", this.buildTime.toString());

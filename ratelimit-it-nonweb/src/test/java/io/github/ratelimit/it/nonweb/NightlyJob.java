@@ -2,6 +2,7 @@ package io.github.ratelimit.it.nonweb;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.spring.RateLimited;
 import reactor.core.publisher.Mono;
 
@@ -17,7 +18,7 @@ public class NightlyJob {
 
 	/** The scheduled work. */
 	@Scheduled(fixedDelay = 20)
-	@RateLimited(name = "nightly", algorithm = "fixed-window", limit = 3, window = "1h", key = "global")
+	@RateLimited(name = "nightly", algorithm = Algorithm.FIXED_WINDOW, limit = 3, window = "1h", key = "global")
 	public void run() {
 		this.runs.incrementAndGet();
 	}
@@ -34,7 +35,8 @@ public class NightlyJob {
 	 * Limited per authenticated user: 1 an hour each.
 	 * @return the answer
 	 */
-	@RateLimited(name = "per-user-report", algorithm = "fixed-window", limit = 1, window = "1h", key = "principal")
+	@RateLimited(name = "per-user-report", algorithm = Algorithm.FIXED_WINDOW, limit = 1, window = "1h",
+			key = "principal")
 	public String report() {
 		return "report";
 	}

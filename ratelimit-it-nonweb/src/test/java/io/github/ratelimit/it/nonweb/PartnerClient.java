@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.spring.RateLimited;
 import reactor.core.publisher.Mono;
 
@@ -96,7 +97,7 @@ public class PartnerClient {
 	 * @param customer the customer
 	 * @return the answer
 	 */
-	@RateLimited(name = "per-customer", algorithm = "fixed-window", limit = 2, window = "1h", key = "#customer")
+	@RateLimited(name = "per-customer", algorithm = Algorithm.FIXED_WINDOW, limit = 2, window = "1h", key = "#customer")
 	public String statement(String customer) {
 		this.calls.add(customer);
 		return "statement " + customer;

@@ -1,5 +1,6 @@
 package io.github.ratelimit.it.servlet;
 
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.spring.RateLimited;
 
 import org.springframework.web.bind.annotation.GetMapping;
@@ -56,7 +57,7 @@ public class DemoController {
 	}
 
 	@GetMapping("/shadow/method/{id}")
-	@RateLimited(name = "trial-inline", algorithm = "fixed-window", limit = 1, window = "1h", key = "#id",
+	@RateLimited(name = "trial-inline", algorithm = Algorithm.FIXED_WINDOW, limit = 1, window = "1h", key = "#id",
 			shadow = true)
 	public String shadowMethod(@PathVariable String id) {
 		return "method " + id;

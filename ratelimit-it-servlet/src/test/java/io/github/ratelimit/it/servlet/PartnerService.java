@@ -2,6 +2,7 @@ package io.github.ratelimit.it.servlet;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.spring.RateLimited;
 
 import org.springframework.stereotype.Service;
@@ -23,7 +24,8 @@ public class PartnerService {
 	 * @param sku the article
 	 * @return the quote
 	 */
-	@RateLimited(name = "partner-quote", algorithm = "gcra", limit = 1, window = "300ms", key = "ip", maxWait = "20s")
+	@RateLimited(name = "partner-quote", algorithm = Algorithm.GCRA, limit = 1, window = "300ms", key = "ip",
+			maxWait = "20s")
 	public String quote(String sku) {
 		this.quotes.incrementAndGet();
 		return "quote " + sku;
@@ -33,7 +35,7 @@ public class PartnerService {
 	 * Two an hour for everybody; denials throw at once.
 	 * @return the answer
 	 */
-	@RateLimited(name = "partner-batch", algorithm = "fixed-window", limit = 2, window = "1h", key = "global")
+	@RateLimited(name = "partner-batch", algorithm = Algorithm.FIXED_WINDOW, limit = 2, window = "1h", key = "global")
 	public String batch() {
 		return "batch";
 	}

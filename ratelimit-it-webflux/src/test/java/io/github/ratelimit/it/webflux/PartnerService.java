@@ -2,6 +2,7 @@ package io.github.ratelimit.it.webflux;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.spring.RateLimited;
 import reactor.core.publisher.Mono;
 
@@ -25,7 +26,7 @@ public class PartnerService {
 	 * @param tenant the tenant
 	 * @return the quote
 	 */
-	@RateLimited(name = "partner-quote", algorithm = "gcra", limit = 1, window = "300ms", key = "#tenant",
+	@RateLimited(name = "partner-quote", algorithm = Algorithm.GCRA, limit = 1, window = "300ms", key = "#tenant",
 			maxWait = "20s")
 	public Mono<String> quote(String tenant) {
 		return Mono.fromSupplier(() -> {
@@ -38,7 +39,7 @@ public class PartnerService {
 	 * Two an hour for everybody, blocking: allowed on a service of a WebFlux application (not on a controller).
 	 * @return the answer
 	 */
-	@RateLimited(name = "partner-batch", algorithm = "fixed-window", limit = 2, window = "1h", key = "global")
+	@RateLimited(name = "partner-batch", algorithm = Algorithm.FIXED_WINDOW, limit = 2, window = "1h", key = "global")
 	public String batch() {
 		return "batch";
 	}

@@ -2,6 +2,7 @@ package io.github.ratelimit.it.webflux;
 
 import java.time.Duration;
 
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.spring.RateLimited;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -73,20 +74,22 @@ public class WebfluxTestApplication {
 		}
 
 		@GetMapping("/shadow/method/{id}")
-		@RateLimited(name = "trial-inline", algorithm = "fixed-window", limit = 1, window = "1h", key = "#id",
+		@RateLimited(name = "trial-inline", algorithm = Algorithm.FIXED_WINDOW, limit = 1, window = "1h", key = "#id",
 				shadow = true)
 		public Mono<String> shadowMethod(@PathVariable String id) {
 			return Mono.just("method " + id);
 		}
 
 		@GetMapping("/tenants/{tenant}/mono")
-		@RateLimited(name = "tenant-mono", algorithm = "sliding-window-log", limit = 2, window = "1h", key = "#tenant")
+		@RateLimited(name = "tenant-mono", algorithm = Algorithm.SLIDING_WINDOW_LOG, limit = 2, window = "1h",
+				key = "#tenant")
 		public Mono<String> mono(@PathVariable String tenant) {
 			return Mono.just("mono " + tenant);
 		}
 
 		@GetMapping("/tenants/{tenant}/flux")
-		@RateLimited(name = "tenant-flux", algorithm = "sliding-window-log", limit = 1, window = "1h", key = "#tenant")
+		@RateLimited(name = "tenant-flux", algorithm = Algorithm.SLIDING_WINDOW_LOG, limit = 1, window = "1h",
+				key = "#tenant")
 		public Flux<String> flux(@PathVariable String tenant) {
 			return Flux.just("flux ", tenant);
 		}
@@ -99,7 +102,8 @@ public class WebfluxTestApplication {
 		}
 
 		@GetMapping("/combined/{tenant}")
-		@RateLimited(name = "combined-annotation", algorithm = "gcra", limit = 1, window = "1h", key = "#tenant")
+		@RateLimited(name = "combined-annotation", algorithm = Algorithm.GCRA, limit = 1, window = "1h",
+				key = "#tenant")
 		public Mono<String> combined(@PathVariable String tenant) {
 			return Mono.just("combined " + tenant);
 		}
@@ -145,7 +149,7 @@ public class WebfluxTestApplication {
 	@Service
 	static class TenantService {
 
-		@RateLimited(name = "tenant-greeting", algorithm = "sliding-window-log", limit = 2, window = "1h",
+		@RateLimited(name = "tenant-greeting", algorithm = Algorithm.SLIDING_WINDOW_LOG, limit = 2, window = "1h",
 				key = "#tenant")
 		public Mono<String> greet(String tenant) {
 			return Mono.just("greetings " + tenant);
@@ -158,7 +162,7 @@ public class WebfluxTestApplication {
 	static class CatchAllController {
 
 		@GetMapping("/catch-all/{tenant}")
-		@RateLimited(name = "catch-all", algorithm = "fixed-window", limit = 1, window = "1h", key = "#tenant")
+		@RateLimited(name = "catch-all", algorithm = Algorithm.FIXED_WINDOW, limit = 1, window = "1h", key = "#tenant")
 		Mono<String> limited(@PathVariable String tenant) {
 			return Mono.just("ok " + tenant);
 		}

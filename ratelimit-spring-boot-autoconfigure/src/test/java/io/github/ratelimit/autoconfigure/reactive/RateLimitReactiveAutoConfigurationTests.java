@@ -6,6 +6,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import io.github.ratelimit.spring.RateLimitEnforcer;
@@ -237,7 +238,7 @@ class RateLimitReactiveAutoConfigurationTests {
 	static class Api {
 
 		@GetMapping("/api/hello/{name}")
-		@RateLimited(name = "per-name", algorithm = "gcra", limit = 1, window = "1h", key = "#name")
+		@RateLimited(name = "per-name", algorithm = Algorithm.GCRA, limit = 1, window = "1h", key = "#name")
 		public Mono<String> hello(@PathVariable String name) {
 			return Mono.just("hello " + name);
 		}
@@ -259,7 +260,7 @@ class RateLimitReactiveAutoConfigurationTests {
 	static class BlockingApi {
 
 		@GetMapping("/blocking")
-		@RateLimited(name = "blocking", algorithm = "gcra", limit = 1, window = "1s")
+		@RateLimited(name = "blocking", algorithm = Algorithm.GCRA, limit = 1, window = "1s")
 		public String hello() {
 			return "hello";
 		}

@@ -5,6 +5,7 @@ import java.util.Set;
 import java.util.concurrent.CopyOnWriteArraySet;
 
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
@@ -336,7 +337,7 @@ class RateLimitServletAutoConfigurationTests {
 
 	static class InvalidInlinePolicy {
 
-		@RateLimited(name = "inline", algorithm = "gcra", limit = -1, window = "1s")
+		@RateLimited(name = "inline", algorithm = Algorithm.GCRA, limit = -1, window = "1s")
 		public void call() {
 		}
 

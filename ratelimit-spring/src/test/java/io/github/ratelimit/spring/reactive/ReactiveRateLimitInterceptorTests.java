@@ -4,6 +4,7 @@ import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.RateLimitEnforcer;
@@ -261,21 +262,22 @@ class ReactiveRateLimitInterceptorTests {
 		final AtomicInteger fluxCalls = new AtomicInteger();
 
 		@GetMapping("/mono/{tenant}")
-		@RateLimited(name = "per-tenant", algorithm = "fixed-window", limit = 2, window = "1m", key = "#tenant")
+		@RateLimited(name = "per-tenant", algorithm = Algorithm.FIXED_WINDOW, limit = 2, window = "1m", key = "#tenant")
 		public Mono<String> mono(@PathVariable String tenant) {
 			this.monoCalls.incrementAndGet();
 			return Mono.just("hello " + tenant);
 		}
 
 		@GetMapping("/flux/{tenant}")
-		@RateLimited(name = "per-tenant-stream", algorithm = "fixed-window", limit = 1, window = "1m", key = "#tenant")
+		@RateLimited(name = "per-tenant-stream", algorithm = Algorithm.FIXED_WINDOW, limit = 1, window = "1m",
+				key = "#tenant")
 		public Flux<String> flux(@PathVariable String tenant) {
 			this.fluxCalls.incrementAndGet();
 			return Flux.just(tenant + "-1", tenant + "-2");
 		}
 
 		@GetMapping("/rules/strict")
-		@RateLimited(name = "strict", algorithm = "fixed-window", limit = 1, window = "1m")
+		@RateLimited(name = "strict", algorithm = Algorithm.FIXED_WINDOW, limit = 1, window = "1m")
 		public Mono<String> strict() {
 			return Mono.just("strict");
 		}
@@ -367,7 +369,7 @@ class ReactiveRateLimitInterceptorTests {
 	static class BlockingApi {
 
 		@GetMapping("/blocking")
-		@RateLimited(name = "blocking", algorithm = "gcra", limit = 1, window = "1s")
+		@RateLimited(name = "blocking", algorithm = Algorithm.GCRA, limit = 1, window = "1s")
 		public String hello() {
 			return "hello";
 		}
@@ -386,7 +388,7 @@ class ReactiveRateLimitInterceptorTests {
 	}
 
 	@RestController
-	@RateLimited(name = "class-level", algorithm = "gcra", limit = 1, window = "1m")
+	@RateLimited(name = "class-level", algorithm = Algorithm.GCRA, limit = 1, window = "1m")
 	static class ClassLevel {
 
 		@GetMapping("/class/reactive")
@@ -412,7 +414,7 @@ class ReactiveRateLimitInterceptorTests {
 	}
 
 	@RestController
-	@RateLimited(name = "class-level", algorithm = "fixed-window", limit = 1, window = "1m")
+	@RateLimited(name = "class-level", algorithm = Algorithm.FIXED_WINDOW, limit = 1, window = "1m")
 	static class ReactiveClassLevel {
 
 		@GetMapping("/class/a")
