@@ -10,6 +10,7 @@ import java.util.function.Supplier;
 import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.InvalidPolicyException;
 import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitPolicy.Limits;
 import io.github.ratelimit.spring.ConfiguredPolicy;
 import io.github.ratelimit.spring.KeyResolver;
 import io.github.ratelimit.spring.KeySpec;
@@ -102,25 +103,8 @@ final class PolicyProperties {
 
 	private static RateLimitPolicy withLimits(String property, RateLimitPolicy base, RateLimitProperties.Limits limits,
 			RateLimitProperties.Policy source) {
-		return policy(property, (field) -> value(field, limits, source), () -> {
-			RateLimitPolicy.Builder builder = base.toBuilder();
-			if (limits.getLimit() != null) {
-				builder.limit(limits.getLimit());
-				if (limits.getBurst() == null && base.algorithm().supportsBurst() && base.burst() == base.limit()) {
-					builder.burst(limits.getLimit());
-				}
-			}
-			if (limits.getWindow() != null) {
-				builder.window(limits.getWindow());
-			}
-			if (limits.getBurst() != null) {
-				builder.burst(limits.getBurst());
-			}
-			if (limits.getMinInterval() != null) {
-				builder.minInterval(limits.getMinInterval());
-			}
-			return builder.build();
-		});
+		return policy(property, (field) -> value(field, limits, source), () -> base.with(new Limits(limits.getLimit(),
+				limits.getWindow(), limits.getBurst(), limits.getMinInterval())));
 	}
 
 	/**

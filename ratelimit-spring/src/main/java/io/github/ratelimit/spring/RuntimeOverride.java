@@ -4,37 +4,20 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import io.github.ratelimit.core.InvalidPolicyException;
-import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitPolicy.Limits;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.format.datetime.standard.DurationFormatterUtils;
 
 /**
  * Limits set at runtime (through the {@code ratelimits} Actuator endpoint) in place of a policy's configured ones,
- * for the whole policy or for one identity. Each value left null keeps what the policy has.
+ * for the whole policy or for one identity, and its kill switch.
  *
- * @param limit the limit, or null
- * @param window the window, or null
- * @param burst the burst (token bucket and GCRA), or null
- * @param minInterval the minimum interval (sliding window log), or null
+ * @param limits the limits replacing the policy's (each value left null keeps the policy's)
  * @param enabled false to switch enforcement off (the kill switch: requests pass unchecked and uncounted), true to
  * switch it back on, or null
  */
-public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @Nullable Long burst,
-		@Nullable Duration minInterval, @Nullable Boolean enabled) {
-
-	/**
-	 * An override of limits only.
-	 * @param limit the limit, or null
-	 * @param window the window, or null
-	 * @param burst the burst, or null
-	 * @param minInterval the minimum interval, or null
-	 */
-	public RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @Nullable Long burst,
-			@Nullable Duration minInterval) {
-		this(limit, window, burst, minInterval, null);
-	}
+public record RuntimeOverride(Limits limits, @Nullable Boolean enabled) {
 
 	/**
 	 * Whether it switches enforcement off.
@@ -42,52 +25,6 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 	 */
 	public boolean disables() {
 		return Boolean.FALSE.equals(this.enabled);
-	}
-
-	/**
-	 * Whether it changes any limit.
-	 * @return true when a limit, window, burst or minimum interval is set
-	 */
-	public boolean changesLimits() {
-		return this.limit != null || this.window != null || this.burst != null || this.minInterval != null;
-	}
-
-	/**
-	 * Whether it changes anything.
-	 * @return false when every value is null
-	 */
-	public boolean isEmpty() {
-		return !changesLimits() && this.enabled == null;
-	}
-
-	/**
-	 * The policy with these values in place of its own. A burst that followed the limit (token bucket and GCRA with
-	 * no burst of their own) follows a new limit too.
-	 * @param policy the policy
-	 * @return the overridden policy
-	 * @throws InvalidPolicyException naming the field when a value is invalid for the policy
-	 */
-	public RateLimitPolicy applyTo(RateLimitPolicy policy) {
-		if (!changesLimits()) {
-			return policy;
-		}
-		RateLimitPolicy.Builder builder = policy.toBuilder();
-		if (this.limit != null) {
-			builder.limit(this.limit);
-			if (this.burst == null && policy.algorithm().supportsBurst() && policy.burst() == policy.limit()) {
-				builder.burst(this.limit);
-			}
-		}
-		if (this.window != null) {
-			builder.window(this.window);
-		}
-		if (this.burst != null) {
-			builder.burst(this.burst);
-		}
-		if (this.minInterval != null) {
-			builder.minInterval(this.minInterval);
-		}
-		return builder.build();
 	}
 
 	/**
@@ -107,17 +44,17 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 	 */
 	public Map<String, Object> values() {
 		Map<String, Object> values = new LinkedHashMap<>();
-		if (this.limit != null) {
-			values.put("limit", this.limit);
+		if (this.limits.limit() != null) {
+			values.put("limit", this.limits.limit());
 		}
-		if (this.window != null) {
-			values.put("window", this.window);
+		if (this.limits.window() != null) {
+			values.put("window", this.limits.window());
 		}
-		if (this.burst != null) {
-			values.put("burst", this.burst);
+		if (this.limits.burst() != null) {
+			values.put("burst", this.limits.burst());
 		}
-		if (this.minInterval != null) {
-			values.put("min-interval", this.minInterval);
+		if (this.limits.minInterval() != null) {
+			values.put("min-interval", this.limits.minInterval());
 		}
 		if (this.enabled != null) {
 			values.put("enabled", this.enabled);
@@ -157,7 +94,7 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 						+ "'; expected limit, window, burst, min-interval or enabled");
 			}
 		}
-		return new RuntimeOverride(limit, window, burst, minInterval, enabled);
+		return new RuntimeOverride(new Limits(limit, window, burst, minInterval), enabled);
 	}
 
 	/**
