@@ -291,7 +291,7 @@ public class RateLimitsEndpoint {
 	}
 
 	private RateLimitPolicy effective(ConfiguredPolicy configured, Addressed addressed) {
-		return this.registry.effective(configured, addressed.overrideKey());
+		return this.registry.effective(configured, addressed.overrideKey(), null);
 	}
 
 	/**
