@@ -8,24 +8,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend.ScriptMode;
-import io.github.ratelimit.spring.KeySpec;
-import io.github.ratelimit.spring.MissingKey;
 import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
-import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 
 /**
- * Configuration of rate limiting, under the prefix {@code ratelimit}. A name under {@code ratelimit.} that no
- * property here has is a mistake and stops the start: {@code RateLimitPropertiesCheck} finds it, before these
- * properties are bound. Not {@code ignoreUnknownFields = false}: Spring Boot's check behind it refuses valid lists
+ * Configuration of rate limiting, under the prefix {@code ratelimit}. Bound once, before any other bean is created,
+ * by {@code RateLimitPropertiesCheck}, which also refuses a name under {@code ratelimit.} that no property here has
+ * and every invalid value. Not {@code ignoreUnknownFields = false}: Spring Boot's check behind it refuses valid lists
  * that another source replaces (see {@code UnknownNamesBindHandler}).
  */
 @ConfigurationProperties(prefix = "ratelimit")
@@ -44,7 +40,7 @@ public class RateLimitProperties {
 	/**
 	 * Rate-limit policies by name.
 	 */
-	private Map<String, Policy> policies = new LinkedHashMap<>();
+	private Map<String, PolicyProperties> policies = new LinkedHashMap<>();
 
 	/**
 	 * What a policy does when Redis cannot decide (down, frozen, slower than ratelimit.redis.timeout, or the circuit
@@ -91,7 +87,7 @@ public class RateLimitProperties {
 		this.keyPrefix = keyPrefix;
 	}
 
-	public Map<String, Policy> getPolicies() {
+	public Map<String, PolicyProperties> getPolicies() {
 		return this.policies;
 	}
 
@@ -101,11 +97,11 @@ public class RateLimitProperties {
 	 * @return its longest wait, or null when no such policy is configured
 	 */
 	public @Nullable Duration maxWait(String policy) {
-		Policy configured = this.policies.get(policy);
+		PolicyProperties configured = this.policies.get(policy);
 		return (configured != null) ? configured.getMaxWait() : null;
 	}
 
-	public void setPolicies(Map<String, Policy> policies) {
+	public void setPolicies(Map<String, PolicyProperties> policies) {
 		this.policies = policies;
 	}
 
@@ -477,9 +473,6 @@ public class RateLimitProperties {
 	}
 
 	/**
-	 * Which rate-limit headers responses carry.
-	 */
-	/**
 	 * How the ip key groups client addresses.
 	 */
 	public static class Ip {
@@ -511,20 +504,11 @@ public class RateLimitProperties {
 			this.ipv6Prefix = ipv6Prefix;
 		}
 
-		KeySpec.IpPrefixes prefixes() {
-			if (this.ipv4Prefix < 1 || this.ipv4Prefix > 32) {
-				throw new InvalidConfigurationPropertyValueException("ratelimit.ip.ipv4-prefix", this.ipv4Prefix,
-						"must be between 1 and 32");
-			}
-			if (this.ipv6Prefix < 1 || this.ipv6Prefix > 128) {
-				throw new InvalidConfigurationPropertyValueException("ratelimit.ip.ipv6-prefix", this.ipv6Prefix,
-						"must be between 1 and 128");
-			}
-			return new KeySpec.IpPrefixes(this.ipv4Prefix, this.ipv6Prefix);
-		}
-
 	}
 
+	/**
+	 * Which rate-limit headers responses carry.
+	 */
 	public static class Headers {
 
 		/**
@@ -600,277 +584,6 @@ public class RateLimitProperties {
 
 		public void setType(String type) {
 			this.type = type;
-		}
-
-	}
-
-	/**
-	 * One policy.
-	 */
-	public static class Policy {
-
-		/**
-		 * Algorithm: token-bucket, gcra, sliding-window-log, sliding-window-counter, fixed-window or concurrency.
-		 */
-		private @Nullable Algorithm algorithm;
-
-		/**
-		 * Requests admitted per window; for concurrency, requests in flight.
-		 */
-		private long limit;
-
-		/**
-		 * Window length; for concurrency, the longest a permit is held before it is reclaimed.
-		 */
-		private @Nullable Duration window;
-
-		/**
-		 * Bucket capacity for token-bucket and gcra. Defaults to the limit.
-		 */
-		private @Nullable Long burst;
-
-		/**
-		 * Minimum time between two admitted requests of one key (sliding-window-log only).
-		 */
-		private @Nullable Duration minInterval;
-
-		/**
-		 * Quota one request takes.
-		 */
-		private long cost = 1;
-
-		/**
-		 * Whom the policy counts: ip, header:<Name>, principal, global, @<KeyResolver bean name>, or a SpEL
-		 * expression over #request and #principal.
-		 */
-		private String key = "ip";
-
-		/**
-		 * What happens to a request whose key cannot be resolved: shared (all such requests count as one
-		 * 'anonymous' identity), skip (the policy does not apply) or deny (rejected with 429).
-		 */
-		private MissingKey missingKey = MissingKey.SHARED;
-
-		/**
-		 * What this policy does when Redis cannot decide: open, closed or local. Defaults to
-		 * ratelimit.failure-mode.
-		 */
-		private @Nullable FailureMode failureMode;
-
-		/**
-		 * Shadow mode: the policy is checked and counted as usual but never denies; a request it would have denied
-		 * is admitted and counted under the outcome shadow_denied. For rolling out a new limit safely.
-		 */
-		private boolean shadow;
-
-		/**
-		 * How long a call of a @RateLimited bean method (not a controller's) may wait for its turn when this policy
-		 * denies it, retrying after each retry-after, before it throws RateLimitExceededException. Zero: never wait.
-		 * The annotation's maxWait takes precedence.
-		 */
-		private Duration maxWait = Duration.ZERO;
-
-		/**
-		 * Limits replacing the policy's own for specific keys (e.g. one enterprise customer's API key). Use the
-		 * bracket notation for keys with special characters: overrides."[key-123]".limit=1000.
-		 */
-		private Map<String, Limits> overrides = new LinkedHashMap<>();
-
-		private final Tiers tiers = new Tiers();
-
-		public @Nullable Algorithm getAlgorithm() {
-			return this.algorithm;
-		}
-
-		public void setAlgorithm(@Nullable Algorithm algorithm) {
-			this.algorithm = algorithm;
-		}
-
-		public long getLimit() {
-			return this.limit;
-		}
-
-		public void setLimit(long limit) {
-			this.limit = limit;
-		}
-
-		public @Nullable Duration getWindow() {
-			return this.window;
-		}
-
-		public void setWindow(@Nullable Duration window) {
-			this.window = window;
-		}
-
-		public @Nullable Long getBurst() {
-			return this.burst;
-		}
-
-		public void setBurst(@Nullable Long burst) {
-			this.burst = burst;
-		}
-
-		public @Nullable Duration getMinInterval() {
-			return this.minInterval;
-		}
-
-		public void setMinInterval(@Nullable Duration minInterval) {
-			this.minInterval = minInterval;
-		}
-
-		public long getCost() {
-			return this.cost;
-		}
-
-		public void setCost(long cost) {
-			this.cost = cost;
-		}
-
-		public String getKey() {
-			return this.key;
-		}
-
-		public void setKey(String key) {
-			this.key = key;
-		}
-
-		public @Nullable FailureMode getFailureMode() {
-			return this.failureMode;
-		}
-
-		public void setFailureMode(@Nullable FailureMode failureMode) {
-			this.failureMode = failureMode;
-		}
-
-		public boolean isShadow() {
-			return this.shadow;
-		}
-
-		public void setShadow(boolean shadow) {
-			this.shadow = shadow;
-		}
-
-		public Duration getMaxWait() {
-			return this.maxWait;
-		}
-
-		public void setMaxWait(Duration maxWait) {
-			this.maxWait = maxWait;
-		}
-
-		public MissingKey getMissingKey() {
-			return this.missingKey;
-		}
-
-		public void setMissingKey(MissingKey missingKey) {
-			this.missingKey = missingKey;
-		}
-
-		public Map<String, Limits> getOverrides() {
-			return this.overrides;
-		}
-
-		public void setOverrides(Map<String, Limits> overrides) {
-			this.overrides = overrides;
-		}
-
-		public Tiers getTiers() {
-			return this.tiers;
-		}
-
-	}
-
-	/**
-	 * Limits replacing some of a policy's own; unset values are inherited from the policy.
-	 */
-	public static class Limits {
-
-		/**
-		 * Requests admitted per window.
-		 */
-		private @Nullable Long limit;
-
-		/**
-		 * Window length.
-		 */
-		private @Nullable Duration window;
-
-		/**
-		 * Bucket capacity (token-bucket and gcra).
-		 */
-		private @Nullable Long burst;
-
-		/**
-		 * Minimum time between two requests (sliding-window-log).
-		 */
-		private @Nullable Duration minInterval;
-
-		public @Nullable Long getLimit() {
-			return this.limit;
-		}
-
-		public void setLimit(@Nullable Long limit) {
-			this.limit = limit;
-		}
-
-		public @Nullable Duration getWindow() {
-			return this.window;
-		}
-
-		public void setWindow(@Nullable Duration window) {
-			this.window = window;
-		}
-
-		public @Nullable Long getBurst() {
-			return this.burst;
-		}
-
-		public void setBurst(@Nullable Long burst) {
-			this.burst = burst;
-		}
-
-		public @Nullable Duration getMinInterval() {
-			return this.minInterval;
-		}
-
-		public void setMinInterval(@Nullable Duration minInterval) {
-			this.minInterval = minInterval;
-		}
-
-	}
-
-	/**
-	 * Tiers: limits by a tier name resolved from the principal or the server (never from a header the client
-	 * sets).
-	 */
-	public static class Tiers {
-
-		/**
-		 * How the tier name is resolved: @<KeyResolver bean name> or a SpEL expression, typically over #principal
-		 * (e.g. a claim or an authority). Requests without a tier, or with an unknown one, get the policy's own
-		 * limits.
-		 */
-		private @Nullable String key;
-
-		/**
-		 * Limits per tier name.
-		 */
-		private Map<String, Limits> limits = new LinkedHashMap<>();
-
-		public @Nullable String getKey() {
-			return this.key;
-		}
-
-		public void setKey(@Nullable String key) {
-			this.key = key;
-		}
-
-		public Map<String, Limits> getLimits() {
-			return this.limits;
-		}
-
-		public void setLimits(Map<String, Limits> limits) {
-			this.limits = limits;
 		}
 
 	}

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.ratelimit.autoconfigure.endpoint.RateLimitsEndpoint;
 import io.github.ratelimit.autoconfigure.endpoint.RateLimitsEndpointAutoConfiguration;
@@ -30,6 +31,11 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
+import org.springframework.boot.context.properties.ConfigurationPropertiesBindHandlerAdvisor;
+import org.springframework.boot.context.properties.bind.AbstractBindHandler;
+import org.springframework.boot.context.properties.bind.BindContext;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -260,6 +266,33 @@ class RateLimitAutoConfigurationTests {
 			.contains("Failed to bind properties under 'ratelimit.policies.api.algorithm'")
 			.contains("leaky-bucket")
 			.contains("TOKEN_BUCKET");
+	}
+
+	@Test
+	void ratelimitIsBoundOnceByTheStartupCheckAndItsPoliciesBuiltOnce() {
+		List<String> boundBySpringBoot = new CopyOnWriteArrayList<>();
+		ConfigurationPropertiesBindHandlerAdvisor recorder = (handler) -> new AbstractBindHandler(handler) {
+
+			@Override
+			public <T> Bindable<T> onStart(ConfigurationPropertyName name, Bindable<T> target, BindContext context) {
+				if (context.getDepth() == 0) {
+					boundBySpringBoot.add(name.toString());
+				}
+				return super.onStart(name, target, context);
+			}
+
+		};
+		this.runner.withBean(ConfigurationPropertiesBindHandlerAdvisor.class, () -> recorder)
+			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=5",
+					"ratelimit.policies.api.window=1m")
+			.run((context) -> {
+				assertThat(context.getBean(RateLimitProperties.class).getPolicies()).containsKey("api");
+				assertThat(boundBySpringBoot).as("Spring Boot's own binding").contains("spring.data.redis")
+					.doesNotContain("ratelimit");
+				assertThat(context.getBean(RateLimitPolicyRegistry.class).configured("api"))
+					.isSameAs(context.getBean(RateLimitPropertiesCheck.class).registry(RateLimitOverrides.inMemory())
+						.configured("api"));
+			});
 	}
 
 	/** Runs an application the way Spring Boot starts one, with its failure analysis, expecting it to fail. */
