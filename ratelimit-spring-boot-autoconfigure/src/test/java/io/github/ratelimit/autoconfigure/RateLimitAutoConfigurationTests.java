@@ -18,9 +18,11 @@ import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.ratelimit.spring.KeyResolver;
 import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RedisOverrideStore;
+import io.github.ratelimit.spring.RequestContext;
 import io.github.ratelimit.spring.RuntimeOverride;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
@@ -245,6 +247,27 @@ class RateLimitAutoConfigurationTests {
 					"ratelimit.policies.api.window=1m", "ratelimit.policies.api.key=@nothing")
 			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.api.key",
 					"no KeyResolver bean named 'nothing'"));
+	}
+
+	@Test
+	void keyResolverBeansNamedByConfiguredKeysAreTheApplicationsBeansAndOfTheirType() {
+		String[] policy = { "ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
+				"ratelimit.policies.api.window=1m" };
+		// checked by name before any bean exists, looked up once it does: a bean processed like any other
+		this.runner.withPropertyValues(policy)
+			.withPropertyValues("ratelimit.policies.api.key=@tenant")
+			.withBean("tenantName", String.class, () -> "acme")
+			.withBean("tenant", KeyResolver.class, () -> (request) -> "acme")
+			// the resolver reads nothing of the request
+			.run((context) -> assertThat(context.getBean(RateLimitPolicyRegistry.class)
+				.configured("api")
+				.key()
+				.resolve((RequestContext) null)).isEqualTo("acme"));
+		this.runner.withPropertyValues(policy)
+			.withPropertyValues("ratelimit.policies.api.key=@tenantName")
+			.withBean("tenantName", String.class, () -> "acme")
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.api.key",
+					"KeyResolver"));
 	}
 
 	@Test
