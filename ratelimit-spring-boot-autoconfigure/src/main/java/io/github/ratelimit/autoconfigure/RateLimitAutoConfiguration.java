@@ -81,13 +81,13 @@ public final class RateLimitAutoConfiguration {
 		if (backend instanceof LocalRateLimitBackend) {
 			return new DefaultRateLimiter(backend, observations, convention);
 		}
-		RateLimitProperties.Redis redis = properties.getRedis();
+		RedisBackendProperties redis = properties.getRedis();
 		DefaultRateLimiter.Builder builder = DefaultRateLimiter.builder(backend)
 			.observationRegistry(observations)
 			.timeout(redis.getTimeout())
 			.fallback(new LocalRateLimitBackend(properties.getLocal().getMaximumKeys(),
 					LocalRateLimitBackend.systemClock()));
-		RateLimitProperties.CircuitBreaker breaker = redis.getCircuitBreaker();
+		RedisBackendProperties.CircuitBreaker breaker = redis.getCircuitBreaker();
 		if (breaker.isEnabled()) {
 			builder.circuitBreaker(CircuitBreaker.of(CIRCUIT_BREAKER_NAME, circuitBreakerConfig(breaker)));
 			builder.closedRetryAfter(breaker.getWaitDurationInOpenState());
@@ -95,7 +95,7 @@ public final class RateLimitAutoConfiguration {
 		if (convention != null) {
 			builder.observationConvention(convention);
 		}
-		RateLimitProperties.DenialCache denials = redis.getDenialCache();
+		RedisBackendProperties.DenialCache denials = redis.getDenialCache();
 		if (denials.isEnabled() && backend instanceof RedisRateLimitBackend) {
 			RateLimitDenialCache cache = RateLimitDenialCache.create(denials.getMaximumSize());
 			builder.denialCache(cache);
@@ -110,7 +110,7 @@ public final class RateLimitAutoConfiguration {
 	 * @param breaker the {@code ratelimit.redis.circuit-breaker.*} properties
 	 * @return the Resilience4j configuration
 	 */
-	public static CircuitBreakerConfig circuitBreakerConfig(RateLimitProperties.CircuitBreaker breaker) {
+	public static CircuitBreakerConfig circuitBreakerConfig(RedisBackendProperties.CircuitBreaker breaker) {
 		return CircuitBreakerConfig.custom()
 			.failureRateThreshold(breaker.getFailureRateThreshold())
 			// separate setters: slidingWindow(size, calls, type) is 2.4-only, and Spring Cloud manages Resilience4j 2.3

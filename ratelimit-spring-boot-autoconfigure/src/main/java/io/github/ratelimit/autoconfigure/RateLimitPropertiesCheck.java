@@ -152,14 +152,14 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 		if (ip.getIpv6Prefix() < 1 || ip.getIpv6Prefix() > 128) {
 			throw invalid("ratelimit.ip.ipv6-prefix", ip.getIpv6Prefix(), "must be between 1 and 128");
 		}
-		RateLimitProperties.Redis redis = properties.getRedis();
+		RedisBackendProperties redis = properties.getRedis();
 		positive("ratelimit.redis.timeout", redis.getTimeout());
 		Duration reconnectDelay = redis.getMaxReconnectDelay();
 		if (reconnectDelay == null || reconnectDelay.isNegative()) {
 			throw invalid("ratelimit.redis.max-reconnect-delay", reconnectDelay, "must be 0 or positive");
 		}
 		String breaker = "ratelimit.redis.circuit-breaker.";
-		RateLimitProperties.CircuitBreaker circuitBreaker = redis.getCircuitBreaker();
+		RedisBackendProperties.CircuitBreaker circuitBreaker = redis.getCircuitBreaker();
 		float threshold = circuitBreaker.getFailureRateThreshold();
 		if (!(threshold > 0 && threshold <= 100)) {
 			throw invalid(breaker + "failure-rate-threshold", threshold, "must be above 0 and at most 100");

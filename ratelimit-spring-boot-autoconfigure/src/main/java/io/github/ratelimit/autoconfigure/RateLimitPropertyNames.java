@@ -65,14 +65,15 @@ final class RateLimitPropertyNames {
 	}
 
 	/**
-	 * Whether a type is one whose properties have names: {@link RateLimitProperties}, {@link PolicyProperties}, one of
-	 * their classes, or {@link Limits}.
+	 * Whether a type is one whose properties have names: {@link RateLimitProperties}, {@link PolicyProperties},
+	 * {@link RedisBackendProperties}, one of their classes, or {@link Limits}.
 	 * @param type the type
 	 * @return true for a type with named properties
 	 */
 	static boolean isPropertiesType(Class<?> type) {
 		Class<?> outer = (type.getEnclosingClass() != null) ? type.getEnclosingClass() : type;
-		return outer == RateLimitProperties.class || outer == PolicyProperties.class || type == Limits.class;
+		return outer == RateLimitProperties.class || outer == PolicyProperties.class
+				|| outer == RedisBackendProperties.class || type == Limits.class;
 	}
 
 	/**
