@@ -68,7 +68,8 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 	@Override
 	public void postProcessBeanFactory(ConfigurableListableBeanFactory beanFactory) {
 		RateLimitProperties properties = beanFactory.getBean(RateLimitProperties.class);
-		bind(beanFactory.getBean(Environment.class), properties);
+		Binder.get(beanFactory.getBean(Environment.class))
+			.bind("ratelimit", Bindable.ofInstance(properties), new UnknownNamesBindHandler());
 		checkValues(properties);
 		RateLimitProperties.Ip ip = properties.getIp();
 		KeyResolvers keys = new KeyResolvers(beanFactory,
@@ -80,17 +81,6 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 		this.keys = keys;
 		this.policies = List.copyOf(policies);
 		this.rules = rules(properties.getFilter().getRules(), properties.getPolicies().keySet());
-	}
-
-	/**
-	 * Binds {@code ratelimit.*} into the properties, failing on names that no property has.
-	 * @param environment the environment
-	 * @param properties the properties to bind into
-	 * @throws org.springframework.boot.context.properties.bind.BindException when a name is unknown or a value does
-	 * not convert
-	 */
-	static void bind(Environment environment, RateLimitProperties properties) {
-		Binder.get(environment).bind("ratelimit", Bindable.ofInstance(properties), new UnknownNamesBindHandler());
 	}
 
 	/**
