@@ -317,9 +317,6 @@ public final class RateLimitPolicy {
 	public record Limits(@Nullable Long limit, @Nullable Duration window, @Nullable Long burst,
 			@Nullable Duration minInterval) {
 
-		/** Limits that replace nothing. */
-		public static final Limits NONE = new Limits(null, null, null, null);
-
 		/**
 		 * Whether no value is set.
 		 * @return true when these limits replace nothing

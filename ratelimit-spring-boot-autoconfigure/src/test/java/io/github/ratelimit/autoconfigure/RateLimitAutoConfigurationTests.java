@@ -13,7 +13,6 @@ import io.github.ratelimit.autoconfigure.endpoint.RateLimitsEndpointAutoConfigur
 import io.github.ratelimit.autoconfigure.endpoint.RateLimitsEndpointWebExtension;
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitBackend;
-import io.github.ratelimit.core.RateLimitPolicy.Limits;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
@@ -120,7 +119,7 @@ class RateLimitAutoConfigurationTests {
 					.hasSingleBean(RateLimitsEndpointWebExtension.class);
 				RateLimitPolicyRegistry registry = context.getBean(RateLimitPolicyRegistry.class);
 				assertThat(registry.overrides()).isSameAs(context.getBean(RateLimitOverrides.class));
-				registry.overrides().set("api", null, new RuntimeOverride(new Limits(7L, null, null, null), null));
+				registry.overrides().set("api", null, new RuntimeOverride(7L, null, null, null));
 				assertThat(redis.commands().hget("rl:overrides", "api")).isEqualTo("limit=7");
 				assertThat(registry.overrides().apply(registry.get("api"), "anyone").limit()).isEqualTo(7);
 			});

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitPolicy.Limits;
 import org.jspecify.annotations.Nullable;
 
@@ -11,13 +12,29 @@ import org.springframework.format.datetime.standard.DurationFormatterUtils;
 
 /**
  * Limits set at runtime (through the {@code ratelimits} Actuator endpoint) in place of a policy's configured ones,
- * for the whole policy or for one identity, and its kill switch.
+ * for the whole policy or for one identity. Each value left null keeps what the policy has.
  *
- * @param limits the limits replacing the policy's (each value left null keeps the policy's)
+ * @param limit the limit, or null
+ * @param window the window, or null
+ * @param burst the burst (token bucket and GCRA), or null
+ * @param minInterval the minimum interval (sliding window log), or null
  * @param enabled false to switch enforcement off (the kill switch: requests pass unchecked and uncounted), true to
  * switch it back on, or null
  */
-public record RuntimeOverride(Limits limits, @Nullable Boolean enabled) {
+public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @Nullable Long burst,
+		@Nullable Duration minInterval, @Nullable Boolean enabled) {
+
+	/**
+	 * An override of limits only.
+	 * @param limit the limit, or null
+	 * @param window the window, or null
+	 * @param burst the burst, or null
+	 * @param minInterval the minimum interval, or null
+	 */
+	public RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @Nullable Long burst,
+			@Nullable Duration minInterval) {
+		this(limit, window, burst, minInterval, null);
+	}
 
 	/**
 	 * Whether it switches enforcement off.
@@ -25,6 +42,30 @@ public record RuntimeOverride(Limits limits, @Nullable Boolean enabled) {
 	 */
 	public boolean disables() {
 		return Boolean.FALSE.equals(this.enabled);
+	}
+
+	/**
+	 * Whether it changes any limit.
+	 * @return true when a limit, window, burst or minimum interval is set
+	 */
+	public boolean changesLimits() {
+		return this.limit != null || this.window != null || this.burst != null || this.minInterval != null;
+	}
+
+	/**
+	 * Whether it changes anything.
+	 * @return false when every value is null
+	 */
+	public boolean isEmpty() {
+		return !changesLimits() && this.enabled == null;
+	}
+
+	/**
+	 * The limits it sets, in place of the policy's ({@link RateLimitPolicy#with}).
+	 * @return the limits, each value left null keeping the policy's
+	 */
+	public Limits limits() {
+		return new Limits(this.limit, this.window, this.burst, this.minInterval);
 	}
 
 	/**
@@ -44,17 +85,17 @@ public record RuntimeOverride(Limits limits, @Nullable Boolean enabled) {
 	 */
 	public Map<String, Object> values() {
 		Map<String, Object> values = new LinkedHashMap<>();
-		if (this.limits.limit() != null) {
-			values.put("limit", this.limits.limit());
+		if (this.limit != null) {
+			values.put("limit", this.limit);
 		}
-		if (this.limits.window() != null) {
-			values.put("window", this.limits.window());
+		if (this.window != null) {
+			values.put("window", this.window);
 		}
-		if (this.limits.burst() != null) {
-			values.put("burst", this.limits.burst());
+		if (this.burst != null) {
+			values.put("burst", this.burst);
 		}
-		if (this.limits.minInterval() != null) {
-			values.put("min-interval", this.limits.minInterval());
+		if (this.minInterval != null) {
+			values.put("min-interval", this.minInterval);
 		}
 		if (this.enabled != null) {
 			values.put("enabled", this.enabled);
@@ -94,7 +135,7 @@ public record RuntimeOverride(Limits limits, @Nullable Boolean enabled) {
 						+ "'; expected limit, window, burst, min-interval or enabled");
 			}
 		}
-		return new RuntimeOverride(new Limits(limit, window, burst, minInterval), enabled);
+		return new RuntimeOverride(limit, window, burst, minInterval, enabled);
 	}
 
 	/**

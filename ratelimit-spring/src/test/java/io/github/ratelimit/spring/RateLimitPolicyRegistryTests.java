@@ -72,8 +72,8 @@ class RateLimitPolicyRegistryTests {
 		assertThat(registry.effective(api, "vip", request).limit()).as("the override wins over the tier").isEqualTo(50);
 		assertThat(registry.effective(api, "other", request).limit()).as("the tier").isEqualTo(20);
 		assertThat(registry.effective(api, "other", null).limit()).as("no request, no tier").isEqualTo(10);
-		registry.overrides().set("api", null, new RuntimeOverride(new Limits(null, Duration.ofMinutes(2), null, null), null));
-		registry.overrides().set("api", "vip", new RuntimeOverride(new Limits(60L, null, null, null), null));
+		registry.overrides().set("api", null, new RuntimeOverride(null, Duration.ofMinutes(2), null, null));
+		registry.overrides().set("api", "vip", new RuntimeOverride(60L, null, null, null));
 		RateLimitPolicy vip = registry.effective(api, "vip", request);
 		assertThat(vip.limit()).isEqualTo(60);
 		assertThat(vip.window()).as("the policy's runtime override under the identity's").isEqualTo(Duration.ofMinutes(2));

@@ -8,7 +8,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.RateLimitDenialCache;
-import io.github.ratelimit.core.RateLimitPolicy.Limits;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
@@ -102,11 +101,11 @@ class RedisOverrideStoreTests {
 		Instance b = instance();
 		a.awaitFirstCountRead();
 		b.awaitFirstCountRead();
-		a.overrides.set("api", null, new RuntimeOverride(new Limits(7L, null, null, null), null));
+		a.overrides.set("api", null, new RuntimeOverride(7L, null, null, null));
 		assertThat(a.heard).containsExactly("override api null");
-		a.overrides.set("api", "big-customer", new RuntimeOverride(new Limits(700L, null, null, null), null));
+		a.overrides.set("api", "big-customer", new RuntimeOverride(700L, null, null, null));
 		a.overrides.remove("api", null);
-		a.overrides.set(RateLimitOverrides.ALL, null, new RuntimeOverride(Limits.NONE, false));
+		a.overrides.set(RateLimitOverrides.ALL, null, new RuntimeOverride(null, null, null, null, false));
 		List<String> expected = List.of("override api null", "override api big-customer", "override api null",
 				"override * null");
 		assertThat(a.heard).containsExactlyElementsOf(expected);

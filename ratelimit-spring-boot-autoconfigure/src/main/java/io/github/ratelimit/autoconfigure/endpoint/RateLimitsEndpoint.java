@@ -108,7 +108,7 @@ public class RateLimitsEndpoint {
 	public Map<String, Object> switchAll(boolean enabled, SecurityContext security) {
 		RateLimitOverrides overrides = this.registry.overrides();
 		RuntimeOverride old = overrides.of(RateLimitOverrides.ALL);
-		RuntimeOverride now = new RuntimeOverride(Limits.NONE, enabled);
+		RuntimeOverride now = new RuntimeOverride(null, null, null, null, enabled);
 		overrides.set(RateLimitOverrides.ALL, null, now);
 		log(security, "switched enforcement of every policy " + (enabled ? "on" : "off"), old, now);
 		return Map.of("enabled", enabled);
@@ -250,8 +250,12 @@ public class RateLimitsEndpoint {
 			Limits limits = new Limits(limit, (window != null) ? RuntimeOverride.duration("window", window) : null,
 					burst, (minInterval != null) ? RuntimeOverride.duration("minInterval", minInterval) : null);
 			// a write changes what it sets and keeps the rest of the override already there
-			override = (old == null) ? new RuntimeOverride(limits, enabled)
-					: new RuntimeOverride(limits.orElse(old.limits()), (enabled != null) ? enabled : old.enabled());
+			if (old != null) {
+				limits = limits.orElse(old.limits());
+				enabled = (enabled != null) ? enabled : old.enabled();
+			}
+			override = new RuntimeOverride(limits.limit(), limits.window(), limits.burst(), limits.minInterval(),
+					enabled);
 			// checked against every policy it will apply to: the base, the tiers and the configured overrides
 			result = configured.policy().with(override.limits());
 			for (RateLimitPolicy variant : configured.tiers().values()) {
