@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-import io.github.ratelimit.autoconfigure.RateLimitProperties;
+import io.github.ratelimit.autoconfigure.RedisBackendProperties;
 import io.github.ratelimit.core.Enforcement;
 import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.testkit.RedisBinary;
@@ -23,8 +23,8 @@ final class FailureReport {
 	}
 
 	static String report(FailureBenchmark.Result result) {
-		RateLimitProperties.Redis redis = StarterLimiter.DEFAULTS.getRedis();
-		RateLimitProperties.CircuitBreaker breaker = redis.getCircuitBreaker();
+		RedisBackendProperties redis = StarterLimiter.DEFAULTS.getRedis();
+		RedisBackendProperties.CircuitBreaker breaker = redis.getCircuitBreaker();
 		StringBuilder out = new StringBuilder(BenchmarkMain.environment());
 		out.append(String.format(Locale.ROOT, "| system load average (1 min), start / end of the section | %.1f / %.1f |%n%n",
 				result.loadAverageAtStart(), result.loadAverageAtEnd()));

@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.autoconfigure.RateLimitProperties;
+import io.github.ratelimit.autoconfigure.RedisBackendProperties;
 import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
@@ -53,7 +54,7 @@ final class StarterLimiter implements AutoCloseable {
 	 * @param port Redis' port (or a proxy's)
 	 */
 	StarterLimiter(String host, int port) {
-		RateLimitProperties.Redis redis = DEFAULTS.getRedis();
+		RedisBackendProperties redis = DEFAULTS.getRedis();
 		Duration maxDelay = redis.getMaxReconnectDelay();
 		// as the starter's auto-configuration: reconnect attempts at most a second apart
 		this.resources = ClientResources.builder()

@@ -147,6 +147,40 @@ public final class RateLimitPolicy {
 		return builder;
 	}
 
+	/**
+	 * This policy with some of its limits replaced: by a configured override, a tier or a runtime override. A burst
+	 * that followed the limit (token bucket and GCRA without a burst of their own) follows a new limit too.
+	 * @param limits the limits replacing this policy's own
+	 * @return the policy, this one when the limits replace nothing
+	 * @throws InvalidPolicyException naming the field when a value is invalid for this policy
+	 */
+	public RateLimitPolicy with(Limits limits) {
+		if (limits.isEmpty()) {
+			return this;
+		}
+		Builder builder = toBuilder();
+		Long newLimit = limits.limit();
+		Long newBurst = limits.burst();
+		Duration newWindow = limits.window();
+		Duration newMinInterval = limits.minInterval();
+		if (newLimit != null) {
+			builder.limit(newLimit);
+			if (newBurst == null && this.algorithm.supportsBurst() && this.burst == this.limit) {
+				builder.burst(newLimit);
+			}
+		}
+		if (newBurst != null) {
+			builder.burst(newBurst);
+		}
+		if (newWindow != null) {
+			builder.window(newWindow);
+		}
+		if (newMinInterval != null) {
+			builder.minInterval(newMinInterval);
+		}
+		return builder.build();
+	}
+
 	public String name() {
 		return this.name;
 	}
@@ -269,6 +303,40 @@ public final class RateLimitPolicy {
 				+ (this.cost == 1 ? "" : " cost " + this.cost)
 				+ (this.failureMode == FailureMode.OPEN ? "" : " failure-mode " + this.failureMode.id())
 				+ (this.shadow ? " shadow" : "") + "]";
+	}
+
+	/**
+	 * Limits replacing some of a policy's own ({@link #with(Limits)}): what a configured override, a tier and a
+	 * runtime override set. Each value left null keeps the policy's.
+	 *
+	 * @param limit requests admitted per window
+	 * @param window the window length
+	 * @param burst the bucket capacity (token bucket and GCRA)
+	 * @param minInterval the minimum time between two requests of one key (sliding window log)
+	 */
+	public record Limits(@Nullable Long limit, @Nullable Duration window, @Nullable Long burst,
+			@Nullable Duration minInterval) {
+
+		/**
+		 * Whether no value is set.
+		 * @return true when these limits replace nothing
+		 */
+		public boolean isEmpty() {
+			return this.limit == null && this.window == null && this.burst == null && this.minInterval == null;
+		}
+
+		/**
+		 * These limits, each value left null taken from others.
+		 * @param others the limits to fall back on
+		 * @return the combined limits
+		 */
+		public Limits orElse(Limits others) {
+			return new Limits((this.limit != null) ? this.limit : others.limit,
+					(this.window != null) ? this.window : others.window,
+					(this.burst != null) ? this.burst : others.burst,
+					(this.minInterval != null) ? this.minInterval : others.minInterval);
+		}
+
 	}
 
 	/**

@@ -3,38 +3,41 @@ package io.github.ratelimit.autoconfigure;
 import io.github.ratelimit.spring.KeyResolver;
 import io.github.ratelimit.spring.KeySpec;
 
-import org.springframework.beans.factory.BeanFactory;
-import org.springframework.beans.factory.NoSuchBeanDefinitionException;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Looks up {@link KeyResolver} beans named in keys as {@code @name}, and tells the {@code ip} key how to group
- * addresses ({@code ratelimit.ip.*}).
+ * addresses ({@code ratelimit.ip.*}). A name is checked at once; a key named before the beans are created (by the
+ * startup check) looks its bean up on first use.
  */
-final class KeyResolvers {
+final class KeyResolvers implements KeySpec.Resolvers {
 
-	private KeyResolvers() {
+	private final ConfigurableListableBeanFactory beanFactory;
+
+	private final KeySpec.IpPrefixes prefixes;
+
+	KeyResolvers(ConfigurableListableBeanFactory beanFactory, KeySpec.IpPrefixes prefixes) {
+		this.beanFactory = beanFactory;
+		this.prefixes = prefixes;
 	}
 
-	static KeySpec.Resolvers beans(BeanFactory beanFactory, RateLimitProperties properties) {
-		KeySpec.IpPrefixes prefixes = properties.getIp().prefixes();
-		return new KeySpec.Resolvers() {
+	@Override
+	public KeyResolver apply(String name) {
+		if (!this.beanFactory.containsBean(name)) {
+			throw new IllegalArgumentException("no KeyResolver bean named '" + name + "'");
+		}
+		if (this.beanFactory.isConfigurationFrozen()) {
+			return this.beanFactory.getBean(name, KeyResolver.class);
+		}
+		SingletonSupplier<KeyResolver> bean = SingletonSupplier
+			.of(() -> this.beanFactory.getBean(name, KeyResolver.class));
+		return (request) -> bean.obtain().resolve(request);
+	}
 
-			@Override
-			public KeyResolver apply(String name) {
-				try {
-					return beanFactory.getBean(name, KeyResolver.class);
-				}
-				catch (NoSuchBeanDefinitionException ex) {
-					throw new IllegalArgumentException("no KeyResolver bean named '" + name + "'", ex);
-				}
-			}
-
-			@Override
-			public KeySpec.IpPrefixes ipPrefixes() {
-				return prefixes;
-			}
-
-		};
+	@Override
+	public KeySpec.IpPrefixes ipPrefixes() {
+		return this.prefixes;
 	}
 
 }

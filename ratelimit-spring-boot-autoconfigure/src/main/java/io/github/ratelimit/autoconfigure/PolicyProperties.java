@@ -1,183 +1,225 @@
 package io.github.ratelimit.autoconfigure;
 
-import java.util.ArrayList;
+import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
-import java.util.function.Supplier;
 
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.FailureMode;
-import io.github.ratelimit.core.InvalidPolicyException;
-import io.github.ratelimit.core.RateLimitPolicy;
-import io.github.ratelimit.spring.ConfiguredPolicy;
-import io.github.ratelimit.spring.KeyResolver;
-import io.github.ratelimit.spring.KeySpec;
-import io.github.ratelimit.spring.RateLimitOverrides;
-import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import io.github.ratelimit.core.RateLimitPolicy.Limits;
+import io.github.ratelimit.spring.MissingKey;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
-
 /**
- * Turns {@code ratelimit.policies} into the {@link RateLimitPolicyRegistry}. Every invalid value fails with an
- * {@link InvalidConfigurationPropertyValueException} that names its property, e.g.
- * {@code ratelimit.policies.api.limit}, which Spring Boot's failure analysis reports at startup.
+ * One policy of {@code ratelimit.policies}: {@code ratelimit.policies.<name>.*}. Overrides and tiers replace some of
+ * its limits ({@link Limits}: {@code limit}, {@code window}, {@code burst}, {@code min-interval}; the rest is the
+ * policy's).
  */
-final class PolicyProperties {
+public class PolicyProperties {
 
-	private PolicyProperties() {
+	/**
+	 * Algorithm: token-bucket, gcra, sliding-window-log, sliding-window-counter, fixed-window or concurrency.
+	 */
+	private @Nullable Algorithm algorithm;
+
+	/**
+	 * Requests admitted per window; for concurrency, requests in flight.
+	 */
+	private long limit;
+
+	/**
+	 * Window length; for concurrency, the longest a permit is held before it is reclaimed.
+	 */
+	private @Nullable Duration window;
+
+	/**
+	 * Bucket capacity for token-bucket and gcra. Defaults to the limit.
+	 */
+	private @Nullable Long burst;
+
+	/**
+	 * Minimum time between two admitted requests of one key (sliding-window-log only).
+	 */
+	private @Nullable Duration minInterval;
+
+	/**
+	 * Quota one request takes.
+	 */
+	private long cost = 1;
+
+	/**
+	 * Whom the policy counts: ip, header:<Name>, principal, global, @<KeyResolver bean name>, or a SpEL
+	 * expression over #request and #principal.
+	 */
+	private String key = "ip";
+
+	/**
+	 * What happens to a request whose key cannot be resolved: shared (all such requests count as one
+	 * 'anonymous' identity), skip (the policy does not apply) or deny (rejected with 429).
+	 */
+	private MissingKey missingKey = MissingKey.SHARED;
+
+	/**
+	 * What this policy does when Redis cannot decide: open, closed or local. Defaults to
+	 * ratelimit.failure-mode.
+	 */
+	private @Nullable FailureMode failureMode;
+
+	/**
+	 * Shadow mode: the policy is checked and counted as usual but never denies; a request it would have denied
+	 * is admitted and counted under the outcome shadow_denied. For rolling out a new limit safely.
+	 */
+	private boolean shadow;
+
+	/**
+	 * How long a call of a @RateLimited bean method (not a controller's) may wait for its turn when this policy
+	 * denies it, retrying after each retry-after, before it throws RateLimitExceededException. Zero: never wait.
+	 * The annotation's maxWait takes precedence.
+	 */
+	private Duration maxWait = Duration.ZERO;
+
+	/**
+	 * Limits replacing the policy's own for specific keys (e.g. one enterprise customer's API key). Use the
+	 * bracket notation for keys with special characters: overrides."[key-123]".limit=1000.
+	 */
+	private Map<String, Limits> overrides = new LinkedHashMap<>();
+
+	private final Tiers tiers = new Tiers();
+
+	public @Nullable Algorithm getAlgorithm() {
+		return this.algorithm;
+	}
+
+	public void setAlgorithm(@Nullable Algorithm algorithm) {
+		this.algorithm = algorithm;
+	}
+
+	public long getLimit() {
+		return this.limit;
+	}
+
+	public void setLimit(long limit) {
+		this.limit = limit;
+	}
+
+	public @Nullable Duration getWindow() {
+		return this.window;
+	}
+
+	public void setWindow(@Nullable Duration window) {
+		this.window = window;
+	}
+
+	public @Nullable Long getBurst() {
+		return this.burst;
+	}
+
+	public void setBurst(@Nullable Long burst) {
+		this.burst = burst;
+	}
+
+	public @Nullable Duration getMinInterval() {
+		return this.minInterval;
+	}
+
+	public void setMinInterval(@Nullable Duration minInterval) {
+		this.minInterval = minInterval;
+	}
+
+	public long getCost() {
+		return this.cost;
+	}
+
+	public void setCost(long cost) {
+		this.cost = cost;
+	}
+
+	public String getKey() {
+		return this.key;
+	}
+
+	public void setKey(String key) {
+		this.key = key;
+	}
+
+	public @Nullable FailureMode getFailureMode() {
+		return this.failureMode;
+	}
+
+	public void setFailureMode(@Nullable FailureMode failureMode) {
+		this.failureMode = failureMode;
+	}
+
+	public boolean isShadow() {
+		return this.shadow;
+	}
+
+	public void setShadow(boolean shadow) {
+		this.shadow = shadow;
+	}
+
+	public Duration getMaxWait() {
+		return this.maxWait;
+	}
+
+	public void setMaxWait(Duration maxWait) {
+		this.maxWait = maxWait;
+	}
+
+	public MissingKey getMissingKey() {
+		return this.missingKey;
+	}
+
+	public void setMissingKey(MissingKey missingKey) {
+		this.missingKey = missingKey;
+	}
+
+	public Map<String, Limits> getOverrides() {
+		return this.overrides;
+	}
+
+	public void setOverrides(Map<String, Limits> overrides) {
+		this.overrides = overrides;
+	}
+
+	public Tiers getTiers() {
+		return this.tiers;
 	}
 
 	/**
-	 * Validates the configured policies.
-	 * @param properties the properties
-	 * @param keyResolverBeans finds {@link KeyResolver} beans named as {@code @name} in keys
-	 * @return the policies
-	 * @throws InvalidConfigurationPropertyValueException naming the property at fault
+	 * Tiers: limits by a tier name resolved from the principal or the server (never from a header the client
+	 * sets).
 	 */
-	static RateLimitPolicyRegistry registry(RateLimitProperties properties,
-			Function<String, KeyResolver> keyResolverBeans, RateLimitOverrides overrides) {
-		List<ConfiguredPolicy> policies = new ArrayList<>();
-		properties.getPolicies()
-			.forEach((name, source) -> policies
-				.add(configure(name, source, properties.getFailureMode(), keyResolverBeans)));
-		return new RateLimitPolicyRegistry(policies, overrides);
-	}
+	public static class Tiers {
 
-	private static ConfiguredPolicy configure(String name, RateLimitProperties.Policy source,
-			FailureMode defaultFailureMode, Function<String, KeyResolver> beans) {
-		String property = "ratelimit.policies." + name;
-		RateLimitPolicy base = policy(property, (field) -> value(field, source), () -> {
-			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(name)
-				.limit(source.getLimit())
-				.cost(source.getCost())
-				.failureMode((source.getFailureMode() != null) ? source.getFailureMode() : defaultFailureMode)
-				.shadow(source.isShadow());
-			if (source.getAlgorithm() != null) {
-				builder.algorithm(source.getAlgorithm());
-			}
-			if (source.getWindow() != null) {
-				builder.window(source.getWindow());
-			}
-			if (source.getBurst() != null) {
-				builder.burst(source.getBurst());
-			}
-			if (source.getMinInterval() != null) {
-				builder.minInterval(source.getMinInterval());
-			}
-			return builder.build();
-		});
-		if (source.getMaxWait().isNegative()) {
-			throw new InvalidConfigurationPropertyValueException(property + ".max-wait", source.getMaxWait(),
-					"must not be negative (0 means never wait)");
-		}
-		KeySpec key = keySpec(property + ".key", source.getKey(), beans);
-		Map<String, RateLimitPolicy> overrides = new LinkedHashMap<>();
-		source.getOverrides()
-			.forEach((identity, limits) -> overrides.put(identity,
-					withLimits(property + ".overrides[" + identity + "]", base, limits, source)));
-		RateLimitProperties.Tiers tiers = source.getTiers();
-		KeySpec tierKey = null;
-		Map<String, RateLimitPolicy> tierLimits = new LinkedHashMap<>();
-		if (tiers.getKey() != null) {
-			String spec = tiers.getKey();
-			try {
-				tierKey = KeySpec.parseTier(spec, beans);
-			}
-			catch (RuntimeException ex) {
-				throw new InvalidConfigurationPropertyValueException(property + ".tiers.key", spec, ex.getMessage(),
-						ex);
-			}
-		}
-		else if (!tiers.getLimits().isEmpty()) {
-			throw new InvalidConfigurationPropertyValueException(property + ".tiers.key", null,
-					"required when tiers.limits are configured");
-		}
-		tiers.getLimits()
-			.forEach((tier, limits) -> tierLimits.put(tier,
-					withLimits(property + ".tiers.limits." + tier, base, limits, source)));
-		return new ConfiguredPolicy(base, key, source.getMissingKey(), overrides, tierKey, tierLimits);
-	}
+		/**
+		 * How the tier name is resolved: @<KeyResolver bean name> or a SpEL expression, typically over #principal
+		 * (e.g. a claim or an authority). Requests without a tier, or with an unknown one, get the policy's own
+		 * limits.
+		 */
+		private @Nullable String key;
 
-	private static RateLimitPolicy withLimits(String property, RateLimitPolicy base, RateLimitProperties.Limits limits,
-			RateLimitProperties.Policy source) {
-		return policy(property, (field) -> value(field, limits, source), () -> {
-			RateLimitPolicy.Builder builder = base.toBuilder();
-			if (limits.getLimit() != null) {
-				builder.limit(limits.getLimit());
-				if (limits.getBurst() == null && base.algorithm().supportsBurst() && base.burst() == base.limit()) {
-					builder.burst(limits.getLimit());
-				}
-			}
-			if (limits.getWindow() != null) {
-				builder.window(limits.getWindow());
-			}
-			if (limits.getBurst() != null) {
-				builder.burst(limits.getBurst());
-			}
-			if (limits.getMinInterval() != null) {
-				builder.minInterval(limits.getMinInterval());
-			}
-			return builder.build();
-		});
-	}
+		/**
+		 * Limits per tier name.
+		 */
+		private Map<String, Limits> limits = new LinkedHashMap<>();
 
-	/**
-	 * Builds a policy, reporting an invalid field as its property.
-	 * @param property the property holding the policy's fields
-	 * @param values the configured value of a field
-	 * @param builder builds the policy
-	 * @return the policy
-	 */
-	private static RateLimitPolicy policy(String property, Function<String, @Nullable Object> values,
-			Supplier<RateLimitPolicy> builder) {
-		try {
-			return builder.get();
+		public @Nullable String getKey() {
+			return this.key;
 		}
-		catch (InvalidPolicyException ex) {
-			if (ex.field().equals("name")) {
-				// the name is the key under ratelimit.policies, not a property of its own
-				throw new InvalidConfigurationPropertyValueException(property, ex.policy(), ex.getMessage());
-			}
-			throw new InvalidConfigurationPropertyValueException(property + "." + ex.field(), values.apply(ex.field()),
-					ex.getMessage());
-		}
-	}
 
-	/** The value of a policy's field, as configured. */
-	private static @Nullable Object value(String field, RateLimitProperties.Policy source) {
-		return switch (field) {
-			case "algorithm" -> source.getAlgorithm();
-			case "limit" -> source.getLimit();
-			case "window" -> source.getWindow();
-			case "burst" -> source.getBurst();
-			case "min-interval" -> source.getMinInterval();
-			case "cost" -> source.getCost();
-			default -> null;
-		};
-	}
-
-	/** The value of an override's or a tier's field: its own, else the policy's that it inherits. */
-	private static @Nullable Object value(String field, RateLimitProperties.Limits limits,
-			RateLimitProperties.Policy source) {
-		Object value = switch (field) {
-			case "limit" -> limits.getLimit();
-			case "window" -> limits.getWindow();
-			case "burst" -> limits.getBurst();
-			case "min-interval" -> limits.getMinInterval();
-			default -> null;
-		};
-		return (value != null) ? value : value(field, source);
-	}
-
-	private static KeySpec keySpec(String property, String spec, Function<String, KeyResolver> beans) {
-		try {
-			return KeySpec.parse(spec, beans);
+		public void setKey(@Nullable String key) {
+			this.key = key;
 		}
-		catch (RuntimeException ex) {
-			throw new InvalidConfigurationPropertyValueException(property, spec, ex.getMessage(), ex);
+
+		public Map<String, Limits> getLimits() {
+			return this.limits;
 		}
+
+		public void setLimits(Map<String, Limits> limits) {
+			this.limits = limits;
+		}
+
 	}
 
 }

@@ -9,24 +9,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
-import io.github.ratelimit.core.redis.RedisRateLimitBackend.ScriptMode;
-import io.github.ratelimit.spring.KeySpec;
-import io.github.ratelimit.spring.MissingKey;
 import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
-import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 
 /**
- * Configuration of rate limiting, under the prefix {@code ratelimit}. A name under {@code ratelimit.} that no
- * property here has is a mistake and stops the start: {@code RateLimitPropertiesCheck} finds it, before these
- * properties are bound. Not {@code ignoreUnknownFields = false}: Spring Boot's check behind it refuses valid lists
+ * Configuration of rate limiting, under the prefix {@code ratelimit}. Bound once, before any other bean is created,
+ * by {@code RateLimitPropertiesCheck}, which also refuses a name under {@code ratelimit.} that no property here has
+ * and every invalid value. Not {@code ignoreUnknownFields = false}: Spring Boot's check behind it refuses valid lists
  * that another source replaces (see {@code UnknownNamesBindHandler}).
  */
 @ConfigurationProperties(prefix = "ratelimit")
@@ -45,7 +41,7 @@ public class RateLimitProperties {
 	/**
 	 * Rate-limit policies by name.
 	 */
-	private Map<String, Policy> policies = new LinkedHashMap<>();
+	private Map<String, PolicyProperties> policies = new LinkedHashMap<>();
 
 	/**
 	 * What a policy does when Redis cannot decide (down, frozen, slower than ratelimit.redis.timeout, or the circuit
@@ -54,7 +50,8 @@ public class RateLimitProperties {
 	 */
 	private FailureMode failureMode = FailureMode.OPEN;
 
-	private final Redis redis = new Redis();
+	@NestedConfigurationProperty
+	private final RedisBackendProperties redis = new RedisBackendProperties();
 
 	private final Health health = new Health();
 
@@ -92,7 +89,7 @@ public class RateLimitProperties {
 		this.keyPrefix = keyPrefix;
 	}
 
-	public Map<String, Policy> getPolicies() {
+	public Map<String, PolicyProperties> getPolicies() {
 		return this.policies;
 	}
 
@@ -102,11 +99,11 @@ public class RateLimitProperties {
 	 * @return its longest wait, or null when no such policy is configured
 	 */
 	public @Nullable Duration maxWait(String policy) {
-		Policy configured = this.policies.get(policy);
+		PolicyProperties configured = this.policies.get(policy);
 		return (configured != null) ? configured.getMaxWait() : null;
 	}
 
-	public void setPolicies(Map<String, Policy> policies) {
+	public void setPolicies(Map<String, PolicyProperties> policies) {
 		this.policies = policies;
 	}
 
@@ -118,7 +115,7 @@ public class RateLimitProperties {
 		this.failureMode = failureMode;
 	}
 
-	public Redis getRedis() {
+	public RedisBackendProperties getRedis() {
 		return this.redis;
 	}
 
@@ -136,217 +133,6 @@ public class RateLimitProperties {
 
 	public Gateway getGateway() {
 		return this.gateway;
-	}
-
-	/**
-	 * How the limiter talks to Redis: its time budget, its circuit breaker and the client's reconnects.
-	 */
-	public static class Redis {
-
-		/**
-		 * Longest a decision waits for Redis. Beyond it the decision is made by the policies' failure modes; the
-		 * client's own command timeout (spring.data.redis.timeout) is never waited for.
-		 */
-		private Duration timeout = Duration.ofMillis(50);
-
-		/**
-		 * Longest delay between two reconnect attempts of the Lettuce client after Redis went away (Lettuce's own
-		 * default grows to 30s, which would delay enforcement that long after Redis is back). Applied to the
-		 * client resources Spring Boot creates; 0 leaves Lettuce's default.
-		 */
-		private Duration maxReconnectDelay = Duration.ofSeconds(1);
-
-		/**
-		 * Whether single-policy decisions are batched on a standalone or Sentinel Redis: while one script call is in
-		 * flight on the connection, the decisions that arrive meanwhile go together as one call per policy once it
-		 * answers (group commit: nothing waits for a batch to fill; each decision is still atomic and in arrival
-		 * order). Shares Redis' per-call work and the client's per-command work between concurrent decisions. A
-		 * Cluster never batches.
-		 */
-		private boolean batching = true;
-
-		/**
-		 * How the rate-limit scripts run on Redis: 'evalsha' (every Redis version; a server that lost its script
-		 * cache, after a restart or a failover to a replica, answers each script's first call with NOSCRIPT and gets
-		 * the script sent again) or 'functions' (Redis 7 or later and the Lettuce client: each script is loaded as a
-		 * function library and called with FCALL; functions are persisted and replicated, so a promoted replica has
-		 * them). 'functions' on a Redis older than 7 fails the start when Redis answers at startup, and every
-		 * decision (logged once) otherwise.
-		 */
-		private ScriptMode scriptMode = ScriptMode.EVALSHA;
-
-		private final CircuitBreaker circuitBreaker = new CircuitBreaker();
-
-		private final DenialCache denialCache = new DenialCache();
-
-		public Duration getTimeout() {
-			return this.timeout;
-		}
-
-		public void setTimeout(Duration timeout) {
-			this.timeout = timeout;
-		}
-
-		public Duration getMaxReconnectDelay() {
-			return this.maxReconnectDelay;
-		}
-
-		public void setMaxReconnectDelay(Duration maxReconnectDelay) {
-			this.maxReconnectDelay = maxReconnectDelay;
-		}
-
-		public boolean isBatching() {
-			return this.batching;
-		}
-
-		public void setBatching(boolean batching) {
-			this.batching = batching;
-		}
-
-		public ScriptMode getScriptMode() {
-			return this.scriptMode;
-		}
-
-		public void setScriptMode(ScriptMode scriptMode) {
-			this.scriptMode = scriptMode;
-		}
-
-		public CircuitBreaker getCircuitBreaker() {
-			return this.circuitBreaker;
-		}
-
-		public DenialCache getDenialCache() {
-			return this.denialCache;
-		}
-
-	}
-
-	/**
-	 * The local denial cache: an identity Redis denied until a time is denied again until then from this instance's
-	 * memory, with the same headers, without a Redis call. Off by default because it is not exact in every case:
-	 * quota given back on another instance (a reversal when a later check denies, a late answer undone) is seen
-	 * only when the cached denial ends, as are resets and policy changes made without the starter (the
-	 * {@code ratelimits} endpoint's resets and overrides, and {@code RateLimitTester}'s resets, reach every
-	 * instance's cache).
-	 */
-	public static class DenialCache {
-
-		/**
-		 * Whether denials are cached (Redis backend only). Never admits a request; denies from the cache what Redis
-		 * would deny while only requests take quota. Off by default: quota given back on another instance is seen
-		 * only when the cached denial ends.
-		 */
-		private boolean enabled = false;
-
-		/**
-		 * Most policy and identity pairs whose denial is kept; beyond it the least useful are evicted.
-		 */
-		private long maximumSize = 10_000;
-
-		public boolean isEnabled() {
-			return this.enabled;
-		}
-
-		public void setEnabled(boolean enabled) {
-			this.enabled = enabled;
-		}
-
-		public long getMaximumSize() {
-			return this.maximumSize;
-		}
-
-		public void setMaximumSize(long maximumSize) {
-			this.maximumSize = maximumSize;
-		}
-
-	}
-
-	/**
-	 * The circuit breaker (Resilience4j) around Redis: after repeated failures decisions stop waiting on Redis and
-	 * follow the failure modes at once, until probes find Redis answering again.
-	 */
-	public static class CircuitBreaker {
-
-		/**
-		 * Whether the circuit breaker is used. Without it every decision tries Redis and waits up to the timeout.
-		 */
-		private boolean enabled = true;
-
-		/**
-		 * Percentage of failed calls (errors and timeouts) among the last calls that opens the circuit.
-		 */
-		private float failureRateThreshold = 50;
-
-		/**
-		 * Number of most recent calls the failure rate is computed over.
-		 */
-		private int slidingWindowSize = 20;
-
-		/**
-		 * Fewest calls in the window before the failure rate is considered.
-		 */
-		private int minimumNumberOfCalls = 5;
-
-		/**
-		 * How long the circuit stays open before probes try Redis again. Also the Retry-After of a 503 from a
-		 * policy that fails closed.
-		 */
-		private Duration waitDurationInOpenState = Duration.ofSeconds(1);
-
-		/**
-		 * Probe calls let through while half-open; when enough of them succeed the circuit closes and enforcement
-		 * resumes.
-		 */
-		private int permittedNumberOfCallsInHalfOpenState = 3;
-
-		public boolean isEnabled() {
-			return this.enabled;
-		}
-
-		public void setEnabled(boolean enabled) {
-			this.enabled = enabled;
-		}
-
-		public float getFailureRateThreshold() {
-			return this.failureRateThreshold;
-		}
-
-		public void setFailureRateThreshold(float failureRateThreshold) {
-			this.failureRateThreshold = failureRateThreshold;
-		}
-
-		public int getSlidingWindowSize() {
-			return this.slidingWindowSize;
-		}
-
-		public void setSlidingWindowSize(int slidingWindowSize) {
-			this.slidingWindowSize = slidingWindowSize;
-		}
-
-		public int getMinimumNumberOfCalls() {
-			return this.minimumNumberOfCalls;
-		}
-
-		public void setMinimumNumberOfCalls(int minimumNumberOfCalls) {
-			this.minimumNumberOfCalls = minimumNumberOfCalls;
-		}
-
-		public Duration getWaitDurationInOpenState() {
-			return this.waitDurationInOpenState;
-		}
-
-		public void setWaitDurationInOpenState(Duration waitDurationInOpenState) {
-			this.waitDurationInOpenState = waitDurationInOpenState;
-		}
-
-		public int getPermittedNumberOfCallsInHalfOpenState() {
-			return this.permittedNumberOfCallsInHalfOpenState;
-		}
-
-		public void setPermittedNumberOfCallsInHalfOpenState(int permittedNumberOfCallsInHalfOpenState) {
-			this.permittedNumberOfCallsInHalfOpenState = permittedNumberOfCallsInHalfOpenState;
-		}
-
 	}
 
 	/**
@@ -478,9 +264,6 @@ public class RateLimitProperties {
 	}
 
 	/**
-	 * Which rate-limit headers responses carry.
-	 */
-	/**
 	 * How the ip key groups client addresses.
 	 */
 	public static class Ip {
@@ -512,20 +295,11 @@ public class RateLimitProperties {
 			this.ipv6Prefix = ipv6Prefix;
 		}
 
-		KeySpec.IpPrefixes prefixes() {
-			if (this.ipv4Prefix < 1 || this.ipv4Prefix > 32) {
-				throw new InvalidConfigurationPropertyValueException("ratelimit.ip.ipv4-prefix", this.ipv4Prefix,
-						"must be between 1 and 32");
-			}
-			if (this.ipv6Prefix < 1 || this.ipv6Prefix > 128) {
-				throw new InvalidConfigurationPropertyValueException("ratelimit.ip.ipv6-prefix", this.ipv6Prefix,
-						"must be between 1 and 128");
-			}
-			return new KeySpec.IpPrefixes(this.ipv4Prefix, this.ipv6Prefix);
-		}
-
 	}
 
+	/**
+	 * Which rate-limit headers responses carry.
+	 */
 	public static class Headers {
 
 		/**
@@ -601,277 +375,6 @@ public class RateLimitProperties {
 
 		public void setType(URI type) {
 			this.type = type;
-		}
-
-	}
-
-	/**
-	 * One policy.
-	 */
-	public static class Policy {
-
-		/**
-		 * Algorithm: token-bucket, gcra, sliding-window-log, sliding-window-counter, fixed-window or concurrency.
-		 */
-		private @Nullable Algorithm algorithm;
-
-		/**
-		 * Requests admitted per window; for concurrency, requests in flight.
-		 */
-		private long limit;
-
-		/**
-		 * Window length; for concurrency, the longest a permit is held before it is reclaimed.
-		 */
-		private @Nullable Duration window;
-
-		/**
-		 * Bucket capacity for token-bucket and gcra. Defaults to the limit.
-		 */
-		private @Nullable Long burst;
-
-		/**
-		 * Minimum time between two admitted requests of one key (sliding-window-log only).
-		 */
-		private @Nullable Duration minInterval;
-
-		/**
-		 * Quota one request takes.
-		 */
-		private long cost = 1;
-
-		/**
-		 * Whom the policy counts: ip, header:<Name>, principal, global, @<KeyResolver bean name>, or a SpEL
-		 * expression over #request and #principal.
-		 */
-		private String key = "ip";
-
-		/**
-		 * What happens to a request whose key cannot be resolved: shared (all such requests count as one
-		 * 'anonymous' identity), skip (the policy does not apply) or deny (rejected with 429).
-		 */
-		private MissingKey missingKey = MissingKey.SHARED;
-
-		/**
-		 * What this policy does when Redis cannot decide: open, closed or local. Defaults to
-		 * ratelimit.failure-mode.
-		 */
-		private @Nullable FailureMode failureMode;
-
-		/**
-		 * Shadow mode: the policy is checked and counted as usual but never denies; a request it would have denied
-		 * is admitted and counted under the outcome shadow_denied. For rolling out a new limit safely.
-		 */
-		private boolean shadow;
-
-		/**
-		 * How long a call of a @RateLimited bean method (not a controller's) may wait for its turn when this policy
-		 * denies it, retrying after each retry-after, before it throws RateLimitExceededException. Zero: never wait.
-		 * The annotation's maxWait takes precedence.
-		 */
-		private Duration maxWait = Duration.ZERO;
-
-		/**
-		 * Limits replacing the policy's own for specific keys (e.g. one enterprise customer's API key). Use the
-		 * bracket notation for keys with special characters: overrides."[key-123]".limit=1000.
-		 */
-		private Map<String, Limits> overrides = new LinkedHashMap<>();
-
-		private final Tiers tiers = new Tiers();
-
-		public @Nullable Algorithm getAlgorithm() {
-			return this.algorithm;
-		}
-
-		public void setAlgorithm(@Nullable Algorithm algorithm) {
-			this.algorithm = algorithm;
-		}
-
-		public long getLimit() {
-			return this.limit;
-		}
-
-		public void setLimit(long limit) {
-			this.limit = limit;
-		}
-
-		public @Nullable Duration getWindow() {
-			return this.window;
-		}
-
-		public void setWindow(@Nullable Duration window) {
-			this.window = window;
-		}
-
-		public @Nullable Long getBurst() {
-			return this.burst;
-		}
-
-		public void setBurst(@Nullable Long burst) {
-			this.burst = burst;
-		}
-
-		public @Nullable Duration getMinInterval() {
-			return this.minInterval;
-		}
-
-		public void setMinInterval(@Nullable Duration minInterval) {
-			this.minInterval = minInterval;
-		}
-
-		public long getCost() {
-			return this.cost;
-		}
-
-		public void setCost(long cost) {
-			this.cost = cost;
-		}
-
-		public String getKey() {
-			return this.key;
-		}
-
-		public void setKey(String key) {
-			this.key = key;
-		}
-
-		public @Nullable FailureMode getFailureMode() {
-			return this.failureMode;
-		}
-
-		public void setFailureMode(@Nullable FailureMode failureMode) {
-			this.failureMode = failureMode;
-		}
-
-		public boolean isShadow() {
-			return this.shadow;
-		}
-
-		public void setShadow(boolean shadow) {
-			this.shadow = shadow;
-		}
-
-		public Duration getMaxWait() {
-			return this.maxWait;
-		}
-
-		public void setMaxWait(Duration maxWait) {
-			this.maxWait = maxWait;
-		}
-
-		public MissingKey getMissingKey() {
-			return this.missingKey;
-		}
-
-		public void setMissingKey(MissingKey missingKey) {
-			this.missingKey = missingKey;
-		}
-
-		public Map<String, Limits> getOverrides() {
-			return this.overrides;
-		}
-
-		public void setOverrides(Map<String, Limits> overrides) {
-			this.overrides = overrides;
-		}
-
-		public Tiers getTiers() {
-			return this.tiers;
-		}
-
-	}
-
-	/**
-	 * Limits replacing some of a policy's own; unset values are inherited from the policy.
-	 */
-	public static class Limits {
-
-		/**
-		 * Requests admitted per window.
-		 */
-		private @Nullable Long limit;
-
-		/**
-		 * Window length.
-		 */
-		private @Nullable Duration window;
-
-		/**
-		 * Bucket capacity (token-bucket and gcra).
-		 */
-		private @Nullable Long burst;
-
-		/**
-		 * Minimum time between two requests (sliding-window-log).
-		 */
-		private @Nullable Duration minInterval;
-
-		public @Nullable Long getLimit() {
-			return this.limit;
-		}
-
-		public void setLimit(@Nullable Long limit) {
-			this.limit = limit;
-		}
-
-		public @Nullable Duration getWindow() {
-			return this.window;
-		}
-
-		public void setWindow(@Nullable Duration window) {
-			this.window = window;
-		}
-
-		public @Nullable Long getBurst() {
-			return this.burst;
-		}
-
-		public void setBurst(@Nullable Long burst) {
-			this.burst = burst;
-		}
-
-		public @Nullable Duration getMinInterval() {
-			return this.minInterval;
-		}
-
-		public void setMinInterval(@Nullable Duration minInterval) {
-			this.minInterval = minInterval;
-		}
-
-	}
-
-	/**
-	 * Tiers: limits by a tier name resolved from the principal or the server (never from a header the client
-	 * sets).
-	 */
-	public static class Tiers {
-
-		/**
-		 * How the tier name is resolved: @<KeyResolver bean name> or a SpEL expression, typically over #principal
-		 * (e.g. a claim or an authority). Requests without a tier, or with an unknown one, get the policy's own
-		 * limits.
-		 */
-		private @Nullable String key;
-
-		/**
-		 * Limits per tier name.
-		 */
-		private Map<String, Limits> limits = new LinkedHashMap<>();
-
-		public @Nullable String getKey() {
-			return this.key;
-		}
-
-		public void setKey(@Nullable String key) {
-			this.key = key;
-		}
-
-		public Map<String, Limits> getLimits() {
-			return this.limits;
-		}
-
-		public void setLimits(Map<String, Limits> limits) {
-			this.limits = limits;
 		}
 
 	}

@@ -1,45 +1,64 @@
 package io.github.ratelimit.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
+import io.github.ratelimit.core.FailureMode;
+import io.github.ratelimit.core.InvalidPolicyException;
 import io.github.ratelimit.core.RateLimitKeys;
+import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitPolicy.Limits;
+import io.github.ratelimit.spring.ConfiguredPolicy;
 import io.github.ratelimit.spring.KeyResolver;
+import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import io.github.ratelimit.spring.RateLimitRule;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
-import org.springframework.context.EnvironmentAware;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
 
 /**
- * Checks the {@code ratelimit.*} configuration once the application context has read its bean definitions, before
- * any bean is created and before an embedded web server starts: names under {@code ratelimit.} that no property has
- * (a typo such as {@code ratelimit.enbled} or {@code ratelimit.policy.api.limit}), values that do not convert, and
- * values that the policies, the filter rules and the Redis settings reject. A mistake stops the start with Spring
- * Boot's failure report naming the property (unknown names are described by
- * {@link RateLimitConfigurationFailureAnalyzer}, with the closest known name), not with an exception from inside the
- * web server's start.
+ * Binds {@code ratelimit.*} into the {@link RateLimitProperties} bean and checks every value, each once, when the
+ * application context has read its bean definitions: before any other bean is created and before an embedded web
+ * server starts. A name under {@code ratelimit.} that no property has (a typo such as {@code ratelimit.enbled} or
+ * {@code ratelimit.policy.api.limit}), a value that does not convert and a value the policies, the filter rules or
+ * the Redis settings refuse stop the start with Spring Boot's failure report naming the property: unknown names
+ * described by {@link RateLimitConfigurationFailureAnalyzer} with the closest known name, invalid values as
+ * {@link InvalidConfigurationPropertyValueException}s. The policies and rules built here are the ones the beans use
+ * ({@link #registry}, {@link #rules}); the beans read the other values from the checked properties.
  *
- * <p>Names are judged as Spring Boot binds them ({@link UnknownNamesBindHandler}): the elements of a list that a
- * source of higher precedence replaces are not unknown, unless misspelt. As with
- * {@code @ConfigurationProperties(ignoreUnknownFields = false)}, names that come from environment variables or system
- * properties are not checked: those sources hold names for other programs too.
+ * <p>The properties bean is created here, so Spring Boot's own binding, which runs on beans created later, never
+ * binds it a second time. Names are judged as Spring Boot binds them ({@link UnknownNamesBindHandler}): the elements
+ * of a list that a source of higher precedence replaces are not unknown, unless misspelt. As with
+ * {@code @ConfigurationProperties(ignoreUnknownFields = false)}, names that come from environment variables or
+ * system properties are not checked: those sources hold names for other programs too.
  */
-final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, EnvironmentAware, Ordered {
+final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordered {
 
-	private @Nullable Environment environment;
+	private static final String POLICIES = "ratelimit.policies.";
 
-	@Override
-	public void setEnvironment(Environment environment) {
-		this.environment = environment;
-	}
+	private @Nullable ConfigurableListableBeanFactory beanFactory;
+
+	private @Nullable KeyResolvers keys;
+
+	private List<ConfiguredPolicy> policies = List.of();
+
+	private List<RateLimitRule> rules = List.of();
 
 	@Override
 	public int getOrder() {
@@ -48,82 +67,246 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Enviro
 
 	@Override
 	public void postProcessBeanFactory(ConfigurableListableBeanFactory beanFactory) {
-		if (this.environment == null) {
-			return;
-		}
-		check(bind(this.environment), (name) -> {
-			if (!beanFactory.containsBean(name)) {
-				throw new IllegalArgumentException("no KeyResolver bean named '" + name + "'");
+		RateLimitProperties properties = beanFactory.getBean(RateLimitProperties.class);
+		Binder.get(beanFactory.getBean(Environment.class))
+			.bind("ratelimit", Bindable.ofInstance(properties), new UnknownNamesBindHandler());
+		checkValues(properties);
+		RateLimitProperties.Ip ip = properties.getIp();
+		KeyResolvers keys = new KeyResolvers(beanFactory,
+				new KeySpec.IpPrefixes(ip.getIpv4Prefix(), ip.getIpv6Prefix()));
+		List<ConfiguredPolicy> policies = new ArrayList<>();
+		properties.getPolicies()
+			.forEach((name, source) -> policies.add(policy(name, source, properties.getFailureMode(), keys)));
+		this.beanFactory = beanFactory;
+		this.keys = keys;
+		this.policies = List.copyOf(policies);
+		this.rules = rules(properties.getFilter().getRules(), properties.getPolicies().keySet());
+	}
+
+	/**
+	 * The configured policies, with the runtime overrides applied on top of them. Looks up the {@link KeyResolver}
+	 * beans their keys name: one that is not a {@link KeyResolver} stops the start here, naming the property, not on
+	 * a request.
+	 * @param overrides the runtime overrides
+	 * @return the registry
+	 */
+	RateLimitPolicyRegistry registry(RateLimitOverrides overrides) {
+		for (ConfiguredPolicy policy : this.policies) {
+			lookUp(POLICIES + policy.name() + ".key", policy.key());
+			KeySpec tier = policy.tier();
+			if (tier != null) {
+				lookUp(POLICIES + policy.name() + ".tiers.key", tier);
 			}
-			// the bean itself is created later, with the policies; here only its existence is checked
-			return (request) -> null;
-		});
+		}
+		return new RateLimitPolicyRegistry(this.policies, overrides);
 	}
 
-	/**
-	 * Binds {@code ratelimit.*}, failing on names that no property has.
-	 * @param environment the environment
-	 * @return the properties
-	 * @throws org.springframework.boot.context.properties.bind.BindException when a name is unknown or a value does
-	 * not convert
-	 */
-	static RateLimitProperties bind(Environment environment) {
-		return Binder.get(environment)
-			.bindOrCreate("ratelimit", Bindable.of(RateLimitProperties.class), new UnknownNamesBindHandler());
-	}
-
-	/**
-	 * Checks every value the starter validates, as the beans that use them will.
-	 * @param properties the properties
-	 * @param keyResolvers finds the {@link KeyResolver} beans named as {@code @name} in keys
-	 * @throws InvalidConfigurationPropertyValueException naming the property at fault
-	 */
-	static void check(RateLimitProperties properties, Function<String, KeyResolver> keyResolvers) {
-		keyPrefix(properties.getKeyPrefix());
-		RateLimitPolicyRegistry policies = PolicyProperties.registry(properties, keyResolvers,
-				RateLimitOverrides.inMemory());
-		RateLimitWebConfiguration.rules(properties, policies);
-		RateLimitProperties.Redis redis = properties.getRedis();
-		RateLimitAutoConfiguration.positive("ratelimit.redis.timeout", redis.getTimeout());
-		RateLimitAutoConfiguration.circuitBreakerConfig(redis.getCircuitBreaker());
-		maxReconnectDelay(redis.getMaxReconnectDelay());
-		RateLimitAutoConfiguration.denialCacheSize(redis.getDenialCache());
-		RateLimitAutoConfiguration.positive("ratelimit.overrides.reconcile-interval",
-				properties.getOverrides().getReconcileInterval());
-		if (properties.getLocal().getMaximumKeys() < 1) {
-			throw new InvalidConfigurationPropertyValueException("ratelimit.local.maximum-keys",
-					properties.getLocal().getMaximumKeys(), "must be at least 1");
+	private void lookUp(String property, KeySpec key) {
+		if (key.source().startsWith("bean.")) {
+			try {
+				Objects.requireNonNull(this.beanFactory).getBean(key.source().substring(5), KeyResolver.class);
+			}
+			catch (BeansException ex) {
+				throw new InvalidConfigurationPropertyValueException(property, key.toString(), ex.getMessage(), ex);
+			}
 		}
 	}
 
 	/**
-	 * Checks the Redis key prefix.
-	 * @param prefix the configured prefix
-	 * @return the prefix
-	 * @throws InvalidConfigurationPropertyValueException when the prefix is not usable in keys
+	 * The filter rules, checked against the configured policies.
+	 * @return the rules
 	 */
-	static String keyPrefix(String prefix) {
+	List<RateLimitRule> rules() {
+		return this.rules;
+	}
+
+	/**
+	 * Finds the {@link KeyResolver} beans keys name, and groups addresses for {@code ip} keys as configured.
+	 * @return the key resolvers
+	 */
+	KeySpec.Resolvers keys() {
+		return Objects.requireNonNull(this.keys, "ratelimit.* not checked yet");
+	}
+
+	private static void checkValues(RateLimitProperties properties) {
 		try {
-			new RateLimitKeys(prefix);
+			new RateLimitKeys(properties.getKeyPrefix());
 		}
 		catch (IllegalArgumentException ex) {
-			throw new InvalidConfigurationPropertyValueException("ratelimit.key-prefix", prefix, ex.getMessage());
+			throw invalid("ratelimit.key-prefix", properties.getKeyPrefix(), ex.getMessage());
 		}
-		return prefix;
+		RateLimitProperties.Ip ip = properties.getIp();
+		if (ip.getIpv4Prefix() < 1 || ip.getIpv4Prefix() > 32) {
+			throw invalid("ratelimit.ip.ipv4-prefix", ip.getIpv4Prefix(), "must be between 1 and 32");
+		}
+		if (ip.getIpv6Prefix() < 1 || ip.getIpv6Prefix() > 128) {
+			throw invalid("ratelimit.ip.ipv6-prefix", ip.getIpv6Prefix(), "must be between 1 and 128");
+		}
+		RedisBackendProperties redis = properties.getRedis();
+		positive("ratelimit.redis.timeout", redis.getTimeout());
+		Duration reconnectDelay = redis.getMaxReconnectDelay();
+		if (reconnectDelay == null || reconnectDelay.isNegative()) {
+			throw invalid("ratelimit.redis.max-reconnect-delay", reconnectDelay, "must be 0 or positive");
+		}
+		String breaker = "ratelimit.redis.circuit-breaker.";
+		RedisBackendProperties.CircuitBreaker circuitBreaker = redis.getCircuitBreaker();
+		float threshold = circuitBreaker.getFailureRateThreshold();
+		if (!(threshold > 0 && threshold <= 100)) {
+			throw invalid(breaker + "failure-rate-threshold", threshold, "must be above 0 and at most 100");
+		}
+		atLeastOne(breaker + "sliding-window-size", circuitBreaker.getSlidingWindowSize());
+		atLeastOne(breaker + "minimum-number-of-calls", circuitBreaker.getMinimumNumberOfCalls());
+		atLeastOne(breaker + "permitted-number-of-calls-in-half-open-state",
+				circuitBreaker.getPermittedNumberOfCallsInHalfOpenState());
+		positive(breaker + "wait-duration-in-open-state", circuitBreaker.getWaitDurationInOpenState());
+		atLeastOne("ratelimit.redis.denial-cache.maximum-size", redis.getDenialCache().getMaximumSize());
+		positive("ratelimit.overrides.reconcile-interval", properties.getOverrides().getReconcileInterval());
+		atLeastOne("ratelimit.local.maximum-keys", properties.getLocal().getMaximumKeys());
+	}
+
+	private static ConfiguredPolicy policy(String name, PolicyProperties source, FailureMode defaultFailureMode,
+			Function<String, KeyResolver> keys) {
+		String property = POLICIES + name;
+		RateLimitPolicy base = build(property, (field) -> value(field, source), () -> {
+			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(name)
+				.limit(source.getLimit())
+				.cost(source.getCost())
+				.failureMode((source.getFailureMode() != null) ? source.getFailureMode() : defaultFailureMode)
+				.shadow(source.isShadow());
+			if (source.getAlgorithm() != null) {
+				builder.algorithm(source.getAlgorithm());
+			}
+			if (source.getWindow() != null) {
+				builder.window(source.getWindow());
+			}
+			if (source.getBurst() != null) {
+				builder.burst(source.getBurst());
+			}
+			if (source.getMinInterval() != null) {
+				builder.minInterval(source.getMinInterval());
+			}
+			return builder.build();
+		});
+		if (source.getMaxWait().isNegative()) {
+			throw invalid(property + ".max-wait", source.getMaxWait(), "must not be negative (0 means never wait)");
+		}
+		KeySpec key = key(property + ".key", source.getKey(), false, keys);
+		Map<String, RateLimitPolicy> overrides = new LinkedHashMap<>();
+		source.getOverrides()
+			.forEach((identity, limits) -> overrides.put(identity,
+					build(property + ".overrides[" + identity + "]", (field) -> value(field, limits, source),
+							() -> base.with(limits))));
+		PolicyProperties.Tiers tiers = source.getTiers();
+		String tierSpec = tiers.getKey();
+		KeySpec tierKey = (tierSpec != null) ? key(property + ".tiers.key", tierSpec, true, keys) : null;
+		if (tierKey == null && !tiers.getLimits().isEmpty()) {
+			throw invalid(property + ".tiers.key", null, "required when tiers.limits are configured");
+		}
+		Map<String, RateLimitPolicy> tierLimits = new LinkedHashMap<>();
+		tiers.getLimits()
+			.forEach((tier, limits) -> tierLimits.put(tier, build(property + ".tiers.limits." + tier,
+					(field) -> value(field, limits, source), () -> base.with(limits))));
+		return new ConfiguredPolicy(base, key, source.getMissingKey(), overrides, tierKey, tierLimits);
 	}
 
 	/**
-	 * Checks the longest reconnect delay of the Lettuce client.
-	 * @param delay the configured delay
-	 * @return the delay
-	 * @throws InvalidConfigurationPropertyValueException when the delay is negative
+	 * Builds a policy, reporting an invalid field as its property.
+	 * @param property the property holding the policy's fields
+	 * @param values the configured value of a field
+	 * @param builder builds the policy
+	 * @return the policy
 	 */
-	static Duration maxReconnectDelay(@Nullable Duration delay) {
-		if (delay == null || delay.isNegative()) {
-			throw new InvalidConfigurationPropertyValueException("ratelimit.redis.max-reconnect-delay", delay,
-					"must be 0 or positive");
+	private static RateLimitPolicy build(String property, Function<String, @Nullable Object> values,
+			Supplier<RateLimitPolicy> builder) {
+		try {
+			return builder.get();
 		}
-		return delay;
+		catch (InvalidPolicyException ex) {
+			if (ex.field().equals("name")) {
+				// the name is the key under ratelimit.policies, not a property of its own
+				throw invalid(property, ex.policy(), ex.getMessage());
+			}
+			throw invalid(property + "." + ex.field(), values.apply(ex.field()), ex.getMessage());
+		}
+	}
+
+	/** The value of a policy's field, as configured. */
+	private static @Nullable Object value(String field, PolicyProperties source) {
+		return switch (field) {
+			case "algorithm" -> source.getAlgorithm();
+			case "limit" -> source.getLimit();
+			case "window" -> source.getWindow();
+			case "burst" -> source.getBurst();
+			case "min-interval" -> source.getMinInterval();
+			case "cost" -> source.getCost();
+			default -> null;
+		};
+	}
+
+	/** The value of an override's or a tier's field: its own, else the policy's that it inherits. */
+	private static @Nullable Object value(String field, Limits limits, PolicyProperties source) {
+		Object value = switch (field) {
+			case "limit" -> limits.limit();
+			case "window" -> limits.window();
+			case "burst" -> limits.burst();
+			case "min-interval" -> limits.minInterval();
+			default -> null;
+		};
+		return (value != null) ? value : value(field, source);
+	}
+
+	private static KeySpec key(String property, String spec, boolean tier, Function<String, KeyResolver> keys) {
+		try {
+			return tier ? KeySpec.parseTier(spec, keys) : KeySpec.parse(spec, keys);
+		}
+		catch (RuntimeException ex) {
+			throw new InvalidConfigurationPropertyValueException(property, spec, ex.getMessage(), ex);
+		}
+	}
+
+	private static List<RateLimitRule> rules(List<RateLimitProperties.Rule> sources, Set<String> policies) {
+		List<RateLimitRule> rules = new ArrayList<>();
+		for (int i = 0; i < sources.size(); i++) {
+			RateLimitProperties.Rule source = sources.get(i);
+			String property = "ratelimit.filter.rules[" + i + "]";
+			if (source.getPaths().isEmpty()) {
+				throw invalid(property + ".paths", null, "at least one path pattern is required");
+			}
+			if (source.getPolicies().isEmpty()) {
+				throw invalid(property + ".policies", null, "at least one policy is required");
+			}
+			for (String name : source.getPolicies()) {
+				if (!policies.contains(name)) {
+					throw invalid(property + ".policies", String.join(",", source.getPolicies()),
+							"unknown policy '" + name + "'; configured policies: " + policies);
+				}
+			}
+			try {
+				rules.add(RateLimitRule.of(source.getPaths(), source.getMethods(), source.getPolicies()));
+			}
+			catch (RuntimeException ex) {
+				throw new InvalidConfigurationPropertyValueException(property + ".paths",
+						String.join(",", source.getPaths()), ex.getMessage(), ex);
+			}
+		}
+		return List.copyOf(rules);
+	}
+
+	private static void positive(String property, @Nullable Duration value) {
+		if (value == null || value.isNegative() || value.isZero()) {
+			throw invalid(property, value, "must be a positive duration");
+		}
+	}
+
+	private static void atLeastOne(String property, long value) {
+		if (value < 1) {
+			throw invalid(property, value, "must be at least 1");
+		}
+	}
+
+	private static InvalidConfigurationPropertyValueException invalid(String property, @Nullable Object value,
+			@Nullable String reason) {
+		return new InvalidConfigurationPropertyValueException(property, value, reason);
 	}
 
 }

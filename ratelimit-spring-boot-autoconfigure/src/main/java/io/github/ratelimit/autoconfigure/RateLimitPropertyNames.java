@@ -1,10 +1,13 @@
 package io.github.ratelimit.autoconfigure;
 
 import java.beans.PropertyDescriptor;
+import java.lang.reflect.Method;
+import java.lang.reflect.RecordComponent;
 import java.util.Collection;
 import java.util.Map;
 import java.util.TreeMap;
 
+import io.github.ratelimit.core.RateLimitPolicy.Limits;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.BeanUtils;
@@ -14,8 +17,8 @@ import org.springframework.core.ResolvableType;
 
 /**
  * The names {@link RateLimitProperties} has, found by walking a name along the types of its properties: a map takes
- * any key, a list or set an index, a class of {@link RateLimitProperties} the names of its properties, any other type
- * a single value.
+ * any key, a list or set an index, a properties class ({@link #isPropertiesType}) the names of its properties, any
+ * other type a single value.
  */
 final class RateLimitPropertyNames {
 
@@ -51,35 +54,45 @@ final class RateLimitPropertyNames {
 				type = type.as(Collection.class).getGeneric(0);
 				continue;
 			}
-			PropertyDescriptor descriptor = isPropertiesType(resolved)
-					? properties(resolved).get(name.getElement(i, Form.DASHED)) : null;
-			if (descriptor == null) {
+			Method accessor = isPropertiesType(resolved) ? properties(resolved).get(name.getElement(i, Form.DASHED))
+					: null;
+			if (accessor == null) {
 				return new Unknown(i, resolved);
 			}
-			type = ResolvableType.forMethodReturnType(descriptor.getReadMethod());
+			type = ResolvableType.forMethodReturnType(accessor);
 		}
 		return null;
 	}
 
 	/**
-	 * Whether a type is {@link RateLimitProperties} or one of its classes, whose properties have names.
+	 * Whether a type is one whose properties have names: {@link RateLimitProperties}, {@link PolicyProperties},
+	 * {@link RedisBackendProperties}, one of their classes, or {@link Limits}.
 	 * @param type the type
 	 * @return true for a type with named properties
 	 */
 	static boolean isPropertiesType(Class<?> type) {
-		return type == RateLimitProperties.class || type.getEnclosingClass() == RateLimitProperties.class;
+		Class<?> outer = (type.getEnclosingClass() != null) ? type.getEnclosingClass() : type;
+		return outer == RateLimitProperties.class || outer == PolicyProperties.class
+				|| outer == RedisBackendProperties.class || type == Limits.class;
 	}
 
 	/**
-	 * The bound properties of a type, by their dashed names, in a stable order.
-	 * @param type {@link RateLimitProperties} or one of its classes
-	 * @return the properties by name
+	 * The bound properties of a type, by their dashed names, in a stable order, with what reads each.
+	 * @param type a type with named properties ({@link #isPropertiesType})
+	 * @return the accessors by name
 	 */
-	static Map<String, PropertyDescriptor> properties(Class<?> type) {
-		Map<String, PropertyDescriptor> properties = new TreeMap<>();
+	static Map<String, Method> properties(Class<?> type) {
+		Map<String, Method> properties = new TreeMap<>();
+		if (type.isRecord()) {
+			for (RecordComponent component : type.getRecordComponents()) {
+				properties.put(dashed(component.getName()), component.getAccessor());
+			}
+			return properties;
+		}
 		for (PropertyDescriptor descriptor : BeanUtils.getPropertyDescriptors(type)) {
-			if (descriptor.getReadMethod() != null && !descriptor.getName().equals("class")) {
-				properties.put(dashed(descriptor.getName()), descriptor);
+			Method getter = descriptor.getReadMethod();
+			if (getter != null && !descriptor.getName().equals("class")) {
+				properties.put(dashed(descriptor.getName()), getter);
 			}
 		}
 		return properties;

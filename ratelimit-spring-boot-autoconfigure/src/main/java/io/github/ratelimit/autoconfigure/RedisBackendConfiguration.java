@@ -45,9 +45,8 @@ class RedisBackendConfiguration {
 	@ConditionalOnMissingBean
 	RedisOverrideStore rateLimitOverrideStore(RedisConnectionFactory connectionFactory,
 			RateLimitProperties properties) {
-		Duration interval = RateLimitAutoConfiguration.positive("ratelimit.overrides.reconcile-interval",
+		return new RedisOverrideStore(connectionFactory, properties.getKeyPrefix(),
 				properties.getOverrides().getReconcileInterval());
-		return new RedisOverrideStore(connectionFactory, properties.getKeyPrefix(), interval);
 	}
 
 	@Bean
@@ -76,7 +75,7 @@ class RedisBackendConfiguration {
 
 		@Bean
 		ClientResourcesBuilderCustomizer rateLimitReconnectDelayCustomizer(RateLimitProperties properties) {
-			Duration max = RateLimitPropertiesCheck.maxReconnectDelay(properties.getRedis().getMaxReconnectDelay());
+			Duration max = properties.getRedis().getMaxReconnectDelay();
 			return (builder) -> {
 				if (!max.isZero()) {
 					builder.reconnectDelay(() -> Delay.exponential(Duration.ofMillis(1), max, 2, TimeUnit.MILLISECONDS));

@@ -144,7 +144,7 @@ class DenialCacheAutoConfigurationTests {
 		boolean check() {
 			ConfiguredPolicy configured = this.registry.configured("api");
 			return this.limiter
-				.check(RateLimitRequest.of(this.registry.effective(configured, "client-7"),
+				.check(RateLimitRequest.of(this.registry.effective(configured, "client-7", null),
 						configured.key().identity("client-7")))
 				.allowed();
 		}

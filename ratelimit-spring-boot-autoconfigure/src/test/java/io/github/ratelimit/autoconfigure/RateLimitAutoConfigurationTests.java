@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.ratelimit.autoconfigure.endpoint.RateLimitsEndpoint;
 import io.github.ratelimit.autoconfigure.endpoint.RateLimitsEndpointAutoConfiguration;
@@ -16,9 +17,11 @@ import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.ratelimit.spring.KeyResolver;
 import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RedisOverrideStore;
+import io.github.ratelimit.spring.RequestContext;
 import io.github.ratelimit.spring.RuntimeOverride;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
@@ -29,6 +32,11 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
+import org.springframework.boot.context.properties.ConfigurationPropertiesBindHandlerAdvisor;
+import org.springframework.boot.context.properties.bind.AbstractBindHandler;
+import org.springframework.boot.context.properties.bind.BindContext;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -241,6 +249,27 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	@Test
+	void keyResolverBeansNamedByConfiguredKeysAreTheApplicationsBeansAndOfTheirType() {
+		String[] policy = { "ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=10",
+				"ratelimit.policies.api.window=1m" };
+		// checked by name before any bean exists, looked up once it does: a bean processed like any other
+		this.runner.withPropertyValues(policy)
+			.withPropertyValues("ratelimit.policies.api.key=@tenant")
+			.withBean("tenantName", String.class, () -> "acme")
+			.withBean("tenant", KeyResolver.class, () -> (request) -> "acme")
+			// the resolver reads nothing of the request
+			.run((context) -> assertThat(context.getBean(RateLimitPolicyRegistry.class)
+				.configured("api")
+				.key()
+				.resolve((RequestContext) null)).isEqualTo("acme"));
+		this.runner.withPropertyValues(policy)
+			.withPropertyValues("ratelimit.policies.api.key=@tenantName")
+			.withBean("tenantName", String.class, () -> "acme")
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.api.key",
+					"KeyResolver"));
+	}
+
+	@Test
 	@ExtendWith(OutputCaptureExtension.class)
 	void invalidPropertiesAreDescribedBySpringBootsFailureAnalysis(CapturedOutput output) {
 		failToStart("--ratelimit.policies.api.algorithm=gcra", "--ratelimit.policies.api.limit=0",
@@ -259,6 +288,33 @@ class RateLimitAutoConfigurationTests {
 			.contains("Failed to bind properties under 'ratelimit.policies.api.algorithm'")
 			.contains("leaky-bucket")
 			.contains("TOKEN_BUCKET");
+	}
+
+	@Test
+	void ratelimitIsBoundOnceByTheStartupCheckAndItsPoliciesBuiltOnce() {
+		List<String> boundBySpringBoot = new CopyOnWriteArrayList<>();
+		ConfigurationPropertiesBindHandlerAdvisor recorder = (handler) -> new AbstractBindHandler(handler) {
+
+			@Override
+			public <T> Bindable<T> onStart(ConfigurationPropertyName name, Bindable<T> target, BindContext context) {
+				if (context.getDepth() == 0) {
+					boundBySpringBoot.add(name.toString());
+				}
+				return super.onStart(name, target, context);
+			}
+
+		};
+		this.runner.withBean(ConfigurationPropertiesBindHandlerAdvisor.class, () -> recorder)
+			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=5",
+					"ratelimit.policies.api.window=1m")
+			.run((context) -> {
+				assertThat(context.getBean(RateLimitProperties.class).getPolicies()).containsKey("api");
+				assertThat(boundBySpringBoot).as("Spring Boot's own binding").contains("spring.data.redis")
+					.doesNotContain("ratelimit");
+				assertThat(context.getBean(RateLimitPolicyRegistry.class).configured("api"))
+					.isSameAs(context.getBean(RateLimitPropertiesCheck.class).registry(RateLimitOverrides.inMemory())
+						.configured("api"));
+			});
 	}
 
 	/** Runs an application the way Spring Boot starts one, with its failure analysis, expecting it to fail. */

@@ -1,7 +1,7 @@
 package io.github.ratelimit.gateway;
 
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
-import io.github.ratelimit.autoconfigure.RateLimitProperties;
+import io.github.ratelimit.autoconfigure.RedisBackendProperties;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import org.junit.jupiter.api.Test;
@@ -29,7 +29,7 @@ class DocumentedSetupTests {
 
 	@Test
 	void theStartersCircuitBreakerIsBuiltOnIt() {
-		RateLimitProperties.CircuitBreaker properties = new RateLimitProperties.CircuitBreaker();
+		RedisBackendProperties.CircuitBreaker properties = new RedisBackendProperties.CircuitBreaker();
 		properties.setSlidingWindowSize(40);
 		properties.setMinimumNumberOfCalls(10);
 		CircuitBreakerConfig config = RateLimitAutoConfiguration.circuitBreakerConfig(properties);

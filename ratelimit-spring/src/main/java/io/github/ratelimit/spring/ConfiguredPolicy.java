@@ -53,27 +53,4 @@ public record ConfiguredPolicy(RateLimitPolicy policy, KeySpec key, MissingKey m
 		return source.equals(this.key.source()) ? value : identity;
 	}
 
-	/**
-	 * The policy that applies to an identity: its override, else its tier's policy, else the base policy.
-	 * @param identity the resolved identity
-	 * @param request the request (for the tier)
-	 * @return the effective policy
-	 */
-	public RateLimitPolicy effective(String identity, RequestContext request) {
-		RateLimitPolicy override = this.overrides.get(identity);
-		if (override != null) {
-			return override;
-		}
-		if (this.tier != null) {
-			String tierName = this.tier.resolve(request);
-			if (tierName != null) {
-				RateLimitPolicy tiered = this.tiers.get(tierName);
-				if (tiered != null) {
-					return tiered;
-				}
-			}
-		}
-		return this.policy;
-	}
-
 }

@@ -2,11 +2,8 @@ package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -163,40 +160,6 @@ public final class RateLimitEnforcer {
 	}
 
 	/**
-	 * A policy by name: a configured one, else one defined inline by a {@link RateLimited} method resolved so far
-	 * (public methods are resolved at startup, others on their first call).
-	 * @param name the policy name
-	 * @return the policy, or null when there is none of that name
-	 */
-	public @Nullable ConfiguredPolicy findPolicy(String name) {
-		ConfiguredPolicy configured = this.policies.find(name);
-		if (configured != null) {
-			return configured;
-		}
-		for (List<Target> targets : this.annotated.values()) {
-			for (Target target : targets) {
-				if (target.policy().name().equals(name)) {
-					return target.policy();
-				}
-			}
-		}
-		return null;
-	}
-
-	/**
-	 * Every policy known so far: the configured ones, then the inline {@link RateLimited} policies resolved so far.
-	 * @return the policies, each once
-	 */
-	public Collection<ConfiguredPolicy> knownPolicies() {
-		Map<String, ConfiguredPolicy> known = new LinkedHashMap<>();
-		this.policies.all().forEach((policy) -> known.put(policy.name(), policy));
-		this.annotated.values()
-			.forEach((targets) -> targets
-				.forEach((target) -> known.putIfAbsent(target.policy().name(), target.policy())));
-		return known.values();
-	}
-
-	/**
 	 * The {@link RateLimited} policies of a method (its own and its class's), resolved once per method.
 	 * @param method the handler method
 	 * @param targetClass the class of the handler bean
@@ -231,11 +194,11 @@ public final class RateLimitEnforcer {
 				throw new IllegalStateException(where + " names policy '" + annotation.policy()
 						+ "' and also defines one inline (name, algorithm, limit, window, failureMode): use one or the other");
 			}
-			policy = this.policies.find(annotation.policy());
-			if (policy == null) {
+			if (!this.policies.contains(annotation.policy())) {
 				throw new IllegalStateException(where + " names unknown policy '" + annotation.policy()
 						+ "'; configured policies: " + this.policies.names());
 			}
+			policy = this.policies.configured(annotation.policy());
 		}
 		else if (!annotation.name().isEmpty()) {
 			policy = inline(annotation, where);
@@ -253,9 +216,12 @@ public final class RateLimitEnforcer {
 				throw new IllegalStateException(where + " has an invalid key: " + ex.getMessage(), ex);
 			}
 		}
-		if (key != null && annotation.policy().isEmpty()) {
-			// the annotation's key is the inline policy's own (what the Actuator endpoint and tests resolve by)
-			policy = ConfiguredPolicy.of(policy.policy(), key, policy.missingKey());
+		if (annotation.policy().isEmpty()) {
+			if (key != null) {
+				// the annotation's key is the inline policy's own (what the Actuator endpoint and tests resolve by)
+				policy = ConfiguredPolicy.of(policy.policy(), key, policy.missingKey());
+			}
+			this.policies.register(policy);
 		}
 		if (annotation.cost() < 0 || annotation.cost() > policy.policy().capacity()) {
 			throw new IllegalStateException(where + " has cost " + annotation.cost() + "; it must be between 1 and "

@@ -342,7 +342,7 @@ public final class RateLimitOverrides {
 				return cached;
 			}
 			try {
-				RateLimitPolicy overridden = override.applyTo(policy);
+				RateLimitPolicy overridden = policy.with(override.limits());
 				if (this.applied.size() < MAX_APPLIED) {
 					this.applied.put(key, overridden);
 				}

@@ -1,22 +1,29 @@
 package io.github.ratelimit.spring;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.core.RateLimitPolicy;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The configured policies of an application, by name: what filter rules and {@link RateLimited} annotations name.
- * The auto-configuration builds it from {@code ratelimit.policies}; the {@link RateLimitEnforcer} looks policies up
- * in it.
+ * The policies of an application, by name, and the one place that says which limits apply to an identity: the
+ * configured policies (what filter rules, gateway routes and {@link RateLimited} annotations name; the
+ * auto-configuration builds them from {@code ratelimit.policies}) and the inline {@link RateLimited} policies, which
+ * the {@link RateLimitEnforcer} registers as it resolves the annotated methods (public ones at startup, others on
+ * their first call). The enforcer, the Actuator endpoint and the test support look policies up here.
  */
 public final class RateLimitPolicyRegistry {
 
 	private final Map<String, ConfiguredPolicy> policies;
+
+	private final Map<String, ConfiguredPolicy> inline = new ConcurrentHashMap<>();
 
 	private final RateLimitOverrides overrides;
 
@@ -42,35 +49,39 @@ public final class RateLimitPolicyRegistry {
 	}
 
 	/**
-	 * The policy that applies to an identity: its configured override, else its tier's policy, else the base
-	 * policy; then the runtime overrides of the policy and of the identity.
-	 * @param configured the configured policy
-	 * @param identity the resolved identity
-	 * @param request the request (for the tier)
+	 * The policy that applies to an identity, the one resolution every caller shares: the configured override of
+	 * the identity, else the limits of the request's tier, else the policy's own; then the runtime override of the
+	 * policy, then the runtime override of the identity, each replacing only the values it sets.
+	 * @param configured the policy
+	 * @param overrideKey what its overrides are looked up by ({@link ConfiguredPolicy#overrideKey})
+	 * @param request the request, for the tier; null outside a request (tools reading or resetting an identity),
+	 * which has no tier
 	 * @return the policy to enforce
 	 */
-	public RateLimitPolicy effective(ConfiguredPolicy configured, String identity, RequestContext request) {
-		return this.overrides.apply(configured.effective(identity, request), identity);
+	public RateLimitPolicy effective(ConfiguredPolicy configured, String overrideKey, @Nullable RequestContext request) {
+		RateLimitPolicy policy = configured.overrides().get(overrideKey);
+		KeySpec tier = configured.tier();
+		if (policy == null && tier != null && request != null) {
+			String tierName = tier.resolve(request);
+			policy = (tierName != null) ? configured.tiers().get(tierName) : null;
+		}
+		return this.overrides.apply((policy != null) ? policy : configured.policy(), overrideKey);
 	}
 
 	/**
-	 * The policy that applies to an identity outside a request, so without a tier: its configured override, else the
-	 * base policy; then the runtime overrides of the policy and of the identity. For tools that read or reset one
-	 * identity (the Actuator endpoint, tests).
-	 * @param configured the configured policy
-	 * @param identity the identity
-	 * @return the policy a request of that identity without a tier gets
-	 */
-	public RateLimitPolicy effective(ConfiguredPolicy configured, String identity) {
-		return this.overrides.apply(configured.overrides().getOrDefault(identity, configured.policy()), identity);
-	}
-
-	/**
-	 * The runtime overrides applied on top of the configured policies.
+	 * The runtime overrides applied on top of the policies.
 	 * @return the overrides
 	 */
 	public RateLimitOverrides overrides() {
 		return this.overrides;
+	}
+
+	/**
+	 * Registers a policy a {@link RateLimited} annotation defines inline; the first of a name is kept.
+	 * @param policy the inline policy
+	 */
+	void register(ConfiguredPolicy policy) {
+		this.inline.putIfAbsent(policy.name(), policy);
 	}
 
 	/**
@@ -80,7 +91,7 @@ public final class RateLimitPolicyRegistry {
 	 * @throws IllegalArgumentException naming the configured policies when there is none of that name
 	 */
 	public ConfiguredPolicy configured(String name) {
-		ConfiguredPolicy policy = find(name);
+		ConfiguredPolicy policy = this.policies.get(name);
 		if (policy == null) {
 			throw new IllegalArgumentException(
 					"Unknown rate-limit policy '" + name + "'; configured policies: " + names());
@@ -99,12 +110,13 @@ public final class RateLimitPolicyRegistry {
 	}
 
 	/**
-	 * The configured policy of that name, if there is one.
+	 * A policy by name: a configured one, else an inline one registered so far.
 	 * @param name the policy name
-	 * @return the configured policy, or null
+	 * @return the policy, or null
 	 */
 	public @Nullable ConfiguredPolicy find(String name) {
-		return this.policies.get(name);
+		ConfiguredPolicy configured = this.policies.get(name);
+		return (configured != null) ? configured : this.inline.get(name);
 	}
 
 	/**
@@ -125,11 +137,13 @@ public final class RateLimitPolicyRegistry {
 	}
 
 	/**
-	 * All configured policies, in configuration order.
+	 * Every policy: the configured ones in configuration order, then the inline ones registered so far.
 	 * @return the policies
 	 */
 	public Collection<ConfiguredPolicy> all() {
-		return this.policies.values();
+		List<ConfiguredPolicy> all = new ArrayList<>(this.policies.values());
+		all.addAll(this.inline.values());
+		return all;
 	}
 
 }

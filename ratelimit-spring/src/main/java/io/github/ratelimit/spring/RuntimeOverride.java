@@ -6,8 +6,8 @@ import java.util.Map;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
-import io.github.ratelimit.core.InvalidPolicyException;
 import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitPolicy.Limits;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DeserializationFeature;
@@ -76,33 +76,11 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 	}
 
 	/**
-	 * The policy with these values in place of its own. A burst that followed the limit (token bucket and GCRA with
-	 * no burst of their own) follows a new limit too.
-	 * @param policy the policy
-	 * @return the overridden policy
-	 * @throws InvalidPolicyException naming the field when a value is invalid for the policy
+	 * The limits it sets, in place of the policy's ({@link RateLimitPolicy#with}).
+	 * @return the limits, each value left null keeping the policy's
 	 */
-	public RateLimitPolicy applyTo(RateLimitPolicy policy) {
-		if (!changesLimits()) {
-			return policy;
-		}
-		RateLimitPolicy.Builder builder = policy.toBuilder();
-		if (this.limit != null) {
-			builder.limit(this.limit);
-			if (this.burst == null && policy.algorithm().supportsBurst() && policy.burst() == policy.limit()) {
-				builder.burst(this.limit);
-			}
-		}
-		if (this.window != null) {
-			builder.window(this.window);
-		}
-		if (this.burst != null) {
-			builder.burst(this.burst);
-		}
-		if (this.minInterval != null) {
-			builder.minInterval(this.minInterval);
-		}
-		return builder.build();
+	public Limits limits() {
+		return new Limits(this.limit, this.window, this.burst, this.minInterval);
 	}
 
 	/**

@@ -204,6 +204,22 @@ class RateLimitEnforcerTests {
 			.withMessageContaining("must name a configured policy");
 	}
 
+	@Test
+	void inlinePoliciesAreRegisteredWhereTheEndpointAndTestsFindThem() throws Exception {
+		ConfiguredPolicy perIp = ConfiguredPolicy.of(policy("per-ip", 10), IP, MissingKey.SHARED);
+		RateLimitPolicyRegistry registry = new RateLimitPolicyRegistry(List.of(perIp));
+		RateLimitEnforcer enforcer = new RateLimitEnforcer(new DefaultRateLimiter(new LocalRateLimitBackend()),
+				registry, List.of(), RateLimitHeaders.ALL, new ProblemDetailRejectionHandler(),
+				RateLimitEnforcerTests::noBeans, System::currentTimeMillis);
+		assertThat(registry.find("search")).isNull();
+		enforcer.annotationTargets(Annotated.class.getMethod("search", String.class), Annotated.class);
+		ConfiguredPolicy search = registry.find("search");
+		assertThat(search).isNotNull();
+		assertThat(search.key().source()).as("the annotation's key is the inline policy's own").startsWith("el.");
+		assertThat(registry.all()).extracting(ConfiguredPolicy::name).containsExactly("per-ip", "search");
+		assertThat(registry.contains("search")).as("not a configured policy").isFalse();
+	}
+
 	private static RateLimitDecision check(RateLimitEnforcer enforcer, RequestContext request,
 			ConfiguredPolicy policy) {
 		return enforcer.check(request, List.of(new RateLimitEnforcer.Target(policy, null, 0)), null, null);

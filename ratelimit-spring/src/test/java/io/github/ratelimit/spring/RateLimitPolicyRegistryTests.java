@@ -2,9 +2,11 @@ package io.github.ratelimit.spring;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitPolicy.Limits;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -56,6 +58,27 @@ class RateLimitPolicyRegistryTests {
 		RateLimitPolicyRegistry registry = new RateLimitPolicyRegistry(List.of(policy("api", 1), later));
 		assertThat(registry.configured("api")).isSameAs(later);
 		assertThat(registry.names()).containsExactly("api");
+	}
+
+	@Test
+	void oneResolutionOrderConfiguredOverrideOrTierThenRuntimeOverridesOfThePolicyAndTheIdentity() {
+		RateLimitPolicy base = policy("api", 10).policy();
+		ConfiguredPolicy api = new ConfiguredPolicy(base, KeySpec.parse("ip", RateLimitPolicyRegistryTests::noBeans),
+				MissingKey.SHARED, Map.of("vip", base.with(new Limits(50L, null, null, null))),
+				KeySpec.parseTier("global", RateLimitPolicyRegistryTests::noBeans),
+				Map.of("global", base.with(new Limits(20L, null, null, null))));
+		RateLimitPolicyRegistry registry = new RateLimitPolicyRegistry(List.of(api));
+		TestRequest request = TestRequest.get("/");
+		assertThat(registry.effective(api, "vip", request).limit()).as("the override wins over the tier").isEqualTo(50);
+		assertThat(registry.effective(api, "other", request).limit()).as("the tier").isEqualTo(20);
+		assertThat(registry.effective(api, "other", null).limit()).as("no request, no tier").isEqualTo(10);
+		registry.overrides().set("api", null, new RuntimeOverride(null, Duration.ofMinutes(2), null, null));
+		registry.overrides().set("api", "vip", new RuntimeOverride(60L, null, null, null));
+		RateLimitPolicy vip = registry.effective(api, "vip", request);
+		assertThat(vip.limit()).isEqualTo(60);
+		assertThat(vip.window()).as("the policy's runtime override under the identity's").isEqualTo(Duration.ofMinutes(2));
+		assertThat(registry.effective(api, "other", request).window()).isEqualTo(Duration.ofMinutes(2));
+		assertThat(registry.effective(api, "other", request).limit()).isEqualTo(20);
 	}
 
 }

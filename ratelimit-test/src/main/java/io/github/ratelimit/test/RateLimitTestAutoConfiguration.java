@@ -2,10 +2,8 @@ package io.github.ratelimit.test;
 
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.core.RateLimitBackend;
-import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -22,9 +20,8 @@ public final class RateLimitTestAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitTester rateLimitTester(RateLimitBackend backend, RateLimitPolicyRegistry registry,
-			ObjectProvider<RateLimitEnforcer> enforcer) {
-		return new RateLimitTester(backend, registry, enforcer.getIfAvailable());
+	RateLimitTester rateLimitTester(RateLimitBackend backend, RateLimitPolicyRegistry registry) {
+		return new RateLimitTester(backend, registry);
 	}
 
 }

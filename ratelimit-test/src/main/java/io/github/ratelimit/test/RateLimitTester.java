@@ -7,7 +7,6 @@ import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.spring.ConfiguredPolicy;
-import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import org.jspecify.annotations.Nullable;
 
@@ -44,20 +43,14 @@ public class RateLimitTester {
 
 	private final RateLimitPolicyRegistry registry;
 
-	private final @Nullable RateLimitEnforcer enforcer;
-
 	/**
 	 * A tester.
 	 * @param backend where the limits live
-	 * @param registry the configured policies and their runtime overrides
-	 * @param enforcer the web enforcer, which also knows the inline {@code @RateLimited} policies, or null outside a
-	 * web application
+	 * @param registry the policies (configured and inline) and their runtime overrides
 	 */
-	public RateLimitTester(RateLimitBackend backend, RateLimitPolicyRegistry registry,
-			@Nullable RateLimitEnforcer enforcer) {
+	public RateLimitTester(RateLimitBackend backend, RateLimitPolicyRegistry registry) {
 		this.backend = backend;
 		this.registry = registry;
-		this.enforcer = enforcer;
 	}
 
 	/**
@@ -94,7 +87,7 @@ public class RateLimitTester {
 	 * @return how many stored states were removed
 	 */
 	public long reset(String policy, String identity) {
-		ConfiguredPolicy configured = find(policy);
+		ConfiguredPolicy configured = this.registry.find(policy);
 		String stored = (configured != null) ? configured.key().identity(identity) : identity;
 		long removed = this.backend.resetMatching(policy, stored);
 		announce(policy, stored);
@@ -110,18 +103,13 @@ public class RateLimitTester {
 	public long resetIdentity(String identity) {
 		Set<String> identities = new LinkedHashSet<>();
 		identities.add(identity);
-		((this.enforcer != null) ? this.enforcer.knownPolicies() : this.registry.all())
-			.forEach((configured) -> identities.add(configured.key().identity(identity)));
+		this.registry.all().forEach((configured) -> identities.add(configured.key().identity(identity)));
 		long removed = 0;
 		for (String stored : identities) {
 			removed += this.backend.resetMatching(null, stored);
 			announce(null, stored);
 		}
 		return removed;
-	}
-
-	private @Nullable ConfiguredPolicy find(String policy) {
-		return (this.enforcer != null) ? this.enforcer.findPolicy(policy) : this.registry.find(policy);
 	}
 
 	/**
@@ -134,14 +122,14 @@ public class RateLimitTester {
 	 * @throws IllegalArgumentException naming the known policies when there is none of that name
 	 */
 	public PolicyDecision state(String policy, String identity) {
-		ConfiguredPolicy configured = find(policy);
+		ConfiguredPolicy configured = this.registry.find(policy);
 		if (configured == null) {
 			throw new IllegalArgumentException("Unknown rate-limit policy '" + policy + "'; configured policies: "
 					+ this.registry.names() + " (an inline @RateLimited policy is known once its method is resolved:"
 					+ " at startup for public methods, else after the first call)");
 		}
 		return this.backend
-			.inspect(RateLimitRequest.of(this.registry.effective(configured, identity),
+			.inspect(RateLimitRequest.of(this.registry.effective(configured, identity, null),
 					configured.key().identity(identity)))
 			.get(0);
 	}

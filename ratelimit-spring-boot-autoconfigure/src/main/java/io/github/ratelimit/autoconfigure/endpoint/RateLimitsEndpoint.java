@@ -5,9 +5,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.github.ratelimit.core.InvalidPolicyException;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitPolicy.Limits;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.spring.ConfiguredPolicy;
 import io.github.ratelimit.spring.KeySpec;
@@ -238,38 +240,37 @@ public class RateLimitsEndpoint {
 		RateLimitOverrides overrides = this.registry.overrides();
 		String key = (addressed != null) ? addressed.overrideKey() : null;
 		RuntimeOverride old = (key != null) ? overrides.identities(policy).get(key) : overrides.of(policy);
-		RuntimeOverride override;
-		try {
-			// a write changes what it sets and keeps the rest of the override already there
-			override = new RuntimeOverride(
-					(limit != null) ? limit : (old != null) ? old.limit() : null,
-					(window != null) ? RuntimeOverride.duration("window", window) : (old != null) ? old.window() : null,
-					(burst != null) ? burst : (old != null) ? old.burst() : null,
-					(minInterval != null) ? RuntimeOverride.duration("minInterval", minInterval)
-							: (old != null) ? old.minInterval() : null,
-					(enabled != null) ? enabled : (old != null) ? old.enabled() : null);
-		}
-		catch (IllegalArgumentException ex) {
-			String reason = String.valueOf(ex.getMessage());
-			throw new InvalidEndpointRequestException(reason, reason);
-		}
 		if (limit == null && window == null && burst == null && minInterval == null && enabled == null) {
 			String reason = "Set at least one of limit, window, burst, minInterval" + ((key == null) ? ", enabled" : "");
 			throw new InvalidEndpointRequestException(reason, reason);
 		}
+		RuntimeOverride override;
 		RateLimitPolicy result;
 		try {
+			Limits limits = new Limits(limit, (window != null) ? RuntimeOverride.duration("window", window) : null,
+					burst, (minInterval != null) ? RuntimeOverride.duration("minInterval", minInterval) : null);
+			// a write changes what it sets and keeps the rest of the override already there
+			if (old != null) {
+				limits = limits.orElse(old.limits());
+				enabled = (enabled != null) ? enabled : old.enabled();
+			}
+			override = new RuntimeOverride(limits.limit(), limits.window(), limits.burst(), limits.minInterval(),
+					enabled);
 			// checked against every policy it will apply to: the base, the tiers and the configured overrides
-			result = override.applyTo(configured.policy());
+			result = configured.policy().with(override.limits());
 			for (RateLimitPolicy variant : configured.tiers().values()) {
-				override.applyTo(variant);
+				variant.with(override.limits());
 			}
 			for (RateLimitPolicy variant : configured.overrides().values()) {
-				override.applyTo(variant);
+				variant.with(override.limits());
 			}
 		}
-		catch (IllegalArgumentException ex) {
+		catch (InvalidPolicyException ex) {
 			String reason = "Invalid override of policy '" + policy + "': " + ex.getMessage();
+			throw new InvalidEndpointRequestException(reason, reason);
+		}
+		catch (IllegalArgumentException ex) {
+			String reason = String.valueOf(ex.getMessage());
 			throw new InvalidEndpointRequestException(reason, reason);
 		}
 		overrides.set(policy, key, override);
@@ -294,7 +295,7 @@ public class RateLimitsEndpoint {
 	}
 
 	private RateLimitPolicy effective(ConfiguredPolicy configured, Addressed addressed) {
-		return this.registry.effective(configured, addressed.overrideKey());
+		return this.registry.effective(configured, addressed.overrideKey(), null);
 	}
 
 	/**
