@@ -167,7 +167,9 @@ class LateAnswerTests {
 	void theLocalFallbackKnowsEveryRequestRedisAdmittedHere(Path path) {
 		RateLimitPolicy local = policy("local-small", Algorithm.TOKEN_BUCKET, FailureMode.LOCAL, 3);
 		RateLimitPolicy permits = policy("local-permits", Algorithm.CONCURRENCY, FailureMode.LOCAL, 2);
-		DefaultRateLimiter limiter = limiter(null);
+		// a budget a loaded machine meets, so that Redis decides the first requests
+		Duration budget = Duration.ofSeconds(1);
+		DefaultRateLimiter limiter = limiter(null, budget);
 		warmUp(path, limiter);
 		List<RateLimitDecision> held = new ArrayList<>();
 		for (int i = 0; i < 3; i++) {
@@ -179,7 +181,7 @@ class LateAnswerTests {
 			held.add(path.check(limiter, RateLimitRequest.of(permits, "mirrored")));
 			assertThat(held.get(i).decisions().get(0).enforcement()).isEqualTo(Enforcement.ENFORCED);
 		}
-		slowDown();
+		this.proxy.latency(budget);
 		// the fallback decides now, and counts what Redis admitted before: nothing more for this instance
 		RateLimitDecision denied = path.check(limiter, RateLimitRequest.of(local, "mirrored"));
 		assertThat(denied.decisions().get(0).enforcement()).isEqualTo(Enforcement.LOCAL_FALLBACK);
@@ -220,8 +222,12 @@ class LateAnswerTests {
 	}
 
 	private DefaultRateLimiter limiter(RateLimitDenialCache cache) {
+		return limiter(cache, BUDGET);
+	}
+
+	private DefaultRateLimiter limiter(RateLimitDenialCache cache, Duration budget) {
 		DefaultRateLimiter.Builder builder = DefaultRateLimiter.builder(new RedisRateLimitBackend(this.slow))
-			.timeout(BUDGET)
+			.timeout(budget)
 			.circuitBreaker(CircuitBreaker.of("late", CircuitBreakerConfig.custom()
 				.slidingWindowSize(1000)
 				.minimumNumberOfCalls(1000)
