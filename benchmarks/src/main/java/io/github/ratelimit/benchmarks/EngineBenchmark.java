@@ -139,8 +139,7 @@ final class EngineBenchmark {
 				for (Algorithm algorithm : algorithms) {
 					if (JUDGED.contains(algorithm)) {
 						// what natural batching pays: the same engine sending every decision as its own call
-						RedisRateLimitBackend unbatched = new RedisRateLimitBackend(factory);
-						unbatched.setBatching(false);
+						RedisRateLimitBackend unbatched = RedisRateLimitBackend.builder(factory).batching(false).build();
 						contenders.add(new EngineContender(ours(algorithm, true), unbatched, algorithm, scenario));
 					}
 				}

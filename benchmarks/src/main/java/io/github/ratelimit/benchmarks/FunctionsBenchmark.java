@@ -79,7 +79,6 @@ final class FunctionsBenchmark {
 					}
 				}
 				for (Fixture fixture : fixtures) {
-					fixture.backend.setBatching(true);
 					fixture.concurrent(Duration.ofSeconds(1));
 				}
 				for (int round = 0; round < ROUNDS; round++) {
@@ -133,12 +132,15 @@ final class FunctionsBenchmark {
 	}
 
 
-	/** A backend of one script mode on its own connection. */
+	/** Backends of one script mode on their own connection: unbatched for sequential calls, batched for concurrent. */
 	private static final class Fixture {
 
 		final LettuceConnectionFactory factory;
 
-		final RedisRateLimitBackend backend;
+		/** Sequential calls measure one script call each. */
+		final RedisRateLimitBackend unbatched;
+
+		final RedisRateLimitBackend batched;
 
 		private long next;
 
@@ -146,11 +148,10 @@ final class FunctionsBenchmark {
 			this.factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(redis.host(), redis.port()));
 			this.factory.afterPropertiesSet();
 			this.factory.start();
-			this.backend = new RedisRateLimitBackend(this.factory);
-			this.backend.setScriptMode(mode);
-			// sequential calls measure one script call each
-			this.backend.setBatching(false);
-			this.backend.connect();
+			this.unbatched = RedisRateLimitBackend.builder(this.factory).scriptMode(mode).batching(false).build();
+			this.unbatched.connect();
+			this.batched = RedisRateLimitBackend.builder(this.factory).scriptMode(mode).build();
+			this.batched.connect();
 		}
 
 		void sequential(int calls) {
@@ -161,7 +162,7 @@ final class FunctionsBenchmark {
 
 		private void acquire() {
 			long n = this.next++;
-			this.backend.acquire(RateLimitRequest.of(POLICY, "id" + (n % Scenario.IDENTITIES)), "r" + n);
+			this.unbatched.acquire(RateLimitRequest.of(POLICY, "id" + (n % Scenario.IDENTITIES)), "r" + n);
 		}
 
 		/** Blocking callers for a while; decisions per second. */
@@ -182,7 +183,7 @@ final class FunctionsBenchmark {
 					}
 					long i = offset;
 					while (System.nanoTime() < end) {
-						this.backend.acquire(RateLimitRequest.of(POLICY, "id" + (i++ % Scenario.IDENTITIES)), "c" + i);
+						this.batched.acquire(RateLimitRequest.of(POLICY, "id" + (i++ % Scenario.IDENTITIES)), "c" + i);
 						done.increment();
 					}
 				});

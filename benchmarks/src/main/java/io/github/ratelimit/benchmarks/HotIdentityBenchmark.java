@@ -197,10 +197,9 @@ final class HotIdentityBenchmark {
 	}
 
 	private static RedisRateLimitBackend backend(LettuceConnectionFactory factory, String prefix) {
-		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory, prefix);
 		// one script call per decision the backend makes: what the cache saves is then counted call for call (natural
 		// batching would fold concurrent decisions into fewer calls and blur the count)
-		backend.setBatching(false);
+		RedisRateLimitBackend backend = RedisRateLimitBackend.builder(factory).keyPrefix(prefix).batching(false).build();
 		backend.connect();
 		return backend;
 	}

@@ -64,8 +64,9 @@ enum Backends {
 		Assumptions.assumeTrue(redisHasFunctions(), "Redis functions need Redis 7 or later");
 		Fixture fixture = FUNCTIONS_FIXTURES.computeIfAbsent(this, (kind) -> {
 			LettuceConnectionFactory factory = kind.newConnectionFactory();
-			RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
-			backend.setScriptMode(RedisRateLimitBackend.ScriptMode.FUNCTIONS);
+			RedisRateLimitBackend backend = RedisRateLimitBackend.builder(factory)
+				.scriptMode(RedisRateLimitBackend.ScriptMode.FUNCTIONS)
+				.build();
 			return new Fixture(kind, backend, new StringRedisTemplate(factory), factory);
 		});
 		fixture.flush();

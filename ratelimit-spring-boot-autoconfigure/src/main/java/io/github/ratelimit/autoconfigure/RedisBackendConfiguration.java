@@ -32,10 +32,11 @@ class RedisBackendConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(RateLimitBackend.class)
 	RedisRateLimitBackend rateLimitBackend(RedisConnectionFactory connectionFactory, RateLimitProperties properties) {
-		RedisRateLimitBackend backend = new RedisRateLimitBackend(connectionFactory, properties.getKeyPrefix());
-		backend.setBatching(properties.getRedis().isBatching());
-		backend.setScriptMode(properties.getRedis().getScriptMode());
-		return backend;
+		return RedisRateLimitBackend.builder(connectionFactory)
+			.keyPrefix(properties.getKeyPrefix())
+			.batching(properties.getRedis().isBatching())
+			.scriptMode(properties.getRedis().getScriptMode())
+			.build();
 	}
 
 	/**

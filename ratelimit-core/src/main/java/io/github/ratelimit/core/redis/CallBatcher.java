@@ -6,7 +6,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
@@ -40,15 +39,7 @@ final class CallBatcher {
 
 	private final AtomicInteger inFlight = new AtomicInteger();
 
-	private final Sender sender;
-
-	/** Sends one script call and answers with its reply. */
-	@FunctionalInterface
-	interface Sender {
-
-		CompletionStage<List<Long>> send(EncodedCall call);
-
-	}
+	private final ScriptTransport transport;
 
 	/** What every answer (or failure) of a call in flight does: frees its place and sends what queued meanwhile. */
 	private final BiConsumer<Object, Throwable> answered = (ignored, failure) -> {
@@ -56,8 +47,12 @@ final class CallBatcher {
 		drain();
 	};
 
-	CallBatcher(Sender sender) {
-		this.sender = sender;
+	/**
+	 * A batcher of the calls of one connection.
+	 * @param transport what sends the calls and batches on the connection
+	 */
+	CallBatcher(ScriptTransport transport) {
+		this.transport = transport;
 	}
 
 	/**
@@ -114,10 +109,10 @@ final class CallBatcher {
 		}
 	}
 
-	/** Sends one script call; a sender that refuses it at once (a client shut down) answers with the failure. */
+	/** Sends one script call; a connection that cannot be opened at once answers with the failure. */
 	private CompletableFuture<List<Long>> sendNow(EncodedCall call) {
 		try {
-			return this.sender.send(call).toCompletableFuture();
+			return this.transport.send(call);
 		}
 		catch (RuntimeException ex) {
 			return CompletableFuture.failedFuture(ex);

@@ -202,8 +202,10 @@ class BatchingTests {
 
 	@Test
 	void withoutBatchingEveryAcquireIsItsOwnCall() {
-		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory, "unbatched:");
-		backend.setBatching(false);
+		RedisRateLimitBackend backend = RedisRateLimitBackend.builder(factory)
+			.keyPrefix("unbatched:")
+			.batching(false)
+			.build();
 		backend.connect();
 		RateLimiter limiter = new DefaultRateLimiter(backend);
 		RateLimitPolicy policy = RateLimitPolicy.builder("p").algorithm(Algorithm.GCRA).limit(1000).window(Duration.ofSeconds(1)).build();

@@ -192,8 +192,7 @@ class FunctionsModeTests {
 		factory.afterPropertiesSet();
 		factory.start();
 		try {
-			RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
-			backend.setScriptMode(ScriptMode.FUNCTIONS);
+			RedisRateLimitBackend backend = RedisRateLimitBackend.builder(factory).scriptMode(ScriptMode.FUNCTIONS).build();
 			assertThat(acquire(backend, BUCKET, "one identity", "r1").allowed()).isTrue();
 			String library = LuaScripts.functionName(new LuaScripts().forSingleEntry(BUCKET).single());
 			for (HostAndPort master : cluster.masters()) {
@@ -244,8 +243,7 @@ class FunctionsModeTests {
 		factory.afterPropertiesSet();
 		factory.start();
 		try {
-			RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
-			backend.setScriptMode(mode);
+			RedisRateLimitBackend backend = RedisRateLimitBackend.builder(factory).scriptMode(mode).build();
 			return test.apply(backend);
 		}
 		finally {

@@ -87,8 +87,10 @@ class SingleEntryScriptTests {
 		LettuceConnectionFactory factory = factory(server);
 		StringRedisTemplate redis = new StringRedisTemplate(factory);
 		RedisRateLimitBackend single = new RedisRateLimitBackend(factory, "single:");
-		RedisRateLimitBackend driver = new RedisRateLimitBackend(factory, "driver:");
-		driver.singleEntryScripts(false);
+		RedisRateLimitBackend driver = RedisRateLimitBackend.builder(factory)
+			.keyPrefix("driver:")
+			.singleEntryScripts(false)
+			.build();
 		List<RateLimitPolicy> policies = policies();
 		List<String> identities = List.of("u1", "u2", "a very {odd} identity\n");
 		Random random = new Random(20261123L);

@@ -1,0 +1,198 @@
+package io.github.ratelimit.core.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+import io.github.ratelimit.core.redis.BackendConnection.NativeConnection;
+import io.github.ratelimit.core.redis.RedisRateLimitBackend.ScriptMode;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+import org.springframework.dao.InvalidDataAccessApiUsageException;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * Sends script calls to Redis: with EVALSHA, and EVAL on NOSCRIPT (which loads the script), or in the functions mode
+ * with FCALL, and FUNCTION LOAD (on every master of a Cluster) when the function is not found. {@link #send} is the
+ * one path of every call on Lettuce (the blocking, the non-blocking and the batcher's); a connection closed under it
+ * is forgotten and the call made once more on a new one, opened on a bounded elastic thread. Failures are Spring's
+ * translation of Lettuce's exceptions. A factory other than Lettuce's runs scripts through the template.
+ */
+final class ScriptTransport {
+
+	private static final Log logger = LogFactory.getLog(RedisRateLimitBackend.class);
+
+	private final BackendConnection connection;
+
+	/** Whether scripts run as Redis functions (FCALL) instead of with EVALSHA. */
+	private final boolean functions;
+
+	/** Whether a server without functions has been logged, so that it is logged once, not on every call. */
+	private volatile boolean functionsUnsupportedLogged;
+
+	ScriptTransport(BackendConnection connection, ScriptMode mode) {
+		this.connection = connection;
+		if (mode == ScriptMode.FUNCTIONS && !connection.isLettuce()) {
+			logger.warn("Redis functions need the Lettuce client; the connection factory is "
+					+ connection.factory().getClass().getName() + ", so rate-limit scripts run with EVALSHA");
+		}
+		this.functions = (mode == ScriptMode.FUNCTIONS) && connection.isLettuce();
+	}
+
+	ScriptMode mode() {
+		return this.functions ? ScriptMode.FUNCTIONS : ScriptMode.EVALSHA;
+	}
+
+	/**
+	 * A blocking call: on Lettuce, {@link #send} awaited up to the factory's timeout (as the template would); on
+	 * another client, through the template.
+	 */
+	@SuppressWarnings({ "rawtypes", "unchecked" })
+	List<Long> call(EncodedCall call) {
+		if (!this.connection.isLettuce()) {
+			return ScriptReply.toLongs(this.connection.template()
+				.execute((RedisScript<List>) call.script(), call.keyStrings(), call.argStrings()));
+		}
+		this.connection.forgetIfRestarted();
+		List<Long> reply = this.connection.await(send(call));
+		this.connection.connected();
+		return reply;
+	}
+
+	/**
+	 * A non-blocking call: on Lettuce, {@link #send}, started on a bounded elastic thread until a call has gone
+	 * through (the first use opens the connection with a blocking connect); on another client, the blocking call on
+	 * a bounded elastic thread.
+	 */
+	Mono<List<Long>> callAsync(EncodedCall call) {
+		if (!this.connection.isLettuce()) {
+			return Mono.fromCallable(() -> call(call)).subscribeOn(Schedulers.boundedElastic());
+		}
+		this.connection.forgetIfRestarted();
+		Mono<List<Long>> result = Mono.fromCompletionStage(() -> send(call));
+		if (this.connection.isConnected()) {
+			return result;
+		}
+		return result.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((ok) -> this.connection.connected());
+	}
+
+	/**
+	 * Sends a call on the native connection, from any thread (an event loop included).
+	 * @param call the call
+	 * @return its reply
+	 */
+	CompletableFuture<List<Long>> send(EncodedCall call) {
+		NativeConnection connection = this.connection.nativeConnection();
+		CompletionStage<List<Long>> first;
+		try {
+			first = evaluate(connection, call);
+		}
+		catch (RuntimeException ex) {
+			// a client shut down under the connection refuses the command at once
+			first = CompletableFuture.failedFuture(ex);
+		}
+		return first.<CompletionStage<List<Long>>>handle((reply, ex) -> {
+			if (ex == null) {
+				return CompletableFuture.completedFuture(reply);
+			}
+			RuntimeException failure = BackendConnection.translate(ex);
+			if (hasMessage(failure, "Connection is closed") || hasMessage(failure, "Connection closed")) {
+				// once more on a new connection, opened off the caller's thread
+				this.connection.forget(connection);
+				return CompletableFuture
+					.supplyAsync(() -> evaluate(this.connection.nativeConnection(), call),
+							(task) -> Schedulers.boundedElastic().schedule(task))
+					.thenCompose((retry) -> retry)
+					.exceptionallyCompose(
+							(retryFailure) -> CompletableFuture.failedFuture(BackendConnection.translate(retryFailure)));
+			}
+			return CompletableFuture.failedFuture(failure);
+		}).thenCompose((next) -> next).toCompletableFuture();
+	}
+
+	private CompletionStage<List<Long>> evaluate(NativeConnection connection, EncodedCall call) {
+		if (this.functions) {
+			return callFunction(connection, call);
+		}
+		RedisFuture<List<Object>> evalsha = connection.commands()
+			.evalsha(call.script().getSha1(), ScriptOutputType.MULTI, call.keys(), call.args());
+		return evalsha.<CompletionStage<List<Object>>>handle((reply, ex) -> {
+			if (ex == null) {
+				return CompletableFuture.completedFuture(reply);
+			}
+			if (hasMessage(ex, "NOSCRIPT")) {
+				return connection.commands()
+					.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), ScriptOutputType.MULTI,
+							call.keys(), call.args());
+			}
+			return CompletableFuture.failedFuture(ex);
+		}).thenCompose((next) -> next).thenApply(ScriptReply::toLongs);
+	}
+
+	/**
+	 * FCALL of the script's function; when the server has no such function (never loaded, or lost with a restart
+	 * without persistence or a {@code FUNCTION FLUSH}), its library is loaded, on a bounded elastic thread (on a
+	 * Cluster, on every master, which may open connections to them), and the call made once more.
+	 */
+	private CompletionStage<List<Long>> callFunction(NativeConnection connection, EncodedCall call) {
+		String name = LuaScripts.functionName(call.script());
+		RedisFuture<List<Object>> fcall = connection.commands().fcall(name, ScriptOutputType.MULTI, call.keys(),
+				call.args());
+		return fcall.<CompletionStage<List<Object>>>handle((reply, ex) -> {
+			if (ex == null) {
+				return CompletableFuture.completedFuture(reply);
+			}
+			if (hasMessage(ex, "Function not found")) {
+				return CompletableFuture
+					.supplyAsync(() -> loadFunction(connection, call), (task) -> Schedulers.boundedElastic().schedule(task))
+					.thenCompose((loaded) -> loaded)
+					.thenCompose((loaded) -> connection.commands()
+						.<List<Object>>fcall(name, ScriptOutputType.MULTI, call.keys(), call.args()));
+			}
+			if (hasMessage(ex, "unknown command")) {
+				return CompletableFuture.failedFuture(functionsUnsupported(ex));
+			}
+			return CompletableFuture.failedFuture(ex);
+		}).thenCompose((next) -> next).thenApply(ScriptReply::toLongs);
+	}
+
+	/** Loads the library of a call's script: on a Cluster on every master, else on the connection's server. */
+	@SuppressWarnings("unchecked")
+	private static CompletionStage<?> loadFunction(NativeConnection connection, EncodedCall call) {
+		String library = LuaScripts.library(call.script());
+		if (connection.commands() instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster) {
+			// Lettuce sends FUNCTION LOAD to one node of a Cluster (unlike SCRIPT LOAD, which goes to every node)
+			return ((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster).upstream()
+				.commands()
+				.functionLoad(library, true);
+		}
+		return connection.commands().functionLoad(library, true);
+	}
+
+	private RuntimeException functionsUnsupported(Throwable error) {
+		String message = "Redis functions need Redis 7 or later, and this Redis does not know FCALL: run the "
+				+ "rate-limit scripts with EVALSHA (ratelimit.redis.script-mode=evalsha) or upgrade Redis";
+		if (!this.functionsUnsupportedLogged) {
+			this.functionsUnsupportedLogged = true;
+			logger.error(message + "; every rate-limit decision fails over to its failure mode until then");
+		}
+		return new InvalidDataAccessApiUsageException(message, error);
+	}
+
+	private static boolean hasMessage(Throwable error, String text) {
+		for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+			if (cause.getMessage() != null && cause.getMessage().contains(text)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+}

@@ -1,0 +1,243 @@
+package io.github.ratelimit.core.redis;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.github.ratelimit.core.PolicyDecision;
+import io.github.ratelimit.core.RateLimitBackend.Acquisition;
+import io.github.ratelimit.core.RateLimitKeys;
+import io.github.ratelimit.core.RateLimitRequest;
+import io.github.ratelimit.core.RateLimitRequest.Entry;
+import io.github.ratelimit.core.redis.ScriptCall.Mode;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.data.redis.connection.ClusterSlotHashUtil;
+
+/**
+ * The driver script's calls, one per hash slot (a single call unless on Cluster), blocking and non-blocking. When a
+ * request spans slots and one denies or fails, the slots that admitted get their cost back, each on its own; a
+ * give-back that fails is logged and counted and never changes the request's outcome.
+ */
+final class SlotCalls {
+
+	private static final Log logger = LogFactory.getLog(RedisRateLimitBackend.class);
+
+	/** The request id of inspections, which take nothing under it. */
+	private static final String INSPECTION = "inspect";
+
+	private final RateLimitKeys keys;
+
+	private final LuaScripts scripts;
+
+	private final BackendConnection connection;
+
+	private final ScriptTransport transport;
+
+	SlotCalls(RateLimitKeys keys, LuaScripts scripts, BackendConnection connection, ScriptTransport transport) {
+		this.keys = keys;
+		this.scripts = scripts;
+		this.connection = connection;
+		this.transport = transport;
+	}
+
+	/** Acquires a request, slot after slot, giving back what admitting slots took when another denies or fails. */
+	Acquisition acquire(RateLimitRequest request, String requestId) {
+		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
+		if (calls.size() == 1) {
+			// one slot (always off Cluster): one script, nothing to give back elsewhere
+			ScriptCall call = calls.get(0);
+			return ScriptReply.acquisition(request.entries(), calls,
+					List.of(execute(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())));
+		}
+		List<List<Long>> results = new ArrayList<>(calls.size());
+		try {
+			for (ScriptCall call : calls) {
+				results.add(execute(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of()));
+			}
+		}
+		catch (RuntimeException ex) {
+			// a later slot failed: give back what the earlier slots took, then report the failure
+			for (int i = 0; i < results.size(); i++) {
+				if (ScriptReply.admits(results.get(i))) {
+					releaseQuietly(calls.get(i), results.get(i), ex);
+				}
+			}
+			throw ex;
+		}
+		int failed = 0;
+		for (int i : ScriptReply.refundsNeeded(results)) {
+			try {
+				giveBack(calls.get(i), results.get(i));
+			}
+			catch (RuntimeException ex) {
+				giveBackFailed(calls.get(i), ex);
+				failed++;
+			}
+		}
+		return ScriptReply.acquisition(request.entries(), calls, results).withFailedGiveBacks(failed);
+	}
+
+	/** {@link #acquire} without blocking: the slots are called concurrently. */
+	Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
+		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
+		if (calls.size() == 1) {
+			// one slot (always off Cluster): one script, nothing to give back elsewhere
+			ScriptCall call = calls.get(0);
+			return executeAsync(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())
+				.map((result) -> ScriptReply.acquisition(request.entries(), calls, List.of(result)));
+		}
+		return Flux.fromIterable(calls)
+			.flatMapSequential((call) -> executeAsync(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())
+				.map(Outcome::success)
+				.onErrorResume((ex) -> Mono.just(Outcome.failure(ex))))
+			.collectList()
+			.flatMap((outcomes) -> settle(request.entries(), calls, outcomes));
+	}
+
+	/**
+	 * The acquisition of slots that all answered, after giving back what admitting slots took when another denied;
+	 * or, when one failed, the failure, after giving back what the slots that answered took.
+	 */
+	private Mono<Acquisition> settle(List<Entry> entries, List<ScriptCall> calls, List<Outcome> outcomes) {
+		Throwable failure = outcomes.stream().map(Outcome::error).filter(Objects::nonNull).findFirst().orElse(null);
+		if (failure != null) {
+			return Flux.range(0, calls.size())
+				.filter((i) -> outcomes.get(i).error() == null && ScriptReply.admits(outcomes.get(i).result()))
+				.flatMap((i) -> giveBackAsync(calls.get(i), outcomes.get(i).result()).onErrorResume((ex) -> {
+					failure.addSuppressed(ex);
+					return Mono.empty();
+				}))
+				.then(Mono.error(failure));
+		}
+		List<List<Long>> results = outcomes.stream().map(Outcome::result).toList();
+		AtomicInteger failed = new AtomicInteger();
+		return Flux.fromIterable(ScriptReply.refundsNeeded(results))
+			.flatMap((i) -> giveBackAsync(calls.get(i), results.get(i)).onErrorResume((ex) -> {
+				giveBackFailed(calls.get(i), ex);
+				failed.incrementAndGet();
+				return Mono.empty();
+			}))
+			.then(Mono.fromSupplier(
+					() -> ScriptReply.acquisition(entries, calls, results).withFailedGiveBacks(failed.get())));
+	}
+
+	/** Reads each entry's state with the driver's inspect mode, one call per hash slot: nothing is taken. */
+	List<PolicyDecision> inspect(RateLimitRequest request) {
+		List<ScriptCall> calls = calls(request.entries(), INSPECTION, request.explicitTimeMicros());
+		List<List<Long>> replies = new ArrayList<>(calls.size());
+		for (ScriptCall call : calls) {
+			replies.add(execute(call, Mode.INSPECT, call.explicitTimeMicros(), List.of()));
+		}
+		return ScriptReply.inspection(request.entries(), calls, replies);
+	}
+
+	/**
+	 * Gives back what a request took, slot by slot: every slot is given back even when another fails; the first
+	 * failure is thrown afterwards, with the others suppressed.
+	 */
+	void release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
+		RuntimeException failure = null;
+		for (ScriptCall call : calls(entries, requestId, -1)) {
+			try {
+				execute(call, Mode.RELEASE, call.timeOf(acquiredAtMicros), call.sequencesOf(sequences));
+			}
+			catch (RuntimeException ex) {
+				if (failure == null) {
+					failure = ex;
+				}
+				else {
+					failure.addSuppressed(ex);
+				}
+			}
+		}
+		if (failure != null) {
+			throw failure;
+		}
+	}
+
+	/** {@link #release} without blocking: the slots are given back concurrently, each to its end. */
+	Mono<Void> releaseAsync(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
+		List<ScriptCall> calls = calls(entries, requestId, -1);
+		return Flux.fromIterable(calls)
+			.flatMapDelayError((call) -> executeAsync(call, Mode.RELEASE, call.timeOf(acquiredAtMicros),
+					call.sequencesOf(sequences)), calls.size(), 1)
+			.then();
+	}
+
+	/** Splits entries into one script call per hash slot (a single call unless on Cluster). */
+	private List<ScriptCall> calls(List<Entry> entries, String requestId, long explicitTimeMicros) {
+		boolean cluster = this.connection.isCluster();
+		Map<Integer, ScriptCall> bySlot = new LinkedHashMap<>();
+		for (int i = 0; i < entries.size(); i++) {
+			Entry entry = entries.get(i);
+			String key = this.keys.key(entry.policy(), entry.identity());
+			int slot = cluster ? ClusterSlotHashUtil.calculateSlot(key) : 0;
+			bySlot.computeIfAbsent(slot, (s) -> new ScriptCall(requestId, explicitTimeMicros)).add(i, key, entry);
+		}
+		return new ArrayList<>(bySlot.values());
+	}
+
+	private List<Long> execute(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
+		return this.transport.call(encoded(call, mode, timeMicros, sequences));
+	}
+
+	private Mono<List<Long>> executeAsync(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
+		return this.transport.callAsync(encoded(call, mode, timeMicros, sequences));
+	}
+
+	private EncodedCall encoded(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
+		return call.encoded(this.scripts.forAlgorithms(call.algorithms()), mode, timeMicros, sequences);
+	}
+
+	/** Gives back what one call of an acquire took, by its reply's time and sequence numbers. */
+	private void giveBack(ScriptCall call, List<Long> reply) {
+		execute(call, Mode.RELEASE, ScriptReply.timeMicros(reply), ScriptReply.sequences(reply));
+	}
+
+	/** {@link #giveBack} without blocking. */
+	private Mono<List<Long>> giveBackAsync(ScriptCall call, List<Long> reply) {
+		return executeAsync(call, Mode.RELEASE, ScriptReply.timeMicros(reply), ScriptReply.sequences(reply));
+	}
+
+	private void releaseQuietly(ScriptCall call, List<Long> reply, RuntimeException failure) {
+		try {
+			giveBack(call, reply);
+		}
+		catch (RuntimeException ex) {
+			failure.addSuppressed(ex);
+		}
+	}
+
+	/**
+	 * A slot that admitted a request another slot denied could not be given back: the request stays denied, and the
+	 * identity's quota in that slot stays taken until it refills or expires.
+	 */
+	private static void giveBackFailed(ScriptCall call, Throwable failure) {
+		if (logger.isWarnEnabled()) {
+			logger.warn("Could not give back what a denied request took for " + call.describe() + "; it stays taken "
+					+ "until it refills or expires: " + failure, logger.isDebugEnabled() ? failure : null);
+		}
+	}
+
+	/** The result of one slot's script, or its failure. */
+	private record Outcome(List<Long> result, @Nullable Throwable error) {
+
+		static Outcome success(List<Long> result) {
+			return new Outcome(result, null);
+		}
+
+		static Outcome failure(Throwable error) {
+			return new Outcome(List.of(), error);
+		}
+
+	}
+
+}
