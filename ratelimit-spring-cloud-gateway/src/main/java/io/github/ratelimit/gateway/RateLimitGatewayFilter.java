@@ -23,10 +23,10 @@ import org.springframework.web.server.ServerWebExchange;
  * the exchange fails or is cancelled.</li>
  * </ul>
  */
-public class RateLimitGatewayFilter implements GlobalFilter, Ordered {
+final class RateLimitGatewayFilter implements GlobalFilter, Ordered {
 
 	/** Before the gateway's own global filters and every route filter. */
-	public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 100;
+	static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 100;
 
 	@Override
 	public int getOrder() {
