@@ -21,6 +21,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.SearchStrategy;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
@@ -54,6 +55,7 @@ public final class RateLimitAutoConfiguration {
 	 * @return the check
 	 */
 	@Bean
+	@ConditionalOnMissingBean(search = SearchStrategy.CURRENT)
 	static RateLimitPropertiesCheck rateLimitPropertiesCheck() {
 		return new RateLimitPropertiesCheck();
 	}
