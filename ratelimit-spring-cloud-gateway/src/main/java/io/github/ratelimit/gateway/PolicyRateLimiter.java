@@ -83,7 +83,7 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 	 * @param config the route's configuration
 	 * @throws IllegalArgumentException naming the unknown policy or the cost out of range
 	 */
-	public void validate(Config config) {
+	void validate(Config config) {
 		for (String name : config.getPolicies()) {
 			if (!this.policies.contains(name)) {
 				throw new IllegalArgumentException(
