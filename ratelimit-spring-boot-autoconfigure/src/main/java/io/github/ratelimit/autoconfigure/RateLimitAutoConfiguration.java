@@ -17,6 +17,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.SearchStrategy;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
@@ -49,6 +50,7 @@ public final class RateLimitAutoConfiguration {
 	 * @return the check
 	 */
 	@Bean
+	@ConditionalOnMissingBean(search = SearchStrategy.CURRENT)
 	static RateLimitPropertiesCheck rateLimitPropertiesCheck() {
 		return new RateLimitPropertiesCheck();
 	}

@@ -28,7 +28,7 @@ import org.springframework.boot.health.contributor.HealthIndicator;
  * {@code ratelimit.health.down-when-degraded=true} the status is DOWN while degraded. Spring Boot's own {@code redis}
  * contributor reports Redis itself.
  */
-public final class RateLimitHealthIndicator implements HealthIndicator {
+final class RateLimitHealthIndicator implements HealthIndicator {
 
 	private final RateLimiter limiter;
 
@@ -39,7 +39,7 @@ public final class RateLimitHealthIndicator implements HealthIndicator {
 	 * @param limiter the limiter
 	 * @param downWhenDegraded whether degraded decisions make the status DOWN
 	 */
-	public RateLimitHealthIndicator(RateLimiter limiter, boolean downWhenDegraded) {
+	RateLimitHealthIndicator(RateLimiter limiter, boolean downWhenDegraded) {
 		this.limiter = limiter;
 		this.downWhenDegraded = downWhenDegraded;
 	}

@@ -75,6 +75,7 @@ class RedisBackendConfiguration {
 	static class ReconnectDelayConfiguration {
 
 		@Bean
+		@ConditionalOnMissingBean(name = "rateLimitReconnectDelayCustomizer")
 		ClientResourcesBuilderCustomizer rateLimitReconnectDelayCustomizer(RateLimitProperties properties) {
 			Duration max = properties.getRedis().getMaxReconnectDelay();
 			return (builder) -> {

@@ -6,14 +6,14 @@ import java.util.List;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.RequestContext;
 import io.github.ratelimit.spring.Rejection;
-import io.github.ratelimit.spring.reactive.ExchangeRequestContext;
-import io.github.ratelimit.spring.reactive.HeldPermits;
+import io.github.ratelimit.spring.reactive.GatewaySupport;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
+import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
@@ -29,16 +29,14 @@ final class GatewayExchange {
 	/** The Reactor context key under which the state is found. */
 	static final String KEY = GatewayExchange.class.getName();
 
-	private final Mono<RequestContext> request;
-
 	private final List<RateLimitDecision> admitted = new ArrayList<>();
 
-	private final HeldPermits permits = new HeldPermits();
+	private final GatewaySupport support;
 
 	private @Nullable Rejection rejection;
 
 	GatewayExchange(ServerWebExchange exchange) {
-		this.request = ExchangeRequestContext.resolve(exchange).cache();
+		this.support = new GatewaySupport(exchange);
 	}
 
 	/**
@@ -46,7 +44,7 @@ final class GatewayExchange {
 	 * @return the context
 	 */
 	Mono<RequestContext> request() {
-		return this.request;
+		return this.support.request();
 	}
 
 	/**
@@ -57,11 +55,11 @@ final class GatewayExchange {
 	 */
 	Mono<Void> admitted(RateLimitDecision decision) {
 		synchronized (this) {
-			if (!this.permits.isClosed()) {
+			if (!this.support.isReleased()) {
 				this.admitted.add(decision);
 			}
 		}
-		return this.permits.hold(decision.permit());
+		return this.support.hold(decision.permit());
 	}
 
 	/**
@@ -98,7 +96,16 @@ final class GatewayExchange {
 	 * @return completes once released
 	 */
 	Mono<Void> close() {
-		return this.permits.close();
+		return this.support.release();
+	}
+
+	/**
+	 * A response that releases the permits held before the client can see it end.
+	 * @param response the response
+	 * @return the response to hand down the chain
+	 */
+	ServerHttpResponse releasing(ServerHttpResponse response) {
+		return this.support.releasing(response);
 	}
 
 }

@@ -30,7 +30,7 @@ import org.springframework.context.annotation.Primary;
 /**
  * Spring Cloud Gateway (server WebFlux) integration: the {@link PolicyRateLimiter} as the primary
  * {@code RateLimiter} (so the {@code RequestRateLimiter} filter uses it unless a route names another, such as the
- * gateway's own {@code redisRateLimiter}), and the {@link RateLimitGatewayFilter}. The routes of
+ * gateway's own {@code redisRateLimiter}), and the {@code RateLimitGatewayFilter}. The routes of
  * {@code spring.cloud.gateway.server.webflux.routes} and {@code default-filters} that use it are checked at
  * startup: an unknown policy or a route without policies fails the start, naming the property.
  */

@@ -42,7 +42,7 @@ import org.springframework.http.HttpHeaders;
  *
  * A route that names none gets {@code ratelimit.gateway.default-policies}. An admitted request carries the
  * starter's rate-limit headers; a denied one gets the starter's rejection (a 429 with an RFC 9457 body, or a 503
- * when a {@code closed} policy could not be checked), written by the {@link RateLimitGatewayFilter}.
+ * when a {@code closed} policy could not be checked), written by the {@code RateLimitGatewayFilter}.
  */
 public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Config> {
 
@@ -83,7 +83,7 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 	 * @param config the route's configuration
 	 * @throws IllegalArgumentException naming the unknown policy or the cost out of range
 	 */
-	public void validate(Config config) {
+	void validate(Config config) {
 		for (String name : config.getPolicies()) {
 			if (!this.policies.contains(name)) {
 				throw new IllegalArgumentException(

@@ -1,7 +1,6 @@
 package io.github.ratelimit.gateway;
 
 import io.github.ratelimit.spring.Rejection;
-import io.github.ratelimit.spring.reactive.ReleasingResponse;
 import reactor.core.publisher.Mono;
 
 import org.springframework.cloud.gateway.filter.GatewayFilterChain;
@@ -24,10 +23,10 @@ import org.springframework.web.server.ServerWebExchange;
  * the exchange fails or is cancelled.</li>
  * </ul>
  */
-public class RateLimitGatewayFilter implements GlobalFilter, Ordered {
+final class RateLimitGatewayFilter implements GlobalFilter, Ordered {
 
 	/** Before the gateway's own global filters and every route filter. */
-	public static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 100;
+	static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 100;
 
 	@Override
 	public int getOrder() {
@@ -37,8 +36,7 @@ public class RateLimitGatewayFilter implements GlobalFilter, Ordered {
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
 		GatewayExchange state = new GatewayExchange(exchange);
-		ServerHttpResponse response = ReleasingResponse.of(new RejectingResponse(exchange.getResponse(), state),
-				state::close);
+		ServerHttpResponse response = state.releasing(new RejectingResponse(exchange.getResponse(), state));
 		return chain.filter(exchange.mutate().response(response).build())
 			.contextWrite((context) -> context.put(GatewayExchange.KEY, state))
 			.doFinally((signal) -> state.close().subscribe());

@@ -1,7 +1,7 @@
 /**
  * Spring Cloud Gateway (server WebFlux) integration: {@link io.github.ratelimit.gateway.PolicyRateLimiter}, a
  * {@code RateLimiter} for the gateway's {@code RequestRateLimiter} filter whose routes name configured policies, and
- * {@link io.github.ratelimit.gateway.RateLimitGatewayFilter}, the global filter that gives its denials the starter's
+ * {@code RateLimitGatewayFilter}, the global filter that gives its denials the starter's
  * response and releases concurrency permits when the proxied response completes.
  */
 @NullMarked

@@ -363,7 +363,7 @@ public final class KeySpec {
 	/**
 	 * What a tier expression sees of a request: server-side data only.
 	 */
-	public static final class TrustedRequest {
+	private static final class TrustedRequest {
 
 		private final RequestContext request;
 

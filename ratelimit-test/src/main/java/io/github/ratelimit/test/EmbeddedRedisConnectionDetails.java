@@ -14,7 +14,7 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDeta
  * Spring Boot's Redis {@code ConnectionDetails} of a testkit server: a bean of this type replaces
  * {@code spring.data.redis.*} (host, port, cluster nodes) with the server's loopback address.
  */
-public final class EmbeddedRedisConnectionDetails implements DataRedisConnectionDetails {
+final class EmbeddedRedisConnectionDetails implements DataRedisConnectionDetails {
 
 	private final @Nullable Standalone standalone;
 
@@ -30,7 +30,7 @@ public final class EmbeddedRedisConnectionDetails implements DataRedisConnection
 	 * @param server the server
 	 * @return its connection details
 	 */
-	public static EmbeddedRedisConnectionDetails of(RedisServer server) {
+	static EmbeddedRedisConnectionDetails of(RedisServer server) {
 		return new EmbeddedRedisConnectionDetails(Standalone.of(server.host(), server.port()), null);
 	}
 
@@ -39,7 +39,7 @@ public final class EmbeddedRedisConnectionDetails implements DataRedisConnection
 	 * @param cluster the cluster
 	 * @return its connection details
 	 */
-	public static EmbeddedRedisConnectionDetails of(RedisClusterServer cluster) {
+	static EmbeddedRedisConnectionDetails of(RedisClusterServer cluster) {
 		List<Node> nodes = cluster.masters().stream().map((HostAndPort master) -> new Node(master.host(), master.port()))
 			.toList();
 		return new EmbeddedRedisConnectionDetails(null, () -> nodes);

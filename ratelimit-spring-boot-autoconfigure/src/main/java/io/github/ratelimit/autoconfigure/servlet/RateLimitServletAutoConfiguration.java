@@ -7,7 +7,6 @@ import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
 import io.github.ratelimit.spring.servlet.PermitReleaseHandlerInterceptor;
 import io.github.ratelimit.spring.servlet.RateLimitExceptionResolver;
 import io.github.ratelimit.spring.servlet.RateLimitFilter;
-import io.github.ratelimit.spring.servlet.ServletRateLimitedMethodInterceptor;
 import io.github.ratelimit.spring.servlet.ServletRateLimitedMethodPostProcessor;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -32,7 +31,7 @@ import org.springframework.web.servlet.handler.MappedInterceptor;
  * {@code ratelimit.filter.enabled=false}; it also releases the concurrency permits of every request when its
  * response completes;</li>
  * <li>{@link io.github.ratelimit.spring.RateLimited} methods, checked by the
- * {@link ServletRateLimitedMethodInterceptor} (annotations validated at startup);</li>
+ * {@link ServletRateLimitedMethodPostProcessor}'s interceptor (annotations validated at startup);</li>
  * <li>with Spring MVC, the {@link RateLimitExceptionResolver} (order {@link RateLimitExceptionResolver#DEFAULT_ORDER},
  * ahead of {@code @ExceptionHandler} methods) that renders a method's denial as the 429, and the
  * {@link PermitReleaseHandlerInterceptor} that releases the permits of rate-limited methods when the filter is not

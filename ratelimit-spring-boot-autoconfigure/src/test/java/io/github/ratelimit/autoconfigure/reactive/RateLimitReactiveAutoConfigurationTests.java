@@ -14,10 +14,10 @@ import io.github.ratelimit.spring.RateLimited;
 import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
 import io.github.ratelimit.spring.reactive.RateLimitWebExceptionHandler;
 import io.github.ratelimit.spring.reactive.RateLimitWebFilter;
-import io.github.ratelimit.spring.reactive.ReactiveRateLimitInterceptor;
 import io.github.ratelimit.spring.reactive.ReactiveRateLimitedMethodPostProcessor;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
+import org.aopalliance.intercept.MethodInvocation;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -213,7 +213,7 @@ class RateLimitReactiveAutoConfigurationTests {
 
 		@Bean
 		static RateLimitedMethodPostProcessor myPostProcessor(RateLimitEnforcer enforcer) {
-			return new RateLimitedMethodPostProcessor(() -> enforcer, new ReactiveRateLimitInterceptor(enforcer)) {
+			return new RateLimitedMethodPostProcessor(() -> enforcer, MethodInvocation::proceed) {
 			};
 		}
 

@@ -12,9 +12,9 @@ import org.springframework.web.server.ServerWebExchange;
 
 /**
  * A {@link RequestContext} over a {@link ServerWebExchange}. The principal is resolved before (the exchange only
- * offers it as a {@code Mono}). Public for other reactive integrations (the Spring Cloud Gateway module).
+ * offers it as a {@code Mono}).
  */
-public final class ExchangeRequestContext implements RequestContext {
+final class ExchangeRequestContext implements RequestContext {
 
 	private final ServerWebExchange exchange;
 
@@ -25,7 +25,7 @@ public final class ExchangeRequestContext implements RequestContext {
 	 * @param exchange the exchange
 	 * @return the context, with the principal or without one
 	 */
-	public static Mono<RequestContext> resolve(ServerWebExchange exchange) {
+	static Mono<RequestContext> resolve(ServerWebExchange exchange) {
 		return exchange.getPrincipal()
 			.<RequestContext>map((principal) -> new ExchangeRequestContext(exchange, principal))
 			.switchIfEmpty(Mono.fromSupplier(() -> new ExchangeRequestContext(exchange, null)));

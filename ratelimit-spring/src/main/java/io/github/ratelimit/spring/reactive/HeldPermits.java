@@ -13,9 +13,9 @@ import reactor.core.publisher.Mono;
 /**
  * The concurrency permits one exchange holds until it completes: {@link #hold(Permit) held} as decisions admit it,
  * all {@link #close() released} once, and released at once when taken after that (a check still in flight when the
- * client went away). Public for other reactive integrations (the Spring Cloud Gateway module).
+ * client went away).
  */
-public final class HeldPermits {
+final class HeldPermits {
 
 	private static final Log logger = LogFactory.getLog(HeldPermits.class);
 
@@ -28,7 +28,7 @@ public final class HeldPermits {
 	 * @param permit the permit of an admitted decision
 	 * @return completes once held (or released)
 	 */
-	public Mono<Void> hold(Permit permit) {
+	Mono<Void> hold(Permit permit) {
 		synchronized (this) {
 			if (!this.closed) {
 				if (permit.holdsAny()) {
@@ -44,7 +44,7 @@ public final class HeldPermits {
 	 * Whether {@link #close()} ran.
 	 * @return true once closed
 	 */
-	public synchronized boolean isClosed() {
+	synchronized boolean isClosed() {
 		return this.closed;
 	}
 
@@ -61,7 +61,7 @@ public final class HeldPermits {
 	 * after its window).
 	 * @return completes once released
 	 */
-	public Mono<Void> close() {
+	Mono<Void> close() {
 		List<Permit> held;
 		synchronized (this) {
 			if (this.closed) {
@@ -81,7 +81,7 @@ public final class HeldPermits {
 	 * @param permit the permit
 	 * @return completes once released
 	 */
-	public static Mono<Void> release(Permit permit) {
+	static Mono<Void> release(Permit permit) {
 		if (permit == Permit.NONE) {
 			return Mono.empty();
 		}

@@ -23,10 +23,10 @@ import org.springframework.web.server.WebFilterChain;
  * ({@code server.forward-headers-strategy}) trusts them.
  * <p>
  * The rest of the chain runs with the exchange's {@link ExchangeScope} in its Reactor context, so that
- * {@code @RateLimited} reactive methods ({@link ReactiveRateLimitInterceptor}) add their decisions to the same
+ * {@code @RateLimited} reactive methods ({@code ReactiveRateLimitInterceptor}) add their decisions to the same
  * request. When the exchange completes, fails or is cancelled (the client went away), every concurrency permit it
  * holds (its own and its methods') is released, asynchronously. A response that completes normally
- * releases them before its last bytes are sent (see {@link ReleasingResponse}), so a client never finds its own
+ * releases them before its last bytes are sent ({@code ReleasingResponse}), so a client never finds its own
  * finished request still holding a permit.
  * <p>
  * The default order, {@code -90}, runs it just after Spring Security's {@code WebFilterChainProxy} ({@code -100}),

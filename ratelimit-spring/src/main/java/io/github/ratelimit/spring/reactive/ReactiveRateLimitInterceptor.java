@@ -56,27 +56,11 @@ import org.springframework.util.function.SingletonSupplier;
  * {@code CompletableFuture} and RxJava types are refused on controllers because the Reactor context, and with it the
  * exchange, does not reach through them.
  */
-public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
+final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
 	private final Supplier<RateLimitEnforcer> enforcer;
 
 	private final RateLimitedCallInterceptor calls;
-
-	/**
-	 * An interceptor.
-	 * @param enforcer the enforcer
-	 */
-	public ReactiveRateLimitInterceptor(RateLimitEnforcer enforcer) {
-		this(() -> enforcer);
-	}
-
-	/**
-	 * An interceptor that looks the enforcer up on its first call.
-	 * @param enforcer supplies the enforcer, called at most once
-	 */
-	public ReactiveRateLimitInterceptor(Supplier<RateLimitEnforcer> enforcer) {
-		this(enforcer, new RateLimitedCallInterceptor(enforcer, (policy) -> null));
-	}
 
 	/**
 	 * An interceptor that looks the enforcer up on its first call.
@@ -84,7 +68,7 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	 * @param calls checks the calls that are not an exchange's (outside one, waiting for a turn, or of a bean
 	 * method that is no controller's and does not return a publisher)
 	 */
-	public ReactiveRateLimitInterceptor(Supplier<RateLimitEnforcer> enforcer, RateLimitedCallInterceptor calls) {
+	ReactiveRateLimitInterceptor(Supplier<RateLimitEnforcer> enforcer, RateLimitedCallInterceptor calls) {
 		this.enforcer = SingletonSupplier.of(enforcer);
 		this.calls = calls;
 	}

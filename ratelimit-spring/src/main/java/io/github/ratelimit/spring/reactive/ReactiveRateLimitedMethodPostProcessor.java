@@ -14,7 +14,7 @@ import org.springframework.aop.Pointcut;
 
 /**
  * Proxies the beans with {@link RateLimited} methods of a WebFlux application with a
- * {@link ReactiveRateLimitInterceptor}, validates their annotations at startup, and fails the startup when a
+ * {@code ReactiveRateLimitInterceptor}, validates their annotations at startup, and fails the startup when a
  * controller's rate-limited method does not return {@code Mono}, {@code Flux} or {@code Publisher} (such a method
  * could only be checked by blocking the event loop). Other beans' methods may return anything: they are checked as
  * bean method calls ({@link RateLimitedCallInterceptor}).

@@ -21,9 +21,8 @@ import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
  * streamed body that completes its declared {@code Content-Length} (a proxied response, say); a streamed body of
  * unknown length releases after its last chunk; a response without body releases before completing. The filter's
  * release when the exchange terminates stays in place for errors and cancellation; releasing twice does nothing.
- * Public for other reactive integrations (the Spring Cloud Gateway module).
  */
-public class ReleasingResponse extends ServerHttpResponseDecorator {
+class ReleasingResponse extends ServerHttpResponseDecorator {
 
 	private final Supplier<Mono<Void>> release;
 
@@ -38,7 +37,7 @@ public class ReleasingResponse extends ServerHttpResponseDecorator {
 	 * @param release the release (run once per write that ends the response; it must tolerate running twice)
 	 * @return the response to hand down the chain
 	 */
-	public static ServerHttpResponse of(ServerHttpResponse delegate, Supplier<Mono<Void>> release) {
+	static ServerHttpResponse of(ServerHttpResponse delegate, Supplier<Mono<Void>> release) {
 		return (delegate instanceof ZeroCopyHttpOutputMessage) ? new ZeroCopy(delegate, release)
 				: new ReleasingResponse(delegate, release);
 	}

@@ -43,7 +43,7 @@ import org.springframework.web.context.request.ServletRequestAttributes;
  * </ul>
  * Methods inherited from {@code Object} ({@code toString()}, ...) are never rate-limited.
  */
-public final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
+final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 
 	private final Supplier<RateLimitEnforcer> enforcer;
 
@@ -53,17 +53,8 @@ public final class ServletRateLimitedMethodInterceptor implements MethodIntercep
 	 * An interceptor.
 	 * @param enforcer the enforcer
 	 */
-	public ServletRateLimitedMethodInterceptor(RateLimitEnforcer enforcer) {
-		this(() -> enforcer);
-	}
-
-	/**
-	 * An interceptor that obtains the enforcer on first use (once), for when it is created before the enforcer
-	 * (as a bean post-processor's collaborator).
-	 * @param enforcer supplies the enforcer
-	 */
-	public ServletRateLimitedMethodInterceptor(Supplier<RateLimitEnforcer> enforcer) {
-		this(enforcer, new RateLimitedCallInterceptor(enforcer, (policy) -> null));
+	ServletRateLimitedMethodInterceptor(RateLimitEnforcer enforcer) {
+		this(() -> enforcer, new RateLimitedCallInterceptor(() -> enforcer, (policy) -> null));
 	}
 
 	/**
@@ -71,7 +62,7 @@ public final class ServletRateLimitedMethodInterceptor implements MethodIntercep
 	 * @param enforcer supplies the enforcer
 	 * @param calls checks the calls that are not a request's (outside a request, or waiting for a turn)
 	 */
-	public ServletRateLimitedMethodInterceptor(Supplier<RateLimitEnforcer> enforcer, RateLimitedCallInterceptor calls) {
+	ServletRateLimitedMethodInterceptor(Supplier<RateLimitEnforcer> enforcer, RateLimitedCallInterceptor calls) {
 		this.enforcer = SingletonSupplier.of(enforcer);
 		this.calls = calls;
 	}

@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Proxies the beans with {@link io.github.ratelimit.spring.RateLimited} methods of a servlet application with a
- * {@link ServletRateLimitedMethodInterceptor}, and validates their annotations at startup. Every return type works,
+ * {@code ServletRateLimitedMethodInterceptor}, and validates their annotations at startup. Every return type works,
  * since the check runs before the method on the calling thread. Calls outside a request are checked as bean method
  * calls ({@link RateLimitedCallInterceptor}).
  * <p>

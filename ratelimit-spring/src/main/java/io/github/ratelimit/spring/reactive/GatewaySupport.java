@@ -1,0 +1,73 @@
+package io.github.ratelimit.spring.reactive;
+
+import io.github.ratelimit.core.Permit;
+import io.github.ratelimit.spring.RequestContext;
+import reactor.core.publisher.Mono;
+
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * What the Spring Cloud Gateway module needs of the WebFlux side for one exchange: the exchange as a
+ * {@link RequestContext}, the concurrency permits its decisions hold until it completes, and a response that
+ * releases them before the client sees it end (as the starter's own WebFilter does). The one type of this package
+ * public for another module; not an extension point: it changes with the gateway module.
+ */
+public final class GatewaySupport {
+
+	private final Mono<RequestContext> request;
+
+	private final HeldPermits permits = new HeldPermits();
+
+	/**
+	 * The support for one exchange.
+	 * @param exchange the exchange
+	 */
+	public GatewaySupport(ServerWebExchange exchange) {
+		this.request = ExchangeRequestContext.resolve(exchange).cache();
+	}
+
+	/**
+	 * The exchange as a request context, its principal resolved once.
+	 * @return the context
+	 */
+	public Mono<RequestContext> request() {
+		return this.request;
+	}
+
+	/**
+	 * Holds an admitted decision's permit until {@link #release()}; once released, releases it at once instead (a
+	 * check still in flight when the client went away).
+	 * @param permit the permit
+	 * @return completes once held or released
+	 */
+	public Mono<Void> hold(Permit permit) {
+		return this.permits.hold(permit);
+	}
+
+	/**
+	 * Whether {@link #release()} ran.
+	 * @return true once released
+	 */
+	public boolean isReleased() {
+		return this.permits.isClosed();
+	}
+
+	/**
+	 * Releases every permit held, once. Never fails; a failed release is logged.
+	 * @return completes once released
+	 */
+	public Mono<Void> release() {
+		return this.permits.close();
+	}
+
+	/**
+	 * A response that {@link #release() releases} the permits before the client can see it end.
+	 * @param response the response
+	 * @return the response to hand down the chain
+	 */
+	public ServerHttpResponse releasing(ServerHttpResponse response) {
+		return ReleasingResponse.of(response, this::release);
+	}
+
+}
