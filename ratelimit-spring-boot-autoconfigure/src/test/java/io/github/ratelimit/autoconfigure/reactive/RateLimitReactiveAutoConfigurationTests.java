@@ -10,14 +10,15 @@ import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RateLimited;
 import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
 import io.github.ratelimit.spring.reactive.RateLimitWebExceptionHandler;
 import io.github.ratelimit.spring.reactive.RateLimitWebFilter;
-import io.github.ratelimit.spring.reactive.ReactiveRateLimitInterceptor;
 import io.github.ratelimit.spring.reactive.ReactiveRateLimitedMethodPostProcessor;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
+import org.aopalliance.intercept.MethodInvocation;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -202,18 +203,18 @@ class RateLimitReactiveAutoConfigurationTests {
 	static class UserBeans {
 
 		@Bean
-		RateLimitWebFilter myFilter(RateLimitEnforcer enforcer) {
-			return new RateLimitWebFilter(enforcer, 7);
+		RateLimitWebFilter myFilter(RateLimitEnforcer enforcer, RateLimitResponses responses) {
+			return new RateLimitWebFilter(enforcer, responses, 7);
 		}
 
 		@Bean
-		RateLimitWebExceptionHandler myHandler(RateLimitEnforcer enforcer) {
-			return new RateLimitWebExceptionHandler(enforcer, 8);
+		RateLimitWebExceptionHandler myHandler(RateLimitResponses responses) {
+			return new RateLimitWebExceptionHandler(responses, 8);
 		}
 
 		@Bean
 		static RateLimitedMethodPostProcessor myPostProcessor(RateLimitEnforcer enforcer) {
-			return new RateLimitedMethodPostProcessor(() -> enforcer, new ReactiveRateLimitInterceptor(enforcer)) {
+			return new RateLimitedMethodPostProcessor(() -> enforcer, MethodInvocation::proceed) {
 			};
 		}
 
@@ -224,6 +225,8 @@ class RateLimitReactiveAutoConfigurationTests {
 
 		static final ReactiveRateLimitedMethodPostProcessor instance = new ReactiveRateLimitedMethodPostProcessor(
 				() -> {
+					throw new IllegalStateException("not needed");
+				}, () -> {
 					throw new IllegalStateException("not needed");
 				});
 

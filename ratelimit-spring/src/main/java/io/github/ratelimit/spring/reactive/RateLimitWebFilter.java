@@ -3,6 +3,7 @@ package io.github.ratelimit.spring.reactive;
 import java.util.List;
 
 import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RequestContext;
 import reactor.core.publisher.Mono;
 
@@ -36,23 +37,28 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 
 	private final RateLimitEnforcer enforcer;
 
+	private final RateLimitResponses responses;
+
 	private final int order;
 
 	/**
 	 * A filter at the {@link RateLimitEnforcer#DEFAULT_FILTER_ORDER default order}.
-	 * @param enforcer the enforcer
+	 * @param enforcer decides requests
+	 * @param responses renders the headers and rejections
 	 */
-	public RateLimitWebFilter(RateLimitEnforcer enforcer) {
-		this(enforcer, RateLimitEnforcer.DEFAULT_FILTER_ORDER);
+	public RateLimitWebFilter(RateLimitEnforcer enforcer, RateLimitResponses responses) {
+		this(enforcer, responses, RateLimitEnforcer.DEFAULT_FILTER_ORDER);
 	}
 
 	/**
 	 * A filter.
-	 * @param enforcer the enforcer
+	 * @param enforcer decides requests
+	 * @param responses renders the headers and rejections
 	 * @param order the order among the web filters
 	 */
-	public RateLimitWebFilter(RateLimitEnforcer enforcer, int order) {
+	public RateLimitWebFilter(RateLimitEnforcer enforcer, RateLimitResponses responses, int order) {
 		this.enforcer = enforcer;
+		this.responses = responses;
 		this.order = order;
 	}
 
@@ -86,10 +92,10 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 		}
 		return scope.check(this.enforcer, targets, null, null).flatMap((decision) -> {
 			if (decision.allowed()) {
-				scope.setHeaders(this.enforcer.headers(decision));
+				scope.setHeaders(this.responses.headers(decision));
 				return proceed;
 			}
-			return ExchangeScope.write(scope.exchange(), this.enforcer.reject(decision, request));
+			return ExchangeScope.write(scope.exchange(), this.responses.reject(decision, request));
 		});
 	}
 
