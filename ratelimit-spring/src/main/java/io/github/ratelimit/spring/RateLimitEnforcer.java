@@ -24,12 +24,6 @@ import reactor.core.publisher.Mono;
  */
 public final class RateLimitEnforcer {
 
-	/**
-	 * The default order of the servlet and the WebFlux filter: just after Spring Security's filter chain
-	 * ({@code -100}), so that principal keys see the authenticated user.
-	 */
-	public static final int DEFAULT_FILTER_ORDER = -90;
-
 	private final RateLimiter limiter;
 
 	private final RateLimitPolicyRegistry policies;

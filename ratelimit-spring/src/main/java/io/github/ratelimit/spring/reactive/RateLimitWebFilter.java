@@ -5,6 +5,7 @@ import java.util.List;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RequestContext;
+import io.github.ratelimit.spring.servlet.RateLimitFilter;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.Ordered;
@@ -42,12 +43,13 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 	private final int order;
 
 	/**
-	 * A filter at the {@link RateLimitEnforcer#DEFAULT_FILTER_ORDER default order}.
+	 * A filter at the {@link RateLimitFilter#DEFAULT_ORDER default order} of both filters (a constant, compiled
+	 * in: the servlet API need not be present).
 	 * @param enforcer decides requests
 	 * @param responses renders the headers and rejections
 	 */
 	public RateLimitWebFilter(RateLimitEnforcer enforcer, RateLimitResponses responses) {
-		this(enforcer, responses, RateLimitEnforcer.DEFAULT_FILTER_ORDER);
+		this(enforcer, responses, RateLimitFilter.DEFAULT_ORDER);
 	}
 
 	/**

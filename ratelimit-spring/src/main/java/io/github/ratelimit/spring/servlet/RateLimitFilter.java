@@ -38,6 +38,12 @@ import org.springframework.web.filter.OncePerRequestFilter;
  */
 public final class RateLimitFilter extends OncePerRequestFilter {
 
+	/**
+	 * The default order of the servlet and the WebFlux filter: just after Spring Security's filter chain
+	 * ({@code -100}), so that principal keys see the authenticated user.
+	 */
+	public static final int DEFAULT_ORDER = -90;
+
 	private final RateLimitEnforcer enforcer;
 
 	private final RateLimitResponses responses;
