@@ -13,7 +13,7 @@ import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
-import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.servlet.RateLimitFilter;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -184,7 +184,7 @@ public class RateLimitProperties {
 		 * principal is known; set it below -100 to limit before authentication (e.g. per IP against credential
 		 * stuffing).
 		 */
-		private int order = RateLimitEnforcer.DEFAULT_FILTER_ORDER;
+		private int order = RateLimitFilter.DEFAULT_ORDER; // of both filters; a constant, compiled in
 
 		/**
 		 * Rules: which policies apply to which paths and methods.

@@ -6,6 +6,7 @@ import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitHeaders;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RateLimitRejectionHandler;
+import io.github.ratelimit.spring.RateLimitResponses;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -15,9 +16,9 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.util.StringUtils;
 
 /**
- * What the servlet, the reactive and the non-web integrations share: the enforcer (rules, annotations, keys,
- * headers) and the rejection handler. Declared in non-web applications too, where {@code @RateLimited} bean methods
- * use the enforcer's annotations and keys.
+ * What the servlet, the reactive and the non-web integrations share: the enforcer (rules, annotations, keys), the
+ * responses (headers, rejections) and the rejection handler. Declared in non-web applications too, where
+ * {@code @RateLimited} bean methods use the enforcer's annotations and keys.
  */
 @Configuration(proxyBeanMethods = false)
 class RateLimitWebConfiguration {
@@ -33,12 +34,19 @@ class RateLimitWebConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitEnforcer rateLimitEnforcer(RateLimiter limiter, RateLimitPolicyRegistry policies,
-			RateLimitProperties properties, RateLimitRejectionHandler rejectionHandler, RateLimitPropertiesCheck checked) {
+			RateLimitProperties properties, RateLimitPropertiesCheck checked) {
+		return new RateLimitEnforcer(limiter, policies, checked.rules(), checked.keys(), properties.getFailureMode());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitResponses rateLimitResponses(RateLimitProperties properties,
+			RateLimitRejectionHandler rejectionHandler) {
 		RateLimitProperties.Headers headers = properties.getHeaders();
-		return new RateLimitEnforcer(limiter, policies, checked.rules(),
+		return new RateLimitResponses(
 				new RateLimitHeaders(headers.isLegacy(), headers.isStandard(), headers.isRetryAfter(),
 						StringUtils.hasLength(headers.getPartitionKeySecret()) ? headers.getPartitionKeySecret() : null),
-				rejectionHandler, checked.keys(), System::currentTimeMillis, properties.getFailureMode());
+				rejectionHandler, System::currentTimeMillis);
 	}
 
 }

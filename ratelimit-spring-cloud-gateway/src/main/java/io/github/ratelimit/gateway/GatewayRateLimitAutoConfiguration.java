@@ -7,6 +7,7 @@ import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.autoconfigure.RateLimitProperties;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import io.github.ratelimit.spring.RateLimitResponses;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -49,13 +50,14 @@ public final class GatewayRateLimitAutoConfiguration {
 	@Bean(RATE_LIMITER_BEAN)
 	@Primary
 	@ConditionalOnMissingBean
-	PolicyRateLimiter policyRateLimiter(RateLimitEnforcer enforcer, RateLimitPolicyRegistry policies,
-			ConfigurationService configurationService, RateLimitProperties rateLimitProperties,
-			ObjectProvider<GatewayProperties> gateway) {
+	PolicyRateLimiter policyRateLimiter(RateLimitEnforcer enforcer, RateLimitResponses responses,
+			RateLimitPolicyRegistry policies, ConfigurationService configurationService,
+			RateLimitProperties rateLimitProperties, ObjectProvider<GatewayProperties> gateway) {
 		RateLimitProperties.Gateway properties = rateLimitProperties.getGateway();
 		PolicyRateLimiter limiter;
 		try {
-			limiter = new PolicyRateLimiter(enforcer, policies, configurationService, properties.getDefaultPolicies());
+			limiter = new PolicyRateLimiter(enforcer, responses, policies, configurationService,
+					properties.getDefaultPolicies());
 		}
 		catch (IllegalArgumentException ex) {
 			throw new InvalidConfigurationPropertyValueException("ratelimit.gateway.default-policies",

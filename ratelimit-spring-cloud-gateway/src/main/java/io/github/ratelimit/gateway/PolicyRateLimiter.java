@@ -12,6 +12,7 @@ import io.github.ratelimit.spring.ConfiguredPolicy;
 import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.Rejection;
 import io.github.ratelimit.spring.RequestContext;
 import org.jspecify.annotations.Nullable;
@@ -57,22 +58,26 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 
 	private final RateLimitEnforcer enforcer;
 
+	private final RateLimitResponses responses;
+
 	private final RateLimitPolicyRegistry policies;
 
 	private final Config defaults;
 
 	/**
 	 * A limiter.
-	 * @param enforcer the enforcer (policies, headers, rejection)
+	 * @param enforcer checks the route's policies
+	 * @param responses renders the headers and the rejection
 	 * @param policies the configured policies
 	 * @param configurationService binds the routes' arguments
 	 * @param defaultPolicies the policies of routes that name none (may be empty)
 	 * @throws IllegalArgumentException when a default policy is unknown
 	 */
-	public PolicyRateLimiter(RateLimitEnforcer enforcer, RateLimitPolicyRegistry policies,
-			ConfigurationService configurationService, List<String> defaultPolicies) {
+	public PolicyRateLimiter(RateLimitEnforcer enforcer, RateLimitResponses responses,
+			RateLimitPolicyRegistry policies, ConfigurationService configurationService, List<String> defaultPolicies) {
 		super(Config.class, CONFIGURATION_PROPERTY_NAME, configurationService);
 		this.enforcer = enforcer;
+		this.responses = responses;
 		this.policies = policies;
 		this.defaults = new Config().setPolicies(defaultPolicies);
 		validate(this.defaults);
@@ -158,10 +163,10 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 	private Mono<Response> respond(RateLimitDecision decision, RequestContext request,
 			@Nullable GatewayExchange exchange) {
 		if (decision.allowed()) {
-			Response response = new Response(true, singleValued(this.enforcer.headers(decision)));
+			Response response = new Response(true, singleValued(this.responses.headers(decision)));
 			return (exchange != null) ? exchange.admitted(decision).thenReturn(response) : Mono.just(response);
 		}
-		Rejection rejection = this.enforcer.reject(decision, request);
+		Rejection rejection = this.responses.reject(decision, request);
 		HttpHeaders headers = new HttpHeaders();
 		headers.putAll(rejection.headers());
 		headers.clearContentHeaders();

@@ -5,6 +5,7 @@ import java.util.List;
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import io.github.ratelimit.spring.RateLimitResponses;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.BeanFactory;
@@ -86,9 +87,9 @@ class GatewayRateLimitAutoConfigurationTests {
 	static class OwnLimiter {
 
 		@Bean
-		PolicyRateLimiter ownLimiter(RateLimitEnforcer enforcer, RateLimitPolicyRegistry policies,
-				ConfigurationService configurationService) {
-			return new PolicyRateLimiter(enforcer, policies, configurationService, List.of("api"));
+		PolicyRateLimiter ownLimiter(RateLimitEnforcer enforcer, RateLimitResponses responses,
+				RateLimitPolicyRegistry policies, ConfigurationService configurationService) {
+			return new PolicyRateLimiter(enforcer, responses, policies, configurationService, List.of("api"));
 		}
 
 	}

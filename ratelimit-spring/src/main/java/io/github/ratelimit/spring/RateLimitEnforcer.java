@@ -2,16 +2,10 @@ package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 import java.util.function.Function;
-import java.util.function.LongSupplier;
 
 import io.github.ratelimit.core.FailureMode;
-import io.github.ratelimit.core.InvalidPolicyException;
 import io.github.ratelimit.core.Permit;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitDecision;
@@ -21,89 +15,38 @@ import io.github.ratelimit.core.RateLimiter;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
-import org.springframework.core.MethodClassKey;
-import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.format.datetime.standard.DurationFormatterUtils;
-import org.springframework.http.HttpHeaders;
-import org.springframework.http.server.PathContainer;
-import org.springframework.util.ClassUtils;
-
 /**
- * Decides web requests: which policies apply (filter rules and {@link RateLimited} methods), for which identity,
- * at which limits (overrides, tiers), and what the response carries. Shared by the servlet and WebFlux filters and
- * method interceptors, which only adapt their request type to {@link RequestContext}.
+ * Makes the check of a web request or a rate-limited call: which policies apply (the filter rules, or the
+ * {@link RateLimited} annotations of a method), the identity each is counted for (keys, missing keys, runtime
+ * switches) and the limits that apply to it (overrides, tiers), then one call of the limiter. Shared by the servlet
+ * and WebFlux filters and method interceptors, the bean method interceptor and the gateway, which adapt their
+ * request type to {@link RequestContext}; what the response carries is {@link RateLimitResponses}'s.
  */
 public final class RateLimitEnforcer {
-
-	/**
-	 * The default order of the servlet and the WebFlux filter: just after Spring Security's filter chain
-	 * ({@code -100}), so that principal keys see the authenticated user.
-	 */
-	public static final int DEFAULT_FILTER_ORDER = -90;
 
 	private final RateLimiter limiter;
 
 	private final RateLimitPolicyRegistry policies;
 
-	private final List<RateLimitRule> rules;
+	private final FilterRules rules;
 
-	private final RateLimitHeaders headers;
-
-	private final RateLimitRejectionHandler rejectionHandler;
-
-	private final Function<String, KeyResolver> keyResolverBeans;
-
-	private final LongSupplier clockMillis;
-
-	private final FailureMode defaultFailureMode;
-
-	private final ConcurrentMap<MethodClassKey, List<Target>> annotated = new ConcurrentHashMap<>();
-
-	/**
-	 * An enforcer over the given policies, whose inline {@link RateLimited} policies fail open unless they set a
-	 * failure mode.
-	 * @param limiter the engine
-	 * @param policies the configured policies
-	 * @param rules the filter rules (their policy names must exist)
-	 * @param headers which headers to write
-	 * @param rejectionHandler renders denials
-	 * @param keyResolverBeans finds {@link KeyResolver} beans named in annotation keys ({@code @name})
-	 * @param clockMillis the clock for {@code X-RateLimit-Reset}
-	 * @throws IllegalArgumentException when a rule names an unknown policy
-	 */
-	public RateLimitEnforcer(RateLimiter limiter, RateLimitPolicyRegistry policies, List<RateLimitRule> rules,
-			RateLimitHeaders headers, RateLimitRejectionHandler rejectionHandler,
-			Function<String, KeyResolver> keyResolverBeans, LongSupplier clockMillis) {
-		this(limiter, policies, rules, headers, rejectionHandler, keyResolverBeans, clockMillis, FailureMode.OPEN);
-	}
+	private final AnnotationPolicies annotations;
 
 	/**
 	 * An enforcer.
 	 * @param limiter the engine
 	 * @param policies the configured policies
 	 * @param rules the filter rules (their policy names must exist)
-	 * @param headers which headers to write
-	 * @param rejectionHandler renders denials
 	 * @param keyResolverBeans finds {@link KeyResolver} beans named in annotation keys ({@code @name})
-	 * @param clockMillis the clock for {@code X-RateLimit-Reset}
 	 * @param defaultFailureMode the failure mode of inline {@link RateLimited} policies that set none
 	 * @throws IllegalArgumentException when a rule names an unknown policy
 	 */
 	public RateLimitEnforcer(RateLimiter limiter, RateLimitPolicyRegistry policies, List<RateLimitRule> rules,
-			RateLimitHeaders headers, RateLimitRejectionHandler rejectionHandler,
-			Function<String, KeyResolver> keyResolverBeans, LongSupplier clockMillis, FailureMode defaultFailureMode) {
-		for (RateLimitRule rule : rules) {
-			// fails here rather than on the first request the rule matches
-			rule.policies().forEach(policies::configured);
-		}
-		this.defaultFailureMode = defaultFailureMode;
+			Function<String, KeyResolver> keyResolverBeans, FailureMode defaultFailureMode) {
 		this.limiter = limiter;
 		this.policies = policies;
-		this.rules = List.copyOf(rules);
-		this.headers = headers;
-		this.rejectionHandler = rejectionHandler;
-		this.keyResolverBeans = keyResolverBeans;
-		this.clockMillis = clockMillis;
+		this.rules = new FilterRules(policies, rules);
+		this.annotations = new AnnotationPolicies(policies, keyResolverBeans, defaultFailureMode);
 	}
 
 	/**
@@ -129,34 +72,13 @@ public final class RateLimitEnforcer {
 	}
 
 	/**
-	 * Whether any filter rule exists.
-	 * @return true when rules are configured
-	 */
-	public boolean hasRules() {
-		return !this.rules.isEmpty();
-	}
-
-	/**
 	 * The policies of the filter rules matching a request, each once, in rule order.
 	 * @param method the HTTP method
 	 * @param path the path within the application
 	 * @return the targets
 	 */
 	public List<Target> ruleTargets(String method, String path) {
-		if (this.rules.isEmpty()) {
-			return List.of();
-		}
-		// "//api/x" reaches the same handler as "/api/x" under some matching strategies: match it the same way
-		PathContainer container = PathContainer.parsePath(path.contains("//") ? path.replaceAll("/{2,}", "/") : path);
-		Set<String> names = new LinkedHashSet<>();
-		for (RateLimitRule rule : this.rules) {
-			if (rule.matches(method, container)) {
-				names.addAll(rule.policies());
-			}
-		}
-		List<Target> targets = new ArrayList<>(names.size());
-		names.forEach((name) -> targets.add(new Target(this.policies.configured(name), null, 0)));
-		return targets;
+		return this.rules.targets(method, path);
 	}
 
 	/**
@@ -167,105 +89,7 @@ public final class RateLimitEnforcer {
 	 * @throws IllegalStateException naming the method when an annotation is invalid
 	 */
 	public List<Target> annotationTargets(Method method, Class<?> targetClass) {
-		// keyed by class too: an inherited method gets the class-level policies of each subclass
-		return this.annotated.computeIfAbsent(new MethodClassKey(method, targetClass),
-				(key) -> resolveAnnotations(ClassUtils.getMostSpecificMethod(method, targetClass), targetClass));
-	}
-
-	private List<Target> resolveAnnotations(Method method, Class<?> targetClass) {
-		Set<RateLimited> annotations = new LinkedHashSet<>(
-				AnnotatedElementUtils.findMergedRepeatableAnnotations(ClassUtils.getUserClass(targetClass),
-						RateLimited.class, RateLimited.List.class));
-		annotations.addAll(
-				AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimited.class, RateLimited.List.class));
-		List<Target> targets = new ArrayList<>();
-		for (RateLimited annotation : annotations) {
-			String where = "@RateLimited on " + method.getDeclaringClass().getName() + "." + method.getName() + "()";
-			targets.add(toTarget(annotation, where));
-		}
-		return List.copyOf(targets);
-	}
-
-	private Target toTarget(RateLimited annotation, String where) {
-		ConfiguredPolicy policy;
-		if (!annotation.policy().isEmpty()) {
-			if (!annotation.name().isEmpty() || annotation.algorithm().length > 0 || annotation.limit() != 0
-					|| !annotation.window().isEmpty() || annotation.failureMode().length > 0) {
-				throw new IllegalStateException(where + " names policy '" + annotation.policy()
-						+ "' and also defines one inline (name, algorithm, limit, window, failureMode): use one or the other");
-			}
-			if (!this.policies.contains(annotation.policy())) {
-				throw new IllegalStateException(where + " names unknown policy '" + annotation.policy()
-						+ "'; configured policies: " + this.policies.names());
-			}
-			policy = this.policies.configured(annotation.policy());
-		}
-		else if (!annotation.name().isEmpty()) {
-			policy = inline(annotation, where);
-		}
-		else {
-			throw new IllegalStateException(
-					where + " must name a configured policy or define one inline (name, algorithm, limit, window)");
-		}
-		KeySpec key = null;
-		if (!annotation.key().isEmpty()) {
-			try {
-				key = KeySpec.parse(annotation.key(), this.keyResolverBeans);
-			}
-			catch (RuntimeException ex) {
-				throw new IllegalStateException(where + " has an invalid key: " + ex.getMessage(), ex);
-			}
-		}
-		if (annotation.policy().isEmpty()) {
-			if (key != null) {
-				// the annotation's key is the inline policy's own (what the Actuator endpoint and tests resolve by)
-				policy = ConfiguredPolicy.of(policy.policy(), key, policy.missingKey());
-			}
-			this.policies.register(policy);
-		}
-		if (annotation.cost() < 0 || annotation.cost() > policy.policy().capacity()) {
-			throw new IllegalStateException(where + " has cost " + annotation.cost() + "; it must be between 1 and "
-					+ policy.policy().capacity() + " (or 0 for the policy's cost)");
-		}
-		return new Target(policy, key, annotation.cost(), annotation.shadow());
-	}
-
-	private ConfiguredPolicy inline(RateLimited annotation, String where) {
-		if (this.policies.contains(annotation.name())) {
-			throw new IllegalStateException(where + " defines inline policy '" + annotation.name()
-					+ "', which is also a configured policy: use @RateLimited(\"" + annotation.name() + "\")");
-		}
-		try {
-			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(annotation.name()).limit(annotation.limit());
-			builder.algorithm(one(annotation.name(), "algorithm", annotation.algorithm(), null));
-			if (!annotation.window().isEmpty()) {
-				// ISO-8601 (PT1M), simple (500ms, 10s) or composite (1h30m); a plain number is milliseconds
-				builder.window(DurationFormatterUtils.detectAndParse(annotation.window().trim()));
-			}
-			if (annotation.burst() != 0) {
-				builder.burst(annotation.burst());
-			}
-			builder.failureMode(
-					one(annotation.name(), "failureMode", annotation.failureMode(), this.defaultFailureMode));
-			return ConfiguredPolicy.of(builder.build(), KeySpec.parse("ip", this.keyResolverBeans), MissingKey.SHARED);
-		}
-		catch (IllegalArgumentException ex) {
-			throw new IllegalStateException(where + ": " + ex.getMessage(), ex);
-		}
-	}
-
-	/** The one value of an annotation's array attribute, or what applies when it has none (null: required). */
-	private static <T> T one(String policy, String field, T[] values, @Nullable T none) {
-		if (values.length > 1) {
-			throw new InvalidPolicyException(policy, field, "takes one value, not " + values.length);
-		}
-		if (values.length == 1) {
-			return values[0];
-		}
-		if (none == null) {
-			throw new InvalidPolicyException(policy, field, "is required");
-		}
-		return none;
+		return this.annotations.targets(method, targetClass);
 	}
 
 	/**
@@ -345,25 +169,6 @@ public final class RateLimitEnforcer {
 	}
 
 	private record Prepared(RateLimitRequest request, @Nullable RateLimitDecision denied) {
-	}
-
-	/**
-	 * The rate-limit headers of a decision, as enabled.
-	 * @param decision the decision
-	 * @return the headers
-	 */
-	public HttpHeaders headers(RateLimitDecision decision) {
-		return this.headers.of(decision, this.clockMillis.getAsLong());
-	}
-
-	/**
-	 * The response to a denial.
-	 * @param decision the denying decision
-	 * @param request the request
-	 * @return the rejection
-	 */
-	public Rejection reject(RateLimitDecision decision, RequestContext request) {
-		return this.rejectionHandler.reject(decision, request, headers(decision));
 	}
 
 }

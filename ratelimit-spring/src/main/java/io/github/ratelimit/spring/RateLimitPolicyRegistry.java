@@ -15,8 +15,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The policies of an application, by name, and the one place that says which limits apply to an identity: the
  * configured policies (what filter rules, gateway routes and {@link RateLimited} annotations name; the
- * auto-configuration builds them from {@code ratelimit.policies}) and the inline {@link RateLimited} policies, which
- * the {@link RateLimitEnforcer} registers as it resolves the annotated methods (public ones at startup, others on
+ * auto-configuration builds them from {@code ratelimit.policies}) and the inline {@link RateLimited} policies,
+ * registered as the {@link RateLimitEnforcer} resolves the annotated methods (public ones at startup, others on
  * their first call). The enforcer, the Actuator endpoint and the test support look policies up here.
  */
 public final class RateLimitPolicyRegistry {

@@ -2,9 +2,7 @@ package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -140,12 +138,12 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 	private Duration resolveMaxWait(Method method, Class<?> targetClass) {
 		Class<?> userClass = ClassUtils.getUserClass(targetClass);
 		@Nullable Duration longest = null;
-		for (RateLimited annotation : annotations(method, userClass)) {
+		for (RateLimited annotation : AnnotationPolicies.annotations(method, userClass)) {
 			String value = annotation.maxWait().trim();
 			if (value.isEmpty()) {
 				continue;
 			}
-			String where = "@RateLimited on " + method.getDeclaringClass().getName() + "." + method.getName() + "()";
+			String where = AnnotationPolicies.where(method);
 			Duration wait;
 			try {
 				wait = DurationFormatterUtils.detectAndParse(value);
@@ -177,15 +175,6 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 			}
 		}
 		return longest;
-	}
-
-	private static Set<RateLimited> annotations(Method method, Class<?> userClass) {
-		Set<RateLimited> annotations = new LinkedHashSet<>(
-				AnnotatedElementUtils.findMergedRepeatableAnnotations(userClass, RateLimited.class,
-						RateLimited.List.class));
-		annotations
-			.addAll(AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimited.class, RateLimited.List.class));
-		return annotations;
 	}
 
 	/**

@@ -9,6 +9,7 @@ import java.util.List;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.DefaultRateLimiter;
+import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import org.junit.jupiter.api.Test;
@@ -36,9 +37,8 @@ class RateLimitedMethodPostProcessorTests {
 			.window(Duration.ofMinutes(1))
 			.build(), KeySpec.parse("ip", RateLimitedMethodPostProcessorTests::noBeans), MissingKey.SHARED);
 		RateLimitEnforcer enforcer = new RateLimitEnforcer(new DefaultRateLimiter(new LocalRateLimitBackend()),
-				new RateLimitPolicyRegistry(List.of(a)), List.of(), RateLimitHeaders.ALL,
-				new ProblemDetailRejectionHandler(), RateLimitedMethodPostProcessorTests::noBeans,
-				System::currentTimeMillis);
+				new RateLimitPolicyRegistry(List.of(a)), List.of(), RateLimitedMethodPostProcessorTests::noBeans,
+				FailureMode.OPEN);
 		RateLimitedMethodPostProcessor postProcessor = new RateLimitedMethodPostProcessor(() -> enforcer,
 				(invocation) -> "intercepted") {
 		};

@@ -3,6 +3,7 @@ package io.github.ratelimit.autoconfigure.reactive;
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.autoconfigure.RateLimitProperties;
 import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
 import io.github.ratelimit.spring.reactive.RateLimitExceptionAdvice;
 import io.github.ratelimit.spring.reactive.RateLimitWebExceptionHandler;
@@ -33,14 +34,15 @@ public final class RateLimitReactiveAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "ratelimit.filter.enabled", matchIfMissing = true)
-	RateLimitWebFilter rateLimitWebFilter(RateLimitEnforcer enforcer, RateLimitProperties properties) {
-		return new RateLimitWebFilter(enforcer, properties.getFilter().getOrder());
+	RateLimitWebFilter rateLimitWebFilter(RateLimitEnforcer enforcer, RateLimitResponses responses,
+			RateLimitProperties properties) {
+		return new RateLimitWebFilter(enforcer, responses, properties.getFilter().getOrder());
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitWebExceptionHandler rateLimitWebExceptionHandler(RateLimitEnforcer enforcer) {
-		return new RateLimitWebExceptionHandler(enforcer);
+	RateLimitWebExceptionHandler rateLimitWebExceptionHandler(RateLimitResponses responses) {
+		return new RateLimitWebExceptionHandler(responses);
 	}
 
 	@Bean
@@ -52,9 +54,10 @@ public final class RateLimitReactiveAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(RateLimitedMethodPostProcessor.class)
 	static ReactiveRateLimitedMethodPostProcessor rateLimitedMethodPostProcessor(
-			ObjectProvider<RateLimitEnforcer> enforcer, ObjectProvider<RateLimitProperties> properties) {
-		// the enforcer and the properties are looked up when the first @RateLimited bean appears
-		return new ReactiveRateLimitedMethodPostProcessor(enforcer::getObject,
+			ObjectProvider<RateLimitEnforcer> enforcer, ObjectProvider<RateLimitResponses> responses,
+			ObjectProvider<RateLimitProperties> properties) {
+		// the enforcer, the responses and the properties are looked up when the first @RateLimited bean appears
+		return new ReactiveRateLimitedMethodPostProcessor(enforcer::getObject, responses::getObject,
 				(policy) -> properties.getObject().maxWait(policy));
 	}
 

@@ -3,6 +3,7 @@ package io.github.ratelimit.autoconfigure.servlet;
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.autoconfigure.RateLimitProperties;
 import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
 import io.github.ratelimit.spring.servlet.PermitReleaseHandlerInterceptor;
 import io.github.ratelimit.spring.servlet.RateLimitExceptionResolver;
@@ -49,9 +50,9 @@ public final class RateLimitServletAutoConfiguration {
 	@ConditionalOnMissingFilterBean(RateLimitFilter.class)
 	@ConditionalOnBooleanProperty(name = "ratelimit.filter.enabled", matchIfMissing = true)
 	FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimitEnforcer enforcer,
-			RateLimitProperties properties) {
+			RateLimitResponses responses, RateLimitProperties properties) {
 		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(
-				new RateLimitFilter(enforcer));
+				new RateLimitFilter(enforcer, responses));
 		registration.setOrder(properties.getFilter().getOrder());
 		return registration;
 	}
@@ -59,9 +60,10 @@ public final class RateLimitServletAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(RateLimitedMethodPostProcessor.class)
 	static ServletRateLimitedMethodPostProcessor rateLimitedMethodPostProcessor(
-			ObjectProvider<RateLimitEnforcer> enforcer, ObjectProvider<RateLimitProperties> properties) {
-		// the enforcer and the properties are looked up when the first @RateLimited bean appears
-		return new ServletRateLimitedMethodPostProcessor(enforcer::getObject,
+			ObjectProvider<RateLimitEnforcer> enforcer, ObjectProvider<RateLimitResponses> responses,
+			ObjectProvider<RateLimitProperties> properties) {
+		// the enforcer, the responses and the properties are looked up when the first @RateLimited bean appears
+		return new ServletRateLimitedMethodPostProcessor(enforcer::getObject, responses::getObject,
 				(policy) -> properties.getObject().maxWait(policy));
 	}
 
@@ -71,8 +73,8 @@ public final class RateLimitServletAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		RateLimitExceptionResolver rateLimitExceptionResolver(RateLimitEnforcer enforcer) {
-			return new RateLimitExceptionResolver(enforcer);
+		RateLimitExceptionResolver rateLimitExceptionResolver(RateLimitResponses responses) {
+			return new RateLimitExceptionResolver(responses);
 		}
 
 		@Bean

@@ -10,6 +10,7 @@ import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RateLimited;
 import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
 import io.github.ratelimit.spring.reactive.RateLimitWebExceptionHandler;
@@ -202,13 +203,13 @@ class RateLimitReactiveAutoConfigurationTests {
 	static class UserBeans {
 
 		@Bean
-		RateLimitWebFilter myFilter(RateLimitEnforcer enforcer) {
-			return new RateLimitWebFilter(enforcer, 7);
+		RateLimitWebFilter myFilter(RateLimitEnforcer enforcer, RateLimitResponses responses) {
+			return new RateLimitWebFilter(enforcer, responses, 7);
 		}
 
 		@Bean
-		RateLimitWebExceptionHandler myHandler(RateLimitEnforcer enforcer) {
-			return new RateLimitWebExceptionHandler(enforcer, 8);
+		RateLimitWebExceptionHandler myHandler(RateLimitResponses responses) {
+			return new RateLimitWebExceptionHandler(responses, 8);
 		}
 
 		@Bean
@@ -224,6 +225,8 @@ class RateLimitReactiveAutoConfigurationTests {
 
 		static final ReactiveRateLimitedMethodPostProcessor instance = new ReactiveRateLimitedMethodPostProcessor(
 				() -> {
+					throw new IllegalStateException("not needed");
+				}, () -> {
 					throw new IllegalStateException("not needed");
 				});
 

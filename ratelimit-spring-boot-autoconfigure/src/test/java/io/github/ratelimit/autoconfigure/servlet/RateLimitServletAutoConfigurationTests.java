@@ -7,12 +7,12 @@ import java.util.concurrent.CopyOnWriteArraySet;
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.DefaultRateLimiter;
+import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
-import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
-import io.github.ratelimit.spring.RateLimitHeaders;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RateLimited;
 import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
 import io.github.ratelimit.spring.servlet.RateLimitExceptionResolver;
@@ -276,21 +276,19 @@ class RateLimitServletAutoConfigurationTests {
 	static class UserBeans {
 
 		@Bean
-		FilterRegistrationBean<RateLimitFilter> myFilter(RateLimitEnforcer enforcer) {
-			return new FilterRegistrationBean<>(new RateLimitFilter(enforcer));
+		FilterRegistrationBean<RateLimitFilter> myFilter(RateLimitEnforcer enforcer, RateLimitResponses responses) {
+			return new FilterRegistrationBean<>(new RateLimitFilter(enforcer, responses));
 		}
 
 		@Bean
-		RateLimitExceptionResolver myResolver(RateLimitEnforcer enforcer) {
-			return new RateLimitExceptionResolver(enforcer, 1);
+		RateLimitExceptionResolver myResolver(RateLimitResponses responses) {
+			return new RateLimitExceptionResolver(responses, 1);
 		}
 
 		@Bean
 		static RateLimitedMethodPostProcessor myPostProcessor() {
 			RateLimitEnforcer enforcer = new RateLimitEnforcer(new DefaultRateLimiter(new LocalRateLimitBackend()),
-					new RateLimitPolicyRegistry(List.of()), List.of(), RateLimitHeaders.ALL,
-					new ProblemDetailRejectionHandler(), (name) -> null,
-					System::currentTimeMillis);
+					new RateLimitPolicyRegistry(List.of()), List.of(), (name) -> null, FailureMode.OPEN);
 			return new RateLimitedMethodPostProcessor(() -> enforcer, MethodInvocation::proceed) {
 			};
 		}
@@ -301,8 +299,8 @@ class RateLimitServletAutoConfigurationTests {
 	static class UserFilterBean {
 
 		@Bean
-		RateLimitFilter myRateLimitFilter(RateLimitEnforcer enforcer) {
-			return new RateLimitFilter(enforcer);
+		RateLimitFilter myRateLimitFilter(RateLimitEnforcer enforcer, RateLimitResponses responses) {
+			return new RateLimitFilter(enforcer, responses);
 		}
 
 	}

@@ -1,8 +1,8 @@
 package io.github.ratelimit.spring.reactive;
 
 
-import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RequestContext;
 import reactor.core.publisher.Mono;
 
@@ -24,25 +24,25 @@ public final class RateLimitWebExceptionHandler implements WebExceptionHandler, 
 	/** The default order: before Spring Boot's {@code DefaultErrorWebExceptionHandler} ({@code -1}). */
 	public static final int DEFAULT_ORDER = -2;
 
-	private final RateLimitEnforcer enforcer;
+	private final RateLimitResponses responses;
 
 	private final int order;
 
 	/**
 	 * A handler at the {@link #DEFAULT_ORDER default order}.
-	 * @param enforcer renders the rejection
+	 * @param responses renders the rejection
 	 */
-	public RateLimitWebExceptionHandler(RateLimitEnforcer enforcer) {
-		this(enforcer, DEFAULT_ORDER);
+	public RateLimitWebExceptionHandler(RateLimitResponses responses) {
+		this(responses, DEFAULT_ORDER);
 	}
 
 	/**
 	 * A handler.
-	 * @param enforcer renders the rejection
+	 * @param responses renders the rejection
 	 * @param order the order among the exception handlers
 	 */
-	public RateLimitWebExceptionHandler(RateLimitEnforcer enforcer, int order) {
-		this.enforcer = enforcer;
+	public RateLimitWebExceptionHandler(RateLimitResponses responses, int order) {
+		this.responses = responses;
 		this.order = order;
 	}
 
@@ -60,7 +60,7 @@ public final class RateLimitWebExceptionHandler implements WebExceptionHandler, 
 		ExchangeScope scope = exchange.getAttribute(ExchangeScope.KEY);
 		Mono<Void> giveBack = (scope != null) ? scope.reverseAdmitted() : Mono.empty();
 		return giveBack.then(request(exchange))
-			.flatMap((request) -> ExchangeScope.write(exchange, this.enforcer.reject(denial.decision(), request)));
+			.flatMap((request) -> ExchangeScope.write(exchange, this.responses.reject(denial.decision(), request)));
 	}
 
 	private static Mono<RequestContext> request(ServerWebExchange exchange) {

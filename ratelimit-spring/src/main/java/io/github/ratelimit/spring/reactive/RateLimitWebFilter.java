@@ -3,7 +3,9 @@ package io.github.ratelimit.spring.reactive;
 import java.util.List;
 
 import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RequestContext;
+import io.github.ratelimit.spring.servlet.RateLimitFilter;
 import reactor.core.publisher.Mono;
 
 import org.springframework.core.Ordered;
@@ -36,23 +38,29 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 
 	private final RateLimitEnforcer enforcer;
 
+	private final RateLimitResponses responses;
+
 	private final int order;
 
 	/**
-	 * A filter at the {@link RateLimitEnforcer#DEFAULT_FILTER_ORDER default order}.
-	 * @param enforcer the enforcer
+	 * A filter at the {@link RateLimitFilter#DEFAULT_ORDER default order} of both filters (a constant, compiled
+	 * in: the servlet API need not be present).
+	 * @param enforcer decides requests
+	 * @param responses renders the headers and rejections
 	 */
-	public RateLimitWebFilter(RateLimitEnforcer enforcer) {
-		this(enforcer, RateLimitEnforcer.DEFAULT_FILTER_ORDER);
+	public RateLimitWebFilter(RateLimitEnforcer enforcer, RateLimitResponses responses) {
+		this(enforcer, responses, RateLimitFilter.DEFAULT_ORDER);
 	}
 
 	/**
 	 * A filter.
-	 * @param enforcer the enforcer
+	 * @param enforcer decides requests
+	 * @param responses renders the headers and rejections
 	 * @param order the order among the web filters
 	 */
-	public RateLimitWebFilter(RateLimitEnforcer enforcer, int order) {
+	public RateLimitWebFilter(RateLimitEnforcer enforcer, RateLimitResponses responses, int order) {
 		this.enforcer = enforcer;
+		this.responses = responses;
 		this.order = order;
 	}
 
@@ -86,10 +94,10 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 		}
 		return scope.check(this.enforcer, targets, null, null).flatMap((decision) -> {
 			if (decision.allowed()) {
-				scope.setHeaders(this.enforcer.headers(decision));
+				scope.setHeaders(this.responses.headers(decision));
 				return proceed;
 			}
-			return ExchangeScope.write(scope.exchange(), this.enforcer.reject(decision, request));
+			return ExchangeScope.write(scope.exchange(), this.responses.reject(decision, request));
 		});
 	}
 

@@ -8,6 +8,7 @@ import java.util.function.Supplier;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RateLimited;
 import io.github.ratelimit.spring.RateLimitedCallInterceptor;
 import io.github.ratelimit.spring.RequestContext;
@@ -60,16 +61,21 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
 	private final Supplier<RateLimitEnforcer> enforcer;
 
+	private final Supplier<RateLimitResponses> responses;
+
 	private final RateLimitedCallInterceptor calls;
 
 	/**
-	 * An interceptor that looks the enforcer up on its first call.
+	 * An interceptor that looks the enforcer and the responses up on its first call.
 	 * @param enforcer supplies the enforcer, called at most once
+	 * @param responses supplies what renders the headers, called at most once
 	 * @param calls checks the calls that are not an exchange's (outside one, waiting for a turn, or of a bean
 	 * method that is no controller's and does not return a publisher)
 	 */
-	ReactiveRateLimitInterceptor(Supplier<RateLimitEnforcer> enforcer, RateLimitedCallInterceptor calls) {
+	ReactiveRateLimitInterceptor(Supplier<RateLimitEnforcer> enforcer, Supplier<RateLimitResponses> responses,
+			RateLimitedCallInterceptor calls) {
 		this.enforcer = SingletonSupplier.of(enforcer);
+		this.responses = SingletonSupplier.of(responses);
 		this.calls = calls;
 	}
 
@@ -136,13 +142,13 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	 * Checks the method's policies for the exchange: emits the admitted decision, or gives back what the exchange's
 	 * earlier checks took and signals the denial.
 	 */
-	private static Mono<RateLimitDecision> admit(RateLimitEnforcer enforcer, ExchangeScope scope,
+	private Mono<RateLimitDecision> admit(RateLimitEnforcer enforcer, ExchangeScope scope,
 			List<RateLimitEnforcer.Target> targets, Method method, @Nullable Object[] args) {
 		return Mono.defer(() -> {
 			List<RateLimitDecision> earlier = scope.admitted();
 			return scope.check(enforcer, targets, method, args).flatMap((decision) -> {
 				if (decision.allowed()) {
-					scope.setHeaders(enforcer.headers(RateLimitDecision.merge(scope.admitted())));
+					scope.setHeaders(this.responses.get().headers(RateLimitDecision.merge(scope.admitted())));
 					return Mono.just(decision);
 				}
 				// the earlier admitted decisions are reported as given back; they are given back when the denial

@@ -2,8 +2,8 @@ package io.github.ratelimit.spring.servlet;
 
 import java.io.IOException;
 
-import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
+import io.github.ratelimit.spring.RateLimitResponses;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.apache.commons.logging.Log;
@@ -16,7 +16,7 @@ import org.springframework.web.servlet.ModelAndView;
 
 /**
  * Turns a {@link RateLimitExceededException} (a denied {@link io.github.ratelimit.spring.RateLimited} method) into
- * the rejection of {@link RateLimitEnforcer#reject}: by default status 429, the rate-limit headers with
+ * the rejection of {@link RateLimitResponses#reject}: by default status 429, the rate-limit headers with
  * {@code Retry-After}, and an {@code application/problem+json} body.
  * <p>
  * It runs at {@link #DEFAULT_ORDER}, before Spring MVC's own resolvers (order 0: {@code @ExceptionHandler} methods of
@@ -25,7 +25,7 @@ import org.springframework.web.servlet.ModelAndView;
  * It runs after Spring Boot's {@code DefaultErrorAttributes} (which only records the exception). To shape the 429
  * yourself, declare a {@link io.github.ratelimit.spring.RateLimitRejectionHandler} bean. To handle the exception
  * in an {@code @ExceptionHandler} of your own instead, declare your own bean of this type with an order after
- * Spring MVC's ({@code new RateLimitExceptionResolver(enforcer, 1)}): the starter's then backs off and yours only
+ * Spring MVC's ({@code new RateLimitExceptionResolver(responses, 1)}): the starter's then backs off and yours only
  * sees what your handlers leave.
  * <p>
  * The exception is also found as the cause of another exception (e.g. wrapped by a proxy). A response that is
@@ -38,25 +38,25 @@ public final class RateLimitExceptionResolver implements HandlerExceptionResolve
 
 	private static final Log logger = LogFactory.getLog(RateLimitExceptionResolver.class);
 
-	private final RateLimitEnforcer enforcer;
+	private final RateLimitResponses responses;
 
 	private final int order;
 
 	/**
 	 * A resolver at the {@link #DEFAULT_ORDER default order}.
-	 * @param enforcer renders the rejection
+	 * @param responses renders the rejection
 	 */
-	public RateLimitExceptionResolver(RateLimitEnforcer enforcer) {
-		this(enforcer, DEFAULT_ORDER);
+	public RateLimitExceptionResolver(RateLimitResponses responses) {
+		this(responses, DEFAULT_ORDER);
 	}
 
 	/**
 	 * A resolver.
-	 * @param enforcer renders the rejection
+	 * @param responses renders the rejection
 	 * @param order the order among the application's {@link HandlerExceptionResolver}s
 	 */
-	public RateLimitExceptionResolver(RateLimitEnforcer enforcer, int order) {
-		this.enforcer = enforcer;
+	public RateLimitExceptionResolver(RateLimitResponses responses, int order) {
+		this.responses = responses;
 		this.order = order;
 	}
 
@@ -70,7 +70,7 @@ public final class RateLimitExceptionResolver implements HandlerExceptionResolve
 		try {
 			RequestScope scope = RequestScope.of(request);
 			scope.reverseAdmitted();
-			RequestScope.write(response, this.enforcer.reject(denial.decision(), scope.request()));
+			RequestScope.write(response, this.responses.reject(denial.decision(), scope.request()));
 		}
 		catch (IOException writeFailure) {
 			logger.debug("Could not write the rate-limit rejection", writeFailure);

@@ -6,6 +6,7 @@ import java.util.List;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
+import io.github.ratelimit.spring.RateLimitResponses;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -37,14 +38,24 @@ import org.springframework.web.filter.OncePerRequestFilter;
  */
 public final class RateLimitFilter extends OncePerRequestFilter {
 
+	/**
+	 * The default order of the servlet and the WebFlux filter: just after Spring Security's filter chain
+	 * ({@code -100}), so that principal keys see the authenticated user.
+	 */
+	public static final int DEFAULT_ORDER = -90;
+
 	private final RateLimitEnforcer enforcer;
+
+	private final RateLimitResponses responses;
 
 	/**
 	 * A filter.
-	 * @param enforcer decides requests and renders the headers and rejections
+	 * @param enforcer decides requests
+	 * @param responses renders the headers and rejections
 	 */
-	public RateLimitFilter(RateLimitEnforcer enforcer) {
+	public RateLimitFilter(RateLimitEnforcer enforcer, RateLimitResponses responses) {
 		this.enforcer = enforcer;
+		this.responses = responses;
 	}
 
 	@Override
@@ -66,7 +77,7 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 				throw ex;
 			}
 			scope.reverseAdmitted();
-			RequestScope.write(response, this.enforcer.reject(ex.decision(), scope.request()));
+			RequestScope.write(response, this.responses.reject(ex.decision(), scope.request()));
 		}
 		finally {
 			scope.releaseWhenComplete();
@@ -82,7 +93,7 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 			FilterChain chain) throws ServletException, IOException {
 		RequestScope scope = RequestScope.find(request);
 		if (scope != null && !scope.admitted().isEmpty() && !response.isCommitted()) {
-			RequestScope.setHeaders(response, this.enforcer.headers(RateLimitDecision.merge(scope.admitted())));
+			RequestScope.setHeaders(response, this.responses.headers(RateLimitDecision.merge(scope.admitted())));
 		}
 		chain.doFilter(request, response);
 	}
@@ -99,10 +110,10 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 		}
 		RateLimitDecision decision = scope.check(this.enforcer, targets, null, null);
 		if (!decision.allowed()) {
-			RequestScope.write(response, this.enforcer.reject(decision, scope.request()));
+			RequestScope.write(response, this.responses.reject(decision, scope.request()));
 			return false;
 		}
-		RequestScope.setHeaders(response, this.enforcer.headers(decision));
+		RequestScope.setHeaders(response, this.responses.headers(decision));
 		return true;
 	}
 

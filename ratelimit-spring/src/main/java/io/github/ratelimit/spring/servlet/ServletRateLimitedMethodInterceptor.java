@@ -7,6 +7,7 @@ import java.util.function.Supplier;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RateLimitedCallInterceptor;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -47,23 +48,30 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 
 	private final Supplier<RateLimitEnforcer> enforcer;
 
+	private final Supplier<RateLimitResponses> responses;
+
 	private final RateLimitedCallInterceptor calls;
 
 	/**
 	 * An interceptor.
 	 * @param enforcer the enforcer
+	 * @param responses renders the headers
 	 */
-	ServletRateLimitedMethodInterceptor(RateLimitEnforcer enforcer) {
-		this(() -> enforcer, new RateLimitedCallInterceptor(() -> enforcer, (policy) -> null));
+	ServletRateLimitedMethodInterceptor(RateLimitEnforcer enforcer, RateLimitResponses responses) {
+		this(() -> enforcer, () -> responses, new RateLimitedCallInterceptor(() -> enforcer, (policy) -> null));
 	}
 
 	/**
-	 * An interceptor that obtains the enforcer on first use (once).
+	 * An interceptor that obtains the enforcer and the responses on first use (once), for when it is created before
+	 * them (as a bean post-processor's collaborator).
 	 * @param enforcer supplies the enforcer
+	 * @param responses supplies what renders the headers
 	 * @param calls checks the calls that are not a request's (outside a request, or waiting for a turn)
 	 */
-	ServletRateLimitedMethodInterceptor(Supplier<RateLimitEnforcer> enforcer, RateLimitedCallInterceptor calls) {
+	ServletRateLimitedMethodInterceptor(Supplier<RateLimitEnforcer> enforcer,
+			Supplier<RateLimitResponses> responses, RateLimitedCallInterceptor calls) {
 		this.enforcer = SingletonSupplier.of(enforcer);
+		this.responses = SingletonSupplier.of(responses);
 		this.calls = calls;
 	}
 
@@ -97,7 +105,7 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 		}
 		HttpServletResponse response = servlet.getResponse();
 		if (response != null && !response.isCommitted()) {
-			RequestScope.setHeaders(response, enforcer.headers(RateLimitDecision.merge(scope.admitted())));
+			RequestScope.setHeaders(response, this.responses.get().headers(RateLimitDecision.merge(scope.admitted())));
 		}
 		return invocation.proceed();
 	}

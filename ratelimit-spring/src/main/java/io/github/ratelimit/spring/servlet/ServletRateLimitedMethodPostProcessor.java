@@ -5,6 +5,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RateLimitedCallInterceptor;
 import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
 import org.jspecify.annotations.Nullable;
@@ -25,24 +26,27 @@ public final class ServletRateLimitedMethodPostProcessor extends RateLimitedMeth
 	/**
 	 * A post-processor.
 	 * @param enforcer supplies the enforcer when the first rate-limited bean is created
+	 * @param responses supplies what renders the headers, on the first rate-limited call
 	 */
-	public ServletRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer) {
-		this(enforcer, (policy) -> null);
+	public ServletRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer,
+			Supplier<RateLimitResponses> responses) {
+		this(enforcer, responses, (policy) -> null);
 	}
 
 	/**
 	 * A post-processor whose bean method calls may wait for their turn up to their policies' {@code max-wait}.
 	 * @param enforcer supplies the enforcer when the first rate-limited bean is created
+	 * @param responses supplies what renders the headers, on the first rate-limited call
 	 * @param policyMaxWait the {@code max-wait} of a configured policy by name, null when it has none
 	 */
 	public ServletRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer,
-			Function<String, @Nullable Duration> policyMaxWait) {
-		this(enforcer, new RateLimitedCallInterceptor(enforcer, policyMaxWait));
+			Supplier<RateLimitResponses> responses, Function<String, @Nullable Duration> policyMaxWait) {
+		this(enforcer, responses, new RateLimitedCallInterceptor(enforcer, policyMaxWait));
 	}
 
 	private ServletRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer,
-			RateLimitedCallInterceptor calls) {
-		super(enforcer, new ServletRateLimitedMethodInterceptor(enforcer, calls), calls);
+			Supplier<RateLimitResponses> responses, RateLimitedCallInterceptor calls) {
+		super(enforcer, new ServletRateLimitedMethodInterceptor(enforcer, responses, calls), calls);
 	}
 
 }

@@ -59,7 +59,7 @@ class RateLimitWebFilterTests {
 	void requestsMatchingNoRuleReachTheChainWithoutHeadersButWithTheScopeInTheirContext() {
 		RateLimitWebFilter filter = new RateLimitWebFilter(TestEnforcers.create().fixedWindow("api", 1, "ip")
 			.rule("/api/**", "api")
-			.build());
+			.build(), TestEnforcers.responses());
 		RecordingChain chain = new RecordingChain();
 		MockServerWebExchange exchange = exchange("/health");
 		filter.filter(exchange, chain).block();
@@ -80,7 +80,7 @@ class RateLimitWebFilterTests {
 	void admittedRequestsCarryExactHeadersAndReachTheChain() {
 		RateLimitWebFilter filter = new RateLimitWebFilter(TestEnforcers.create().fixedWindow("api", 2, "ip")
 			.rule("/api/**", "api")
-			.build());
+			.build(), TestEnforcers.responses());
 		RecordingChain chain = new RecordingChain();
 		MockServerWebExchange exchange = exchange("/api/orders");
 		filter.filter(exchange, chain).block();
@@ -102,7 +102,7 @@ class RateLimitWebFilterTests {
 	void deniedRequestsGetTheRejectionAndNeverReachTheChain() {
 		RateLimitWebFilter filter = new RateLimitWebFilter(TestEnforcers.create().fixedWindow("api", 1, "ip")
 			.rule("/api/**", "api")
-			.build());
+			.build(), TestEnforcers.responses());
 		RecordingChain chain = new RecordingChain();
 		filter.filter(exchange("/api/orders"), chain).block();
 		MockServerWebExchange denied = exchange("/api/orders");
@@ -124,7 +124,7 @@ class RateLimitWebFilterTests {
 	void theClientIsTheRemoteAddressAndNeverAForwardedHeader() {
 		RateLimitWebFilter filter = new RateLimitWebFilter(TestEnforcers.create().fixedWindow("api", 1, "ip")
 			.rule("/**", "api")
-			.build());
+			.build(), TestEnforcers.responses());
 		RecordingChain chain = new RecordingChain();
 		filter.filter(exchange("/a"), chain).block();
 		MockServerWebExchange spoofed = MockServerWebExchange.from(MockServerHttpRequest.get("/a")
@@ -153,7 +153,7 @@ class RateLimitWebFilterTests {
 	void thePrincipalIsResolvedForKeysAndPathsAreWithinTheApplication() {
 		RateLimitWebFilter filter = new RateLimitWebFilter(TestEnforcers.create().fixedWindow("per-user", 1, "principal")
 			.rule("/api/**", "per-user")
-			.build());
+			.build(), TestEnforcers.responses());
 		RecordingChain chain = new RecordingChain();
 		Principal alice = () -> "alice";
 		MockServerWebExchange first = MockServerWebExchange
@@ -193,7 +193,7 @@ class RateLimitWebFilterTests {
 	void permitsAreReleasedBeforeTheResponseBodyIsSentSoASequentialClientIsNeverRefused() {
 		List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
 		RecordingPermit permit = new RecordingPermit(events);
-		RateLimitWebFilter filter = new RateLimitWebFilter(TestEnforcers.create().build());
+		RateLimitWebFilter filter = new RateLimitWebFilter(TestEnforcers.create().build(), TestEnforcers.responses());
 		MockServerWebExchange mock = exchange("/");
 		ServerWebExchange server = mock.mutate().response(new ServerHttpResponseDecorator(mock.getResponse()) {
 			@Override
@@ -216,7 +216,7 @@ class RateLimitWebFilterTests {
 	@Test
 	void permitsOfStreamsAreReleasedBeforeTheirEndAndOfEmptyResponsesBeforeTheyComplete() {
 		List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
-		RateLimitWebFilter filter = new RateLimitWebFilter(TestEnforcers.create().build());
+		RateLimitWebFilter filter = new RateLimitWebFilter(TestEnforcers.create().build(), TestEnforcers.responses());
 		MockServerWebExchange streamed = exchange("/");
 		filter.filter(streamed, (ex) -> {
 			scopeOf(ex).permits().add(new RecordingPermit(events));
@@ -265,7 +265,7 @@ class RateLimitWebFilterTests {
 	void permitsOthersAddToTheAttributeAreReleasedToo() {
 		TestEnforcers enforcers = TestEnforcers.create().concurrency("slots", 1, "ip");
 		RateLimitEnforcer enforcer = enforcers.build();
-		RateLimitWebFilter filter = new RateLimitWebFilter(enforcer);
+		RateLimitWebFilter filter = new RateLimitWebFilter(enforcer, TestEnforcers.responses());
 		RateLimitRequest slot = RateLimitRequest.of(TestEnforcers.policy("slots", io.github.ratelimit.core.Algorithm.CONCURRENCY,
 				1, java.time.Duration.ofMinutes(1)), "x");
 		filter.filter(exchange("/"), (ex) -> {
@@ -295,12 +295,14 @@ class RateLimitWebFilterTests {
 
 	@Test
 	void isOrderedJustAfterSpringSecurityByDefault() {
-		assertThat(new RateLimitWebFilter(TestEnforcers.create().build()).getOrder()).isEqualTo(-90);
-		assertThat(new RateLimitWebFilter(TestEnforcers.create().build(), -120).getOrder()).isEqualTo(-120);
+		RateLimitEnforcer enforcer = TestEnforcers.create().build();
+		assertThat(new RateLimitWebFilter(enforcer, TestEnforcers.responses()).getOrder()).isEqualTo(-90);
+		assertThat(new RateLimitWebFilter(enforcer, TestEnforcers.responses(), -120).getOrder()).isEqualTo(-120);
 	}
 
 	private static RateLimitWebFilter concurrencyFilter(TestEnforcers enforcers) {
-		return new RateLimitWebFilter(enforcers.concurrency("slots", 1, "ip").rule("/slow", "slots").build());
+		return new RateLimitWebFilter(enforcers.concurrency("slots", 1, "ip").rule("/slow", "slots").build(),
+				TestEnforcers.responses());
 	}
 
 	private static void assertAdmitted(RateLimitWebFilter filter) {

@@ -8,6 +8,7 @@ import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimited;
 import org.junit.jupiter.api.AfterEach;
@@ -235,7 +236,7 @@ class ReactiveRateLimitInterceptorTests {
 
 	@Test
 	void theExceptionHandlerLeavesOtherErrorsAlone() {
-		RateLimitWebExceptionHandler handler = new RateLimitWebExceptionHandler(TestEnforcers.create().build());
+		RateLimitWebExceptionHandler handler = new RateLimitWebExceptionHandler(TestEnforcers.responses());
 		assertThat(handler.getOrder()).isEqualTo(-2);
 		MockServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.get("/"));
 		IllegalStateException other = new IllegalStateException("other");
@@ -321,14 +322,19 @@ class ReactiveRateLimitInterceptorTests {
 		}
 
 		@Bean
-		RateLimitWebExceptionHandler rateLimitWebExceptionHandler(RateLimitEnforcer enforcer) {
-			return new RateLimitWebExceptionHandler(enforcer);
+		RateLimitResponses rateLimitResponses() {
+			return TestEnforcers.responses();
+		}
+
+		@Bean
+		RateLimitWebExceptionHandler rateLimitWebExceptionHandler(RateLimitResponses responses) {
+			return new RateLimitWebExceptionHandler(responses);
 		}
 
 		@Bean
 		static ReactiveRateLimitedMethodPostProcessor rateLimitedMethodPostProcessor(
-				ObjectProvider<RateLimitEnforcer> enforcer) {
-			return new ReactiveRateLimitedMethodPostProcessor(enforcer::getObject);
+				ObjectProvider<RateLimitEnforcer> enforcer, ObjectProvider<RateLimitResponses> responses) {
+			return new ReactiveRateLimitedMethodPostProcessor(enforcer::getObject, responses::getObject);
 		}
 
 	}
@@ -338,8 +344,8 @@ class ReactiveRateLimitInterceptorTests {
 	static class WithFilter {
 
 		@Bean
-		RateLimitWebFilter rateLimitWebFilter(RateLimitEnforcer enforcer) {
-			return new RateLimitWebFilter(enforcer);
+		RateLimitWebFilter rateLimitWebFilter(RateLimitEnforcer enforcer, RateLimitResponses responses) {
+			return new RateLimitWebFilter(enforcer, responses);
 		}
 
 		@Bean
@@ -439,8 +445,8 @@ class ReactiveRateLimitInterceptorTests {
 	static class WithClassLevel {
 
 		@Bean
-		RateLimitWebFilter rateLimitWebFilter(RateLimitEnforcer enforcer) {
-			return new RateLimitWebFilter(enforcer);
+		RateLimitWebFilter rateLimitWebFilter(RateLimitEnforcer enforcer, RateLimitResponses responses) {
+			return new RateLimitWebFilter(enforcer, responses);
 		}
 
 		@Bean
@@ -492,6 +498,8 @@ class ReactiveRateLimitInterceptorTests {
 		static ReactiveRateLimitedMethodPostProcessor rateLimitedMethodPostProcessor() {
 			return new ReactiveRateLimitedMethodPostProcessor(() -> {
 				throw new IllegalStateException("the enforcer must not be needed");
+			}, () -> {
+				throw new IllegalStateException("the responses must not be needed");
 			});
 		}
 

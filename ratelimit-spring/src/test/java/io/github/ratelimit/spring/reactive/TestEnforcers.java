@@ -7,6 +7,7 @@ import java.util.Set;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.DefaultRateLimiter;
+import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
@@ -18,6 +19,7 @@ import io.github.ratelimit.spring.MissingKey;
 import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitHeaders;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RateLimitRule;
 
 /**
@@ -78,8 +80,12 @@ final class TestEnforcers {
 	}
 
 	RateLimitEnforcer build() {
-		return new RateLimitEnforcer(this.limiter, new RateLimitPolicyRegistry(this.policies), this.rules, RateLimitHeaders.ALL,
-				new ProblemDetailRejectionHandler(), TestEnforcers::noBeans, () -> NOW_MICROS / 1000);
+		return new RateLimitEnforcer(this.limiter, new RateLimitPolicyRegistry(this.policies), this.rules,
+				TestEnforcers::noBeans, FailureMode.OPEN);
+	}
+
+	static RateLimitResponses responses() {
+		return new RateLimitResponses(RateLimitHeaders.ALL, new ProblemDetailRejectionHandler(), () -> NOW_MICROS / 1000);
 	}
 
 }

@@ -18,12 +18,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class RateLimitExceptionResolverTests {
 
-	private final RateLimitEnforcer enforcer = new TestEnforcers()
+	private final TestEnforcers enforcers = new TestEnforcers()
 		.policy("orders", Algorithm.GCRA, 1, Duration.ofSeconds(30), "ip")
-		.rule("/orders", "orders")
-		.build();
+		.rule("/orders", "orders");
 
-	private final RateLimitExceptionResolver resolver = new RateLimitExceptionResolver(this.enforcer);
+	private final RateLimitEnforcer enforcer = this.enforcers.build();
+
+	private final RateLimitExceptionResolver resolver = new RateLimitExceptionResolver(this.enforcers.responses());
 
 	@Test
 	void writesTheRejectionOfTheDenial() throws Exception {

@@ -40,7 +40,7 @@ class RateLimitFilterTests {
 
 	private final RateLimitEnforcer enforcer = this.enforcers.build();
 
-	private final RateLimitFilter filter = new RateLimitFilter(this.enforcer);
+	private final RateLimitFilter filter = new RateLimitFilter(this.enforcer, this.enforcers.responses());
 
 	@Test
 	void requestMatchingNoRulePassesWithoutHeaders() throws Exception {

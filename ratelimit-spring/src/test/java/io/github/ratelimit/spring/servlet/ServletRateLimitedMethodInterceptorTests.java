@@ -34,7 +34,7 @@ class ServletRateLimitedMethodInterceptorTests {
 
 	private final RateLimitEnforcer enforcer = this.enforcers.build();
 
-	private final RateLimitFilter filter = new RateLimitFilter(this.enforcer);
+	private final RateLimitFilter filter = new RateLimitFilter(this.enforcer, this.enforcers.responses());
 
 	private final Orders orders = proxy(new Orders());
 
@@ -116,7 +116,7 @@ class ServletRateLimitedMethodInterceptorTests {
 		assertThat(denial.decision().decisions()).extracting((d) -> d.identity())
 			.containsExactly(KeySpec.parse("#tenant", (name) -> null).identity("acme"), "ip:192.0.2.1", "ip:192.0.2.1");
 		MockHttpServletResponse response = new MockHttpServletResponse();
-		new RateLimitExceptionResolver(this.enforcer).resolveException(request, response, null, denial);
+		new RateLimitExceptionResolver(this.enforcers.responses()).resolveException(request, response, null, denial);
 		assertThat(response.getStatus()).isEqualTo(429);
 		bind(request("/tenants"));
 		assertThat(this.orders.tenant("acme")).isEqualTo("acme");
@@ -168,7 +168,7 @@ class ServletRateLimitedMethodInterceptorTests {
 	private <T> T proxy(T target) {
 		ProxyFactory factory = new ProxyFactory(target);
 		factory.setProxyTargetClass(true);
-		factory.addAdvice(new ServletRateLimitedMethodInterceptor(this.enforcer));
+		factory.addAdvice(new ServletRateLimitedMethodInterceptor(this.enforcer, this.enforcers.responses()));
 		return (T) factory.getProxy();
 	}
 

@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.DefaultRateLimiter;
+import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
@@ -18,6 +19,7 @@ import io.github.ratelimit.spring.MissingKey;
 import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitHeaders;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RateLimitRule;
 
 /**
@@ -56,8 +58,12 @@ final class TestEnforcers {
 
 	RateLimitEnforcer build() {
 		return new RateLimitEnforcer(new DefaultRateLimiter(new LocalRateLimitBackend(1000, this.micros::get)),
-				new RateLimitPolicyRegistry(this.policies), this.rules, RateLimitHeaders.ALL, new ProblemDetailRejectionHandler(),
-				TestEnforcers::noBeans, () -> this.micros.get() / 1000);
+				new RateLimitPolicyRegistry(this.policies), this.rules, TestEnforcers::noBeans, FailureMode.OPEN);
+	}
+
+	RateLimitResponses responses() {
+		return new RateLimitResponses(RateLimitHeaders.ALL, new ProblemDetailRejectionHandler(),
+				() -> this.micros.get() / 1000);
 	}
 
 	private static KeyResolver noBeans(String name) {

@@ -1,0 +1,54 @@
+package io.github.ratelimit.spring;
+
+import java.util.function.LongSupplier;
+
+import io.github.ratelimit.core.RateLimitDecision;
+
+import org.springframework.http.HttpHeaders;
+
+/**
+ * What a response carries for a decision: the rate-limit headers (as enabled) of an admission, and the rejection
+ * of a denial. Shared by the servlet and WebFlux filters, method interceptors and exception handlers, and the
+ * gateway.
+ */
+public final class RateLimitResponses {
+
+	private final RateLimitHeaders headers;
+
+	private final RateLimitRejectionHandler rejectionHandler;
+
+	private final LongSupplier clockMillis;
+
+	/**
+	 * Responses.
+	 * @param headers which headers to write
+	 * @param rejectionHandler renders denials
+	 * @param clockMillis the clock for {@code X-RateLimit-Reset}
+	 */
+	public RateLimitResponses(RateLimitHeaders headers, RateLimitRejectionHandler rejectionHandler,
+			LongSupplier clockMillis) {
+		this.headers = headers;
+		this.rejectionHandler = rejectionHandler;
+		this.clockMillis = clockMillis;
+	}
+
+	/**
+	 * The rate-limit headers of a decision, as enabled.
+	 * @param decision the decision
+	 * @return the headers
+	 */
+	public HttpHeaders headers(RateLimitDecision decision) {
+		return this.headers.of(decision, this.clockMillis.getAsLong());
+	}
+
+	/**
+	 * The response to a denial.
+	 * @param decision the denying decision
+	 * @param request the request
+	 * @return the rejection
+	 */
+	public Rejection reject(RateLimitDecision decision, RequestContext request) {
+		return this.rejectionHandler.reject(decision, request, headers(decision));
+	}
+
+}
