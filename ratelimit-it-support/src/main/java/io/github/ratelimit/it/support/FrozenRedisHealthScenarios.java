@@ -100,10 +100,15 @@ public final class FrozenRedisHealthScenarios {
 		});
 	}
 
-	/** After the thaw: the aggregate UP (every contributor) once decisions are made by Redis again. */
+	/**
+	 * After the thaw: the aggregate UP (every contributor) once decisions are made by Redis again: the contributor is
+	 * degraded until the failure modes made none of the last 100 decisions, so decisions go ten at a time.
+	 */
 	private static void assertRecovered(HttpGet http) {
-		Wait.until("decisions by Redis again", RECOVERY, () -> {
-			http.get("/outage/open", "thawed");
+		Wait.until("decisions by Redis again", RECOVERY.multipliedBy(2), () -> {
+			for (int i = 0; i < 10; i++) {
+				http.get("/outage/open", "thawed");
+			}
 			return !report(http, "/actuator/health/ratelimit").path("details").path("degraded").asBoolean();
 		});
 		HttpResponse<String> response = http.get("/actuator/health", "health");
