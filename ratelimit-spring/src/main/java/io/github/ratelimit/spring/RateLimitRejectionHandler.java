@@ -11,7 +11,6 @@ import org.springframework.http.HttpHeaders;
 public interface RateLimitRejectionHandler {
 
 	/**
-	 * The response to a denied request.
 	 * @param decision the denying decision (all policies evaluated for the request)
 	 * @param request the request
 	 * @param rateLimitHeaders the rate-limit headers of the decision (as enabled), to include in the response
