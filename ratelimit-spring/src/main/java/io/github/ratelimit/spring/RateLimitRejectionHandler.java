@@ -4,9 +4,7 @@ import io.github.ratelimit.core.RateLimitDecision;
 
 import org.springframework.http.HttpHeaders;
 
-/**
- * Turns a denial into a response. Declare a bean of this type to replace the default RFC 9457 problem response.
- */
+/** Turns a denial into a response. Declare a bean of this type to replace the default RFC 9457 problem response. */
 @FunctionalInterface
 public interface RateLimitRejectionHandler {
 

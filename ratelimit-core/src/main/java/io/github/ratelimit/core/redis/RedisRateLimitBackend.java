@@ -205,9 +205,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		this.reset.reset(entries);
 	}
 
-	/**
-	 * Scans for the matching keys (on Cluster, on every master) and deletes them one by one, each in its own slot.
-	 */
+	/** Scans for the matching keys (on Cluster, on every master) and deletes them one by one, each in its own slot. */
 	@Override
 	public long resetMatching(@Nullable String policyName, @Nullable String identity) {
 		return this.reset.resetMatching(policyName, identity);
