@@ -23,10 +23,7 @@ public class RateLimitsEndpointWebExtension {
 
 	private final RateLimitsEndpoint endpoint;
 
-	/**
-	 * An extension.
-	 * @param endpoint the endpoint it answers for
-	 */
+	/** @param endpoint the endpoint it answers for */
 	public RateLimitsEndpointWebExtension(RateLimitsEndpoint endpoint) {
 		this.endpoint = endpoint;
 	}
