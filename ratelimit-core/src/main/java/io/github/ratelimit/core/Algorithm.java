@@ -11,31 +11,26 @@ public enum Algorithm {
 
 	/**
 	 * Token bucket: {@code limit} tokens per {@code window} refill a bucket of {@code burst} tokens. Exact, allows
-	 * bursts up to {@code burst}. State: one small hash per key (the tokens, their time and the request that took
-	 * from the bucket last).
+	 * bursts up to {@code burst}; one small hash per key.
 	 */
 	TOKEN_BUCKET("token-bucket", "tb"),
 
 	/**
-	 * Generic cell rate algorithm: the same limits as the token bucket, metered as a theoretical arrival time (TAT)
-	 * that each admitted request pushes {@code window / limit} per unit of cost further ahead, at most {@code burst}
-	 * of those intervals ahead of now. Exact and the leanest in Redis: one short string per key holding the time it
-	 * was written, the backlog (the TAT minus that time, so that no absolute time is stored with fractions), the
-	 * interval it was measured in and the request that added to it last.
+	 * Generic cell rate algorithm: the token bucket's limits, metered as a theoretical arrival time that each admitted
+	 * request pushes {@code window / limit} per unit of cost ahead, at most {@code burst} intervals ahead of now. Exact
+	 * and the leanest in Redis: one short string per key.
 	 */
 	GCRA("gcra", "gc"),
 
 	/**
 	 * Sliding window log: a sorted set of the admitted requests (one member per unit of cost) scored by their time.
-	 * Exact in every window of length {@code window}; optional minimum interval between requests. Memory grows with
-	 * the limit.
+	 * Exact in every window; optional minimum interval between requests. Memory grows with the limit.
 	 */
 	SLIDING_WINDOW_LOG("sliding-window-log", "s2"),
 
 	/**
-	 * Sliding window counter: the current window's count plus the previous window's count weighted by how much of it
-	 * still overlaps the sliding window. Approximate (exact for evenly spread traffic, never more than twice the
-	 * limit in any sliding window), one small hash with two counters per key.
+	 * Sliding window counter: the current window's count plus the previous one's weighted by its overlap. Approximate
+	 * (exact for evenly spread traffic, never twice the limit in any window); two counters per key.
 	 */
 	SLIDING_WINDOW_COUNTER("sliding-window-counter", "sc"),
 
@@ -46,9 +41,8 @@ public enum Algorithm {
 	FIXED_WINDOW("fixed-window", "fw"),
 
 	/**
-	 * Concurrency: at most {@code limit} requests in flight, kept as the sliding window log keeps its requests (a
-	 * sorted set of the permits scored by when they were taken). A permit is released by the caller, or reclaimed
-	 * once it has been held longer than {@code window}.
+	 * Concurrency: at most {@code limit} requests in flight (a sorted set of permits). A permit is released by the
+	 * caller, or reclaimed once held longer than {@code window}.
 	 */
 	CONCURRENCY("concurrency", "c2");
 
@@ -61,45 +55,33 @@ public enum Algorithm {
 		this.code = code;
 	}
 
-	/**
-	 * The configuration name, e.g. {@code token-bucket}.
-	 * @return the id used in configuration
-	 */
+	/** @return the configuration name, e.g. {@code token-bucket} */
 	public String id() {
 		return this.id;
 	}
 
 	/**
-	 * The two-character code used in Redis keys and script arguments. The sorted-set algorithms' codes carry the
-	 * version of their key layout ({@code s2}, {@code c2}: members numbered by a sequence kept in the set), so that
-	 * instances of an earlier layout never share a key with them.
+	 * The two-character code in Redis keys and script arguments; the sorted sets' codes carry their key layout's
+	 * version ({@code s2}, {@code c2}), so an earlier layout never shares their keys.
 	 * @return the short code
 	 */
 	public String code() {
 		return this.code;
 	}
 
-	/**
-	 * Whether the algorithm supports {@code burst} (a bucket capacity different from the limit).
-	 * @return true for token bucket and GCRA
-	 */
+	/** @return whether a {@code burst} (a bucket capacity other than the limit) applies: token bucket and GCRA */
 	public boolean supportsBurst() {
 		return this == TOKEN_BUCKET || this == GCRA;
 	}
 
-	/**
-	 * Whether a policy may set a minimum interval between two admitted requests of one key. The concurrency set
-	 * shares the sliding window log's code (which honours any interval it is given) but does not accept one.
-	 * @return true for the sliding window log
-	 */
+	/** @return whether a minimum interval between two admitted requests of one key applies: sliding window log */
 	public boolean supportsMinInterval() {
 		return this == SLIDING_WINDOW_LOG;
 	}
 
 	/**
-	 * Whether the state keeps one entry per request (per unit of cost), in a sorted set on Redis: memory grows with
-	 * the limit, which is therefore bounded by {@link RateLimitPolicy#MAX_ENTRY_LIMIT}, and a refund removes the
-	 * request's own entries.
+	 * Whether the state keeps one entry per unit of cost (a sorted set), so the limit is bounded by
+	 * {@link RateLimitPolicy#MAX_ENTRY_LIMIT}.
 	 * @return true for the sliding window log and concurrency
 	 */
 	public boolean keepsEntries() {
@@ -107,20 +89,14 @@ public enum Algorithm {
 	}
 
 	/**
-	 * Whether an admitted request holds what it took until it is released (or reclaimed after {@code window}),
-	 * rather than using it up: such a request is given a {@link Permit} to release.
+	 * Whether an admitted request holds what it took until it releases its {@link Permit} (or the window reclaims it).
 	 * @return true for concurrency
 	 */
 	public boolean holdsPermits() {
 		return this == CONCURRENCY;
 	}
 
-	/**
-	 * The ids of the algorithms that match, for messages: {@code token-bucket and gcra}.
-	 * @param which the algorithms to name
-	 * @param separator what goes between two ids
-	 * @return the ids in declaration order
-	 */
+	/** The ids of the algorithms that match, for messages: {@code token-bucket and gcra}. */
 	static String ids(Predicate<Algorithm> which, String separator) {
 		StringBuilder ids = new StringBuilder();
 		for (Algorithm algorithm : values()) {

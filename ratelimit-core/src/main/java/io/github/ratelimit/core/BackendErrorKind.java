@@ -18,20 +18,13 @@ public enum BackendErrorKind {
 	/** A decision's backend call was not made because the circuit breaker is open. */
 	CIRCUIT_OPEN,
 
-	/**
-	 * What a late answer took (after the budget) could not be given back, or a Redis Cluster slot that admitted a
-	 * request another slot denied could not be given back.
-	 */
+	/** What a late answer took, or a Cluster slot that admitted a request another slot denied, was not given back. */
 	GIVE_BACK_FAILED,
 
 	/** A permit's release failed or was not confirmed within the budget. */
 	RELEASE_FAILED;
 
-	/**
-	 * The kind as a metric tag value: its name in lower case ({@code timeout}, {@code backend_error},
-	 * {@code circuit_open}, {@code give_back_failed}, {@code release_failed}).
-	 * @return the tag value
-	 */
+	/** @return the kind as a metric tag value: its name in lower case ({@code give_back_failed}) */
 	public String tagValue() {
 		return name().toLowerCase(Locale.ROOT);
 	}

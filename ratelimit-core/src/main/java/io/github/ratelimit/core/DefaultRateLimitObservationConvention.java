@@ -3,10 +3,9 @@ package io.github.ratelimit.core;
 import io.micrometer.common.KeyValues;
 
 /**
- * The observation {@value #NAME} of each decision of a {@link DefaultRateLimiter}, with two low-cardinality key
- * values: {@code backend} (the kind of backend: {@code redis}, {@code local}, {@code custom}) and {@code outcome}
- * (the whole request's: see {@link #outcome(RateLimitObservationContext)}). No key value ever holds an identity, a key, a path
- * or an address: the number of series stays bounded by the number of backends and outcomes.
+ * The observation {@value #NAME} of each decision, with two low-cardinality key values: {@code backend}
+ * ({@code redis}, {@code local}, {@code custom}) and {@code outcome} ({@link #outcome(RateLimitObservationContext)}).
+ * No key value holds an identity, key, path or address, so the series stay bounded.
  */
 public class DefaultRateLimitObservationConvention implements RateLimitObservationConvention {
 
@@ -31,10 +30,7 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	/** The outcome when the backend failed and the in-memory fallback refused. */
 	public static final String LOCAL_DENIED = "local_denied";
 
-	/**
-	 * The outcome of a policy in shadow mode that would have denied (the request was admitted all the same), and of
-	 * an admitted request that such a policy would have denied.
-	 */
+	/** A shadow policy would have denied (the request was admitted all the same). */
 	public static final String SHADOW_DENIED = "shadow_denied";
 
 	/** The outcome when an unguarded limiter threw instead of deciding. */
@@ -59,9 +55,8 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	}
 
 	/**
-	 * The outcome of an observed request: the decision's ({@link #outcome(RateLimitDecision)}), {@value #ERROR} when
-	 * the limiter threw, {@value #UNKNOWN} while there is no decision (when the observation starts, or when the
-	 * subscriber cancelled before the decision was made).
+	 * The outcome of an observed request: the decision's, {@value #ERROR} when the limiter threw, {@value #UNKNOWN}
+	 * while there is no decision.
 	 * @param context the observation's context
 	 * @return the outcome
 	 */
@@ -74,10 +69,8 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	}
 
 	/**
-	 * The outcome of one policy's decision: {@value #ALLOWED} or {@value #DENIED} when the backend decided,
-	 * otherwise by its {@link Enforcement}: {@value #FAILED_OPEN}, {@value #FAILED_CLOSED}, {@value #LOCAL_ALLOWED}
-	 * or {@value #LOCAL_DENIED}. A policy in shadow mode that would have denied is {@value #SHADOW_DENIED} (unless it
-	 * failed closed: {@value #FAILED_CLOSED} tells that Redis, not the client, caused it).
+	 * The outcome of one policy's decision, by its {@link Enforcement}; a shadow policy that would have denied is
+	 * {@value #SHADOW_DENIED}, unless it failed closed (then Redis, not the client, caused it).
 	 * @param decision the policy's decision
 	 * @return the outcome
 	 */
@@ -94,11 +87,9 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	}
 
 	/**
-	 * The outcome of a whole request, from the same values as {@link #outcome(PolicyDecision)}: {@value #ALLOWED} or
-	 * {@value #DENIED} when the backend decided; when the failure modes decided, a refusal is {@value #FAILED_CLOSED}
-	 * if a closed policy refused and {@value #LOCAL_DENIED} otherwise, an admission {@value #LOCAL_ALLOWED} if a
-	 * policy was enforced in memory and {@value #FAILED_OPEN} otherwise. An admission the backend made that a policy
-	 * in shadow mode would have denied is {@value #SHADOW_DENIED}.
+	 * The outcome of a whole request. When the failure modes decided: a refusal is {@value #FAILED_CLOSED} if a closed
+	 * policy refused, else {@value #LOCAL_DENIED}; an admission {@value #LOCAL_ALLOWED} if a policy was enforced in
+	 * memory, else {@value #FAILED_OPEN}.
 	 * @param decision the decision
 	 * @return the outcome
 	 */

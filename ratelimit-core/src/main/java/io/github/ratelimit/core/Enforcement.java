@@ -15,23 +15,15 @@ public enum Enforcement {
 	/** The backend failed and the policy fails closed: refused. No figures. */
 	FAILED_CLOSED,
 
-	/**
-	 * The backend failed and the policy is enforced in this instance's memory instead. Figures are this instance's.
-	 */
+	/** The backend failed and the policy is enforced in this instance's memory instead. Figures are this instance's. */
 	LOCAL_FALLBACK;
 
-	/**
-	 * Whether the decision carries limit figures (remaining, reset) worth reporting to the client.
-	 * @return true when enforced or decided locally
-	 */
+	/** @return whether the decision carries figures (remaining, reset) worth reporting: enforced or local */
 	public boolean hasFigures() {
 		return this == ENFORCED || this == LOCAL_FALLBACK;
 	}
 
-	/**
-	 * Whether the backend failed for this decision.
-	 * @return true for every failure-mode outcome
-	 */
+	/** @return whether the backend failed for this decision (every failure-mode outcome) */
 	public boolean degraded() {
 		return this != ENFORCED;
 	}

@@ -14,9 +14,7 @@ public enum FailureMode {
 	 */
 	OPEN("open"),
 
-	/**
-	 * The request is refused. A web request gets 503 (the client did nothing wrong) with {@code Retry-After}.
-	 */
+	/** The request is refused. A web request gets 503 (the client did nothing wrong) with {@code Retry-After}. */
 	CLOSED("closed"),
 
 	/**
@@ -31,10 +29,7 @@ public enum FailureMode {
 		this.id = id;
 	}
 
-	/**
-	 * The configuration name.
-	 * @return {@code open}, {@code closed} or {@code local}
-	 */
+	/** @return the configuration name: {@code open}, {@code closed} or {@code local} */
 	public String id() {
 		return this.id;
 	}

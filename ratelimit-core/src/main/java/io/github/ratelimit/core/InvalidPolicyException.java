@@ -18,19 +18,12 @@ public class InvalidPolicyException extends IllegalArgumentException {
 		this.field = field;
 	}
 
-	/**
-	 * The name of the policy that is invalid.
-	 * @return the policy name
-	 */
+	/** @return the name of the invalid policy */
 	public String policy() {
 		return this.policy;
 	}
 
-	/**
-	 * The field that is invalid, as named in configuration ({@code limit}, {@code window}, {@code burst},
-	 * {@code min-interval}, {@code cost}, {@code name}, {@code algorithm}).
-	 * @return the field name
-	 */
+	/** @return the invalid field, as named in configuration ({@code limit}, {@code min-interval}, ...) */
 	public String field() {
 		return this.field;
 	}

@@ -28,9 +28,7 @@ public interface Permit extends AutoCloseable {
 
 	};
 
-	/**
-	 * Gives the permits back, blocking until the backend has them.
-	 */
+	/** Gives the permits back, blocking until the backend has them. */
 	void release();
 
 	/**
@@ -39,10 +37,7 @@ public interface Permit extends AutoCloseable {
 	 */
 	Mono<Void> releaseAsync();
 
-	/**
-	 * Whether this permit holds anything to release.
-	 * @return true when at least one concurrency permit is held
-	 */
+	/** @return whether at least one concurrency permit is held */
 	boolean holdsAny();
 
 	@Override

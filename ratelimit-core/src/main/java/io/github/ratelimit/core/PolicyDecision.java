@@ -78,10 +78,7 @@ public record PolicyDecision(RateLimitPolicy policy, String identity, boolean al
 				Enforcement.FAILED_CLOSED);
 	}
 
-	/**
-	 * This decision as made by the local fallback instead of the backend.
-	 * @return the decision marked {@link Enforcement#LOCAL_FALLBACK}
-	 */
+	/** @return this decision marked {@link Enforcement#LOCAL_FALLBACK} (made by the local fallback) */
 	public PolicyDecision asLocalFallback() {
 		return new PolicyDecision(this.policy, this.identity, this.allowed, this.remaining, this.resetAfter,
 				this.retryAfter, Enforcement.LOCAL_FALLBACK);
@@ -91,10 +88,7 @@ public record PolicyDecision(RateLimitPolicy policy, String identity, boolean al
 		return Duration.of(Math.max(0, micros), ChronoUnit.MICROS);
 	}
 
-	/**
-	 * The policy's limit.
-	 * @return the limit
-	 */
+	/** @return the policy's limit */
 	public long limit() {
 		return this.policy.limit();
 	}

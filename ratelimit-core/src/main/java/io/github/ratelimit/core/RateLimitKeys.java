@@ -8,14 +8,10 @@ import java.util.Base64;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Turns a policy and a raw identity into a storage key, {@code <prefix>{<identity>}:<policy>:<algorithm>}.
- * <p>
- * The identity is the Redis Cluster hash tag, so every policy of one identity lives in one slot and is evaluated in
- * one atomic script. Identities come from clients, so they never reach Redis raw unless they are short and plain:
- * at most {@value #MAX_RAW_LENGTH} characters of {@code [A-Za-z0-9._:@/+=-]}. Anything else (long values, braces
- * that would pick a hash tag, whitespace, control or non-ASCII characters, the empty string) is replaced by
- * {@code ~} and the base64url SHA-256 of its UTF-8 bytes. Raw identities never contain {@code ~}, so a raw identity
- * can never equal another identity's digest: two identities never share a key.
+ * Turns a policy and a raw identity into a storage key, {@code <prefix>{<identity>}:<policy>:<algorithm>}: the
+ * identity is the Cluster hash tag, so one identity's policies share a slot. Only short, plain identities (at most
+ * {@value #MAX_RAW_LENGTH} characters of {@code [A-Za-z0-9._:@/+=-]}) are kept raw; any other becomes {@code ~} and
+ * the base64url SHA-256 of its UTF-8 bytes, which no raw identity can equal.
  */
 public final class RateLimitKeys {
 
@@ -39,19 +35,17 @@ public final class RateLimitKeys {
 	}
 
 	/**
-	 * The storage key for a policy and a raw identity.
 	 * @param policy the policy
 	 * @param identity the raw identity
-	 * @return the key
+	 * @return the storage key
 	 */
 	public String key(RateLimitPolicy policy, String identity) {
 		return this.prefix + '{' + safeIdentity(identity) + "}:" + policy.name() + ':' + policy.algorithm().code();
 	}
 
 	/**
-	 * Whether a key is a rate-limit state key of this layout, for a policy and an identity. The key's policy name is
-	 * everything between the identity's closing brace and the last colon, compared whole: {@code per-client} does not
-	 * match {@code per-client-2}.
+	 * Whether a key is a state key of this layout for a policy and an identity; the policy name is compared whole
+	 * ({@code per-client} does not match {@code per-client-2}).
 	 * @param key a storage key
 	 * @param policyName the policy, or null for any
 	 * @param identity the raw identity, or null for any
@@ -74,8 +68,8 @@ public final class RateLimitKeys {
 	}
 
 	/**
-	 * A glob pattern (for {@code SCAN MATCH}) of the state keys of a policy and an identity: every key that
-	 * {@link #matches} accepts matches it, and possibly a few more, so check each with {@link #matches}.
+	 * A glob (for {@code SCAN MATCH}) of the state keys of a policy and an identity; it may match a few more than
+	 * {@link #matches} accepts, so check each.
 	 * @param policyName the policy, or null for any
 	 * @param identity the raw identity, or null for any
 	 * @return the pattern

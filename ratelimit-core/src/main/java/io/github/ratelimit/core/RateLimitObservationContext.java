@@ -6,12 +6,9 @@ import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What an observation of one rate-limit decision knows: the policies checked, the kind of backend, and, once the
- * decision is made, the {@link RateLimitDecision} (or the failure an unguarded limiter threw).
- * <p>
- * It deliberately holds no identity: the identities a request is checked for are personal data and unbounded in
- * number, so they belong in no metric, span or log of an observation. The decision's {@link PolicyDecision}s do
- * carry them; a handler reads their policies and outcomes only.
+ * What an observation of one decision knows: the policies, the kind of backend and, once made, the
+ * {@link RateLimitDecision} (or the failure an unguarded limiter threw). It holds no identity: identities are
+ * personal data and unbounded, so a handler reads the decisions' policies and outcomes only.
  */
 public class RateLimitObservationContext extends Observation.Context {
 
@@ -31,35 +28,22 @@ public class RateLimitObservationContext extends Observation.Context {
 		this.backend = backend;
 	}
 
-	/**
-	 * The policies of the request's entries, in the order of its entries.
-	 * @return the policies
-	 */
+	/** @return the policies of the request's entries, in order */
 	public List<RateLimitPolicy> policies() {
 		return this.policies;
 	}
 
-	/**
-	 * The kind of backend of the limiter: {@code redis}, {@code local}, or {@code custom}. A decision made by the
-	 * failure modes keeps the limiter's backend; its outcome tells it was not that backend that decided.
-	 * @return the kind of backend
-	 */
+	/** @return the limiter's backend ({@code redis}, {@code local}, {@code custom}), even when failure modes decided */
 	public String backend() {
 		return this.backend;
 	}
 
-	/**
-	 * The decision, once made.
-	 * @return the decision, or null before it is made or when the limiter threw
-	 */
+	/** @return the decision, or null before it is made or when the limiter threw */
 	public @Nullable RateLimitDecision decision() {
 		return this.decision;
 	}
 
-	/**
-	 * Sets the decision once it is made.
-	 * @param decision the decision
-	 */
+	/** @param decision the decision, once made */
 	public void setDecision(RateLimitDecision decision) {
 		this.decision = decision;
 	}

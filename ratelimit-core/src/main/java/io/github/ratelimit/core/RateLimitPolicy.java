@@ -221,10 +221,7 @@ public final class RateLimitPolicy {
 		return this.minInterval;
 	}
 
-	/**
-	 * The default cost of one request.
-	 * @return the cost
-	 */
+	/** @return the default cost of one request */
 	public long cost() {
 		return this.cost;
 	}
@@ -238,9 +235,8 @@ public final class RateLimitPolicy {
 	}
 
 	/**
-	 * Whether the policy runs in shadow mode: checked and counted as usual, but never denying. A request it would
-	 * have denied is admitted; its decision is reported apart ({@link RateLimitDecision#shadowDecisions()}), and its
-	 * quota is taken apart from the request's other policies, so that it never changes what they decide.
+	 * Whether the policy runs in shadow mode: checked and counted apart from the request's other policies, reported in
+	 * {@link RateLimitDecision#shadowDecisions()}, never denying.
 	 * @return true in shadow mode
 	 */
 	public boolean shadow() {
@@ -255,18 +251,12 @@ public final class RateLimitPolicy {
 		return this.algorithm.supportsBurst() ? this.burst : this.limit;
 	}
 
-	/**
-	 * The window in microseconds, the unit of the scripts.
-	 * @return the window in microseconds
-	 */
+	/** @return the window in microseconds, the unit of the scripts */
 	public long windowMicros() {
 		return toMicros(this.window);
 	}
 
-	/**
-	 * The minimum interval in microseconds.
-	 * @return the minimum interval in microseconds
-	 */
+	/** @return the minimum interval in microseconds */
 	public long minIntervalMicros() {
 		return toMicros(this.minInterval);
 	}
@@ -317,10 +307,7 @@ public final class RateLimitPolicy {
 	public record Limits(@Nullable Long limit, @Nullable Duration window, @Nullable Long burst,
 			@Nullable Duration minInterval) {
 
-		/**
-		 * Whether no value is set.
-		 * @return true when these limits replace nothing
-		 */
+		/** @return whether these limits replace nothing */
 		public boolean isEmpty() {
 			return this.limit == null && this.window == null && this.burst == null && this.minInterval == null;
 		}
@@ -339,9 +326,7 @@ public final class RateLimitPolicy {
 
 	}
 
-	/**
-	 * Builds a {@link RateLimitPolicy}; {@link #build()} validates.
-	 */
+	/** Builds a {@link RateLimitPolicy}; {@link #build()} validates. */
 	public static final class Builder {
 
 		private final String name;

@@ -8,11 +8,9 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Everything one request must pass: the policies that apply, each with the identity it is counted for and its cost.
- * All entries are evaluated together: the request is admitted only when every entry admits it, and an entry that
- * would admit uses up no quota when another entry denies.
- * <p>
- * The same policy for the same identity twice is counted once, at the higher of the two costs.
+ * Everything one request must pass: each policy with the identity it counts and its cost. Admitted only when every
+ * entry admits; an entry uses up no quota when another denies. The same policy and identity twice counts once, at
+ * the higher cost.
  */
 public final class RateLimitRequest {
 
@@ -43,19 +41,12 @@ public final class RateLimitRequest {
 		return this.entries;
 	}
 
-	/**
-	 * Whether the request carries an explicit time instead of the backend's clock.
-	 * @return true when {@link Builder#at(long)} was used
-	 */
+	/** @return whether {@link Builder#at(long)} set an explicit time instead of the backend's clock */
 	public boolean hasExplicitTime() {
 		return this.explicitTimeMicros >= 0;
 	}
 
-	/**
-	 * The explicit time in microseconds since the epoch, or {@code -1} for the backend's clock (on Redis, the
-	 * server's {@code TIME}).
-	 * @return the explicit time or -1
-	 */
+	/** @return the explicit time in microseconds since the epoch, or -1 for the backend's clock */
 	public long explicitTimeMicros() {
 		return this.explicitTimeMicros;
 	}
@@ -80,9 +71,7 @@ public final class RateLimitRequest {
 
 	}
 
-	/**
-	 * Builds a {@link RateLimitRequest}.
-	 */
+	/** Builds a {@link RateLimitRequest}. */
 	public static final class Builder {
 
 		private final Map<String, Entry> entries = new LinkedHashMap<>();
@@ -124,8 +113,8 @@ public final class RateLimitRequest {
 		}
 
 		/**
-		 * Evaluates at an explicit time instead of the backend's clock. Meant for tests and replays: in production
-		 * the Redis server's clock is what keeps instances with skewed clocks in agreement.
+		 * Evaluates at an explicit time instead of the backend's clock: for tests and replays (the Redis server's clock
+		 * keeps instances with skewed clocks in agreement).
 		 * @param epochMicros microseconds since the epoch, not negative
 		 * @return this builder
 		 */

@@ -2,9 +2,7 @@ package io.github.ratelimit.core;
 
 import reactor.core.publisher.Mono;
 
-/**
- * Evaluates all the policies of a request in one call.
- */
+/** Evaluates all the policies of a request in one call. */
 public interface RateLimiter {
 
 	/**

@@ -5,9 +5,8 @@ import java.util.Base64;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Short ids unique across instances: a random per-process prefix and a counter. They name the entries a request
- * adds to sliding-window logs and concurrency sets, so they must not collide between instances; they carry no data
- * from the request.
+ * Short ids unique across instances (a random per-process prefix and a counter) that carry nothing of the request:
+ * a window's refund names its request, to give back once.
  */
 final class RequestIds {
 
@@ -24,18 +23,12 @@ final class RequestIds {
 		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
 	}
 
-	/**
-	 * Initialises the per-process prefix (a read of {@code SecureRandom}, which may block) if not done yet. Called
-	 * when a {@link DefaultRateLimiter} is created, at startup, so no request thread (an event loop) pays for it.
-	 */
+	/** Reads {@code SecureRandom} (which may block) at startup, so that no event loop pays for it. */
 	public static void initialize() {
 		// loading the class has done it
 	}
 
-	/**
-	 * The next id.
-	 * @return an id such as {@code Xb3k9QaZ1LmP.1a}
-	 */
+	/** @return the next id, such as {@code Xb3k9QaZ1LmP.1a} */
 	public static String next() {
 		return PREFIX + '.' + Long.toString(COUNTER.incrementAndGet(), 36);
 	}

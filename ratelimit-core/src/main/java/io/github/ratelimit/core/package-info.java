@@ -1,6 +1,4 @@
-/**
- * The rate-limit engine API: policies, requests, decisions, and the backend contract.
- */
+/** The rate-limit engine API: policies, requests, decisions, and the backend contract. */
 @NullMarked
 package io.github.ratelimit.core;
 

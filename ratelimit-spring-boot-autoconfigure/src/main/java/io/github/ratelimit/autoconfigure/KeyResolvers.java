@@ -7,9 +7,8 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
- * Looks up {@link KeyResolver} beans named in keys as {@code @name}, and tells the {@code ip} key how to group
- * addresses ({@code ratelimit.ip.*}). A name is checked at once; a key named before the beans are created (by the
- * startup check) looks its bean up on first use.
+ * Looks up the {@link KeyResolver} beans keys name ({@code @name}), on first use when named before the beans exist,
+ * and tells the {@code ip} key how to group addresses ({@code ratelimit.ip.*}).
  */
 final class KeyResolvers implements KeySpec.Resolvers {
 

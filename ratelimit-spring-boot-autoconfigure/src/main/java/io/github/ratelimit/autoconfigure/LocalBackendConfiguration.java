@@ -9,9 +9,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/**
- * The in-memory backend when there is no Redis connection (imported after {@link RedisBackendConfiguration}).
- */
+/** The in-memory backend when there is no Redis connection (imported after {@link RedisBackendConfiguration}). */
 @Configuration(proxyBeanMethods = false)
 class LocalBackendConfiguration {
 

@@ -17,34 +17,22 @@ import org.jspecify.annotations.Nullable;
  */
 public class PolicyProperties {
 
-	/**
-	 * Algorithm: token-bucket, gcra, sliding-window-log, sliding-window-counter, fixed-window or concurrency.
-	 */
+	/** Algorithm: token-bucket, gcra, sliding-window-log, sliding-window-counter, fixed-window or concurrency. */
 	private @Nullable Algorithm algorithm;
 
-	/**
-	 * Requests admitted per window; for concurrency, requests in flight.
-	 */
+	/** Requests admitted per window; for concurrency, requests in flight. */
 	private long limit;
 
-	/**
-	 * Window length; for concurrency, the longest a permit is held before it is reclaimed.
-	 */
+	/** Window length; for concurrency, the longest a permit is held before it is reclaimed. */
 	private @Nullable Duration window;
 
-	/**
-	 * Bucket capacity for token-bucket and gcra. Defaults to the limit.
-	 */
+	/** Bucket capacity for token-bucket and gcra. Defaults to the limit. */
 	private @Nullable Long burst;
 
-	/**
-	 * Minimum time between two admitted requests of one key (sliding-window-log only).
-	 */
+	/** Minimum time between two admitted requests of one key (sliding-window-log only). */
 	private @Nullable Duration minInterval;
 
-	/**
-	 * Quota one request takes.
-	 */
+	/** Quota one request takes. */
 	private long cost = 1;
 
 	/**
@@ -55,26 +43,19 @@ public class PolicyProperties {
 
 	/**
 	 * What happens to a request whose key cannot be resolved: shared (all such requests count as one
-	 * 'anonymous' identity), skip (the policy does not apply) or deny (rejected with 429).
+	 * 'anonymous' identity), skip (the policy does not apply) or deny (401 without a principal, else 400).
 	 */
 	private MissingKey missingKey = MissingKey.SHARED;
 
-	/**
-	 * What this policy does when Redis cannot decide: open, closed or local. Defaults to
-	 * ratelimit.failure-mode.
-	 */
+	/** What this policy does when Redis cannot decide: open, closed or local. Defaults to ratelimit.failure-mode. */
 	private @Nullable FailureMode failureMode;
 
-	/**
-	 * Shadow mode: the policy is checked and counted as usual but never denies; a request it would have denied
-	 * is admitted and counted under the outcome shadow_denied. For rolling out a new limit safely.
-	 */
+	/** Shadow mode: checked and counted but never denying (outcome shadow_denied), to roll out a new limit safely. */
 	private boolean shadow;
 
 	/**
-	 * How long a call of a @RateLimited bean method (not a controller's) may wait for its turn when this policy
-	 * denies it, retrying after each retry-after, before it throws RateLimitExceededException. Zero: never wait.
-	 * The annotation's maxWait takes precedence.
+	 * How long a denied call of a @RateLimited bean method (not a controller's) may wait for its turn, retrying
+	 * after each retry-after, before it throws. Zero: never wait. The annotation's maxWait takes precedence.
 	 */
 	private Duration maxWait = Duration.ZERO;
 
@@ -186,22 +167,16 @@ public class PolicyProperties {
 		return this.tiers;
 	}
 
-	/**
-	 * Tiers: limits by a tier name resolved from the principal or the server (never from a header the client
-	 * sets).
-	 */
+	/** Tiers: limits by a tier name resolved from the principal or the server (never from what the client sets). */
 	public static class Tiers {
 
 		/**
-		 * How the tier name is resolved: @<KeyResolver bean name> or a SpEL expression, typically over #principal
-		 * (e.g. a claim or an authority). Requests without a tier, or with an unknown one, get the policy's own
-		 * limits.
+		 * How the tier name is resolved: @<KeyResolver bean name> or a SpEL expression, typically over #principal.
+		 * Requests without a known tier get the policy's own limits.
 		 */
 		private @Nullable String key;
 
-		/**
-		 * Limits per tier name.
-		 */
+		/** Limits per tier name. */
 		private Map<String, Limits> limits = new LinkedHashMap<>();
 
 		public @Nullable String getKey() {

@@ -23,15 +23,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 
 /**
- * Wires the rate-limit engine: the Redis backend on the application's own Redis connection when there is one, the
- * local backend otherwise (with a warning that limits are then per instance). Over Redis the limiter is guarded: a
- * time budget per decision ({@code ratelimit.redis.timeout}), a Resilience4j circuit breaker
- * ({@code ratelimit.redis.circuit-breaker.*}) and each policy's failure mode, with an in-memory fallback for
- * {@code failure-mode: local}. Each decision is observed in the application's {@link ObservationRegistry} when it
- * has one (see {@link RateLimitMetricsAutoConfiguration} for the meters). With
- * {@code ratelimit.redis.denial-cache.enabled} the Redis limiter answers repeated denials from a
- * {@link RateLimitDenialCache}, which every runtime override change and announced reset makes forget what they
- * affect.
+ * Wires the engine: the Redis backend on the application's Redis connection, else the local backend (limits per
+ * instance, with a warning). Over Redis the limiter is guarded (time budget, circuit breaker, failure modes, local
+ * fallback) and optionally answers repeated denials from a {@link RateLimitDenialCache}. Decisions are observed in
+ * the application's {@link ObservationRegistry}, if any.
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 		"org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration" })
@@ -44,11 +39,7 @@ public final class RateLimitAutoConfiguration {
 	/** Name of the circuit breaker around Redis, as it appears in logs, health and metrics. */
 	public static final String CIRCUIT_BREAKER_NAME = "ratelimit-redis";
 
-	/**
-	 * Binds and checks {@code ratelimit.*} before any other bean is created: unknown names and invalid values stop the
-	 * start with Spring Boot's failure report, before an embedded web server starts.
-	 * @return the check
-	 */
+	/** Binds and checks {@code ratelimit.*} before any other bean is created. */
 	@Bean
 	@ConditionalOnMissingBean(search = SearchStrategy.CURRENT)
 	static RateLimitPropertiesCheck rateLimitPropertiesCheck() {
@@ -61,11 +52,7 @@ public final class RateLimitAutoConfiguration {
 		return checked.registry(overrides);
 	}
 
-	/**
-	 * Runtime overrides kept in this instance's memory, when there is no Redis to share them
-	 * ({@link RedisBackendConfiguration} declares the shared ones).
-	 * @return the overrides
-	 */
+	/** Runtime overrides in this instance's memory, without Redis ({@link RedisBackendConfiguration} shares them). */
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitOverrides rateLimitOverrides() {
@@ -108,7 +95,6 @@ public final class RateLimitAutoConfiguration {
 	}
 
 	/**
-	 * The configuration of the circuit breaker around Redis, as the starter builds it from its properties.
 	 * @param breaker the {@code ratelimit.redis.circuit-breaker.*} properties
 	 * @return the Resilience4j configuration
 	 */

@@ -10,12 +10,9 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
- * Binds the rate limiter's circuit breakers to Resilience4j's own meters ({@code resilience4j.circuitbreaker.state},
- * {@code .calls}, {@code .failure.rate}, {@code .slow.calls}, ..., tagged {@code name="ratelimit-redis"}, and on
- * Redis Cluster one breaker per master, {@code name="ratelimit-redis@<host>:<port>"}), as Resilience4j's Spring Boot
- * starter does for its breakers, so that its dashboards and alerts apply. The limiter's breakers live in a registry
- * of its own, never a bean: an application's own Resilience4j configuration stays untouched. A master's meters come
- * when its breaker is made and go when it is dropped (the master no longer serves slots).
+ * Binds the limiter's circuit breakers (a registry of its own, never a bean) to Resilience4j's own meters, tagged
+ * {@code name="ratelimit-redis"} (on Cluster {@code name="ratelimit-redis@<host>:<port>"} per master, following the
+ * registry's additions and removals), so Resilience4j's dashboards and alerts apply.
  */
 final class RateLimitCircuitBreakerMeterBinder implements MeterBinder {
 

@@ -84,12 +84,7 @@ class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<Unbo
 		return new FailureAnalysis(description.toString(), action.toString(), cause);
 	}
 
-	/**
-	 * Walks an unknown name along the properties of {@link RateLimitProperties} to the first element that matches
-	 * none, and proposes the closest known name in its place.
-	 * @param name an unknown name under {@code ratelimit.}
-	 * @return the suggestion
-	 */
+	/** Proposes, for an unknown name, the closest known name in place of its first unknown element. */
 	static Suggestion suggest(ConfigurationPropertyName name) {
 		RateLimitPropertyNames.Unknown unknown = RateLimitPropertyNames.firstUnknown(name);
 		if (unknown == null) {
@@ -158,11 +153,8 @@ class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<Unbo
 	}
 
 	/**
-	 * What an unknown name could have meant.
-	 * @param parent the known name above the first unknown element
-	 * @param known the names known after the parent, empty when the parent takes a single value or is a list
-	 * @param replacement the whole name with the closest known element in place of the unknown one, if one is close
-	 * @param list whether the parent is a list, whose elements are named by an index
+	 * What an unknown name could have meant: the known parent, the names known below it (none for a value or a list),
+	 * the whole name with the closest known element, if one is close, and whether the parent is a list.
 	 */
 	record Suggestion(String parent, List<String> known, @Nullable String replacement, boolean list) {
 	}

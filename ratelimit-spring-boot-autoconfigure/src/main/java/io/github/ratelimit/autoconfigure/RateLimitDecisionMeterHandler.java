@@ -13,10 +13,8 @@ import io.micrometer.observation.ObservationHandler;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
- * Counts {@value #DECISIONS} once per policy of every observed decision, tagged {@code policy} (the policy's name)
- * and {@code outcome} ({@link DefaultRateLimitObservationConvention#outcome(PolicyDecision)}: {@code allowed},
- * {@code denied}, {@code shadow_denied} (a shadow policy that would have denied), {@code failed_open},
- * {@code failed_closed}, {@code local_allowed}, {@code local_denied}, or {@code error} when the limiter threw). The number of series is bounded by the configured policies.
+ * Counts {@value #DECISIONS} once per policy of every observed decision, tagged {@code policy} and {@code outcome}
+ * ({@link DefaultRateLimitObservationConvention#outcome(PolicyDecision)}, or {@code error} when the limiter threw).
  */
 public final class RateLimitDecisionMeterHandler implements ObservationHandler<RateLimitObservationContext> {
 
@@ -25,10 +23,7 @@ public final class RateLimitDecisionMeterHandler implements ObservationHandler<R
 
 	private final ObjectProvider<MeterRegistry> meterRegistry;
 
-	/**
-	 * A handler counting in the application's meter registry, looked up when first needed.
-	 * @param meterRegistry the meter registry
-	 */
+	/** @param meterRegistry the application's meter registry, looked up when first needed */
 	public RateLimitDecisionMeterHandler(ObjectProvider<MeterRegistry> meterRegistry) {
 		this.meterRegistry = meterRegistry;
 	}

@@ -9,9 +9,7 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/**
- * The {@code ratelimit} health contributor, with Spring Boot's health support on the class path.
- */
+/** The {@code ratelimit} health contributor, with Spring Boot's health support on the class path. */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class })
 @ConditionalOnEnabledHealthIndicator("ratelimit")

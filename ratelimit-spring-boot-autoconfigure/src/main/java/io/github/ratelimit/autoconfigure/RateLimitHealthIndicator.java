@@ -18,15 +18,10 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 
 /**
- * Health of the rate limiter: which backend decides, the state of the circuit breaker around Redis (on Redis
- * Cluster, of each master's: {@code shards}), and whether decisions are currently degraded (made by the policies'
- * failure modes instead of Redis). It never calls Redis.
- * <p>
- * Degraded (a circuit is open or probing, or the failure modes made one of the limiter's last
- * {@value DefaultRateLimiter#RECENT_DECISIONS} decisions: {@code recentFailureModeDecisions}) leaves the status UP by
- * default, since the failure modes exist to keep the application serving while Redis is down; with
- * {@code ratelimit.health.down-when-degraded=true} the status is DOWN while degraded. Spring Boot's own {@code redis}
- * contributor reports Redis itself.
+ * Health of the rate limiter, from memory only (never a Redis call): the backend, the circuit breakers (each
+ * Cluster master's under {@code shards}) and whether decisions are degraded (a circuit open or probing, or a failure
+ * mode made one of the last {@value DefaultRateLimiter#RECENT_DECISIONS}). Degraded stays UP unless
+ * {@code ratelimit.health.down-when-degraded}: the failure modes exist to keep serving.
  */
 final class RateLimitHealthIndicator implements HealthIndicator {
 
@@ -34,11 +29,6 @@ final class RateLimitHealthIndicator implements HealthIndicator {
 
 	private final boolean downWhenDegraded;
 
-	/**
-	 * A health indicator.
-	 * @param limiter the limiter
-	 * @param downWhenDegraded whether degraded decisions make the status DOWN
-	 */
 	RateLimitHealthIndicator(RateLimiter limiter, boolean downWhenDegraded) {
 		this.limiter = limiter;
 		this.downWhenDegraded = downWhenDegraded;
@@ -72,10 +62,7 @@ final class RateLimitHealthIndicator implements HealthIndicator {
 		return health.build();
 	}
 
-	/**
-	 * The breaker's state and figures; on Redis Cluster ({@code shards}), each master's by its address, and as
-	 * {@code circuitBreaker} the least healthy state among them.
-	 */
+	/** The breakers' states and figures: on Cluster each master's ({@code shards}) and the least healthy state. */
 	private static void breakers(Health.Builder health, CircuitBreaker configured, CircuitBreakerRegistry breakers) {
 		List<CircuitBreaker> all = new ArrayList<>(breakers.getAllCircuitBreakers());
 		if (all.size() == 1 && all.get(0) == configured) {

@@ -14,12 +14,9 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
- * Binds what a {@link DefaultRateLimiter} counts in memory: {@value #ERRORS} (a counter per
- * {@link BackendErrorKind}, tag {@code kind}) and {@value #PERMITS_ACTIVE} (a gauge per configured policy that holds
- * concurrency permits, tag {@code policy}: the permits this instance holds, in units of cost); with a
- * {@link RateLimitDenialCache}, {@value #DENIAL_CACHE_HITS} (a counter of the requests it denied without a backend
- * call) and {@value #DENIAL_CACHE_SIZE} (a gauge of the denials it holds), without tags. A limiter of another type
- * has none of them.
+ * Binds what a {@link DefaultRateLimiter} counts in memory: {@value #ERRORS} (per {@link BackendErrorKind}, tag
+ * {@code kind}), {@value #PERMITS_ACTIVE} (permits this instance holds, in units of cost, tag {@code policy}) and,
+ * with a {@link RateLimitDenialCache}, {@value #DENIAL_CACHE_HITS} and {@value #DENIAL_CACHE_SIZE}.
  */
 public final class RateLimitMeterBinder implements MeterBinder {
 
@@ -40,8 +37,7 @@ public final class RateLimitMeterBinder implements MeterBinder {
 	private final ObjectProvider<RateLimitPolicyRegistry> policies;
 
 	/**
-	 * A binder of the application's limiter, looked up when bound.
-	 * @param limiter the limiter
+	 * @param limiter the limiter, looked up when bound
 	 * @param policies the configured policies, for the permit gauges
 	 */
 	public RateLimitMeterBinder(ObjectProvider<RateLimiter> limiter, ObjectProvider<RateLimitPolicyRegistry> policies) {

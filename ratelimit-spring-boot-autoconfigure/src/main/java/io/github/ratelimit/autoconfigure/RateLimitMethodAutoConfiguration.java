@@ -13,12 +13,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnNotWebAppli
 import org.springframework.context.annotation.Bean;
 
 /**
- * {@link io.github.ratelimit.spring.RateLimited} bean methods in a non-web application (no servlet or reactive web
- * server, e.g. a batch job, a message consumer, a scheduler): every call is checked, a denial throws
- * {@link io.github.ratelimit.spring.RateLimitExceededException} or waits for its turn up to the method's
- * {@code maxWait} or the policy's {@code ratelimit.policies.<name>.max-wait}. Web applications get the same for
- * their beans from the servlet and reactive auto-configurations. Backs off when the application defines its own
- * {@link RateLimitedMethodPostProcessor}.
+ * {@link io.github.ratelimit.spring.RateLimited} bean methods in a non-web application (the web auto-configurations
+ * do the same for web applications); backs off for an application's own {@link RateLimitedMethodPostProcessor}.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnNotWebApplication

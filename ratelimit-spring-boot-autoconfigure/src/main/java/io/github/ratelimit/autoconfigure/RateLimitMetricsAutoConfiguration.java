@@ -14,12 +14,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The rate-limit meters, with Micrometer and a {@link MeterRegistry}: {@code ratelimit.decisions} (a counter per
- * policy and outcome, counted from the {@code ratelimit.decision} observations, so it needs Spring Boot's observation
- * support too), {@code ratelimit.errors} (backend errors by kind) and {@code ratelimit.permits.active} (concurrency
- * permits held per policy). The {@code ratelimit.decision} timer itself comes from Spring Boot's own meter
- * observation handler. With Resilience4j's Micrometer module, the circuit breaker's own
- * {@code resilience4j.circuitbreaker.*} meters too ({@link RateLimitCircuitBreakerMeterBinder}). No tag holds an identity, a key, a path or an address.
+ * The rate-limit meters, with Micrometer and a {@link MeterRegistry}: {@code ratelimit.decisions} (from the
+ * observations), {@code ratelimit.errors}, {@code ratelimit.permits.active}, the denial cache's, and the circuit
+ * breakers' Resilience4j meters ({@link RateLimitCircuitBreakerMeterBinder}). No tag holds an identity, key, path or
+ * address.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class,
 		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
@@ -43,7 +41,7 @@ public final class RateLimitMetricsAutoConfiguration {
 		return new RateLimitMeterBinder(limiter, policies);
 	}
 
-	/** The circuit breaker's own Resilience4j meters, with Resilience4j's Micrometer module (the starter has it). */
+	/** The circuit breakers' own Resilience4j meters, with Resilience4j's Micrometer module (the starter has it). */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = "io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics")
 	static final class CircuitBreakerMetricsConfiguration {

@@ -28,19 +28,13 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
 @ConfigurationProperties(prefix = "ratelimit")
 public class RateLimitProperties {
 
-	/**
-	 * Whether rate limiting is enabled.
-	 */
+	/** Whether rate limiting is enabled. */
 	private boolean enabled = true;
 
-	/**
-	 * Prefix of every Redis key the limiter writes. No spaces or braces.
-	 */
+	/** Prefix of every Redis key the limiter writes. No spaces or braces. */
 	private String keyPrefix = RateLimitKeys.DEFAULT_PREFIX;
 
-	/**
-	 * Rate-limit policies by name.
-	 */
+	/** Rate-limit policies by name. */
 	private Map<String, PolicyProperties> policies = new LinkedHashMap<>();
 
 	/**
@@ -135,9 +129,7 @@ public class RateLimitProperties {
 		return this.gateway;
 	}
 
-	/**
-	 * The {@code ratelimit} health contributor (with Spring Boot Actuator).
-	 */
+	/** The {@code ratelimit} health contributor (with Spring Boot Actuator). */
 	public static class Health {
 
 		/**
@@ -169,14 +161,10 @@ public class RateLimitProperties {
 		return this.problem;
 	}
 
-	/**
-	 * The servlet filter and WebFlux filter that apply the rules.
-	 */
+	/** The servlet filter and WebFlux filter that apply the rules. */
 	public static class Filter {
 
-		/**
-		 * Whether the filter is registered.
-		 */
+		/** Whether the filter is registered. */
 		private boolean enabled = true;
 
 		/**
@@ -217,24 +205,16 @@ public class RateLimitProperties {
 
 	}
 
-	/**
-	 * One filter rule.
-	 */
+	/** One filter rule. */
 	public static class Rule {
 
-		/**
-		 * Path patterns (Spring PathPattern syntax, e.g. /api/**).
-		 */
+		/** Path patterns (Spring PathPattern syntax, e.g. /api/**). */
 		private List<String> paths = new ArrayList<>();
 
-		/**
-		 * HTTP methods; empty for all.
-		 */
+		/** HTTP methods; empty for all. */
 		private Set<String> methods = new LinkedHashSet<>();
 
-		/**
-		 * Names of the policies that apply.
-		 */
+		/** Names of the policies that apply. */
 		private List<String> policies = new ArrayList<>();
 
 		public List<String> getPaths() {
@@ -263,14 +243,10 @@ public class RateLimitProperties {
 
 	}
 
-	/**
-	 * How the ip key groups client addresses.
-	 */
+	/** How the ip key groups client addresses. */
 	public static class Ip {
 
-		/**
-		 * Prefix length that groups IPv4 clients: 32 counts each address, 24 a whole /24.
-		 */
+		/** Prefix length that groups IPv4 clients: 32 counts each address, 24 a whole /24. */
 		private int ipv4Prefix = 32;
 
 		/**
@@ -297,24 +273,16 @@ public class RateLimitProperties {
 
 	}
 
-	/**
-	 * Which rate-limit headers responses carry.
-	 */
+	/** Which rate-limit headers responses carry. */
 	public static class Headers {
 
-		/**
-		 * Whether to send X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.
-		 */
+		/** Whether to send X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset. */
 		private boolean legacy = true;
 
-		/**
-		 * Whether to send the IETF RateLimit and RateLimit-Policy headers.
-		 */
+		/** Whether to send the IETF RateLimit and RateLimit-Policy headers. */
 		private boolean standard = true;
 
-		/**
-		 * Whether to send Retry-After on 429 responses.
-		 */
+		/** Whether to send Retry-After on 429 responses. */
 		private boolean retryAfter = true;
 
 		/**
@@ -358,9 +326,7 @@ public class RateLimitProperties {
 
 	}
 
-	/**
-	 * The RFC 9457 problem body of 429 responses.
-	 */
+	/** The RFC 9457 problem body of 429 responses. */
 	public static class Problem {
 
 		/**
@@ -401,14 +367,10 @@ public class RateLimitProperties {
 
 	}
 
-	/**
-	 * The in-memory backend, used when the application has no Redis connection.
-	 */
+	/** The in-memory backend, used when the application has no Redis connection. */
 	public static class Local {
 
-		/**
-		 * Most keys kept in memory; the least used beyond it are forgotten.
-		 */
+		/** Most keys kept in memory; the least used beyond it are forgotten. */
 		private long maximumKeys = LocalRateLimitBackend.DEFAULT_MAXIMUM_KEYS;
 
 		public long getMaximumKeys() {
@@ -421,9 +383,7 @@ public class RateLimitProperties {
 
 	}
 
-	/**
-	 * Runtime overrides, set through the {@code ratelimits} Actuator endpoint.
-	 */
+	/** Runtime overrides, set through the {@code ratelimits} Actuator endpoint. */
 	public static class Overrides {
 
 		/**

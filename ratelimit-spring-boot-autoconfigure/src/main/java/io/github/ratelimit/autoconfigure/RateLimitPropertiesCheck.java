@@ -33,20 +33,11 @@ import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
 
 /**
- * Binds {@code ratelimit.*} into the {@link RateLimitProperties} bean and checks every value, each once, when the
- * application context has read its bean definitions: before any other bean is created and before an embedded web
- * server starts. A name under {@code ratelimit.} that no property has (a typo such as {@code ratelimit.enbled} or
- * {@code ratelimit.policy.api.limit}), a value that does not convert and a value the policies, the filter rules or
- * the Redis settings refuse stop the start with Spring Boot's failure report naming the property: unknown names
- * described by {@link RateLimitConfigurationFailureAnalyzer} with the closest known name, invalid values as
- * {@link InvalidConfigurationPropertyValueException}s. The policies and rules built here are the ones the beans use
- * ({@link #registry}, {@link #rules}); the beans read the other values from the checked properties.
- *
- * <p>The properties bean is created here, so Spring Boot's own binding, which runs on beans created later, never
- * binds it a second time. Names are judged as Spring Boot binds them ({@link UnknownNamesBindHandler}): the elements
- * of a list that a source of higher precedence replaces are not unknown, unless misspelt. As with
- * {@code @ConfigurationProperties(ignoreUnknownFields = false)}, names that come from environment variables or
- * system properties are not checked: those sources hold names for other programs too.
+ * Binds {@code ratelimit.*} into the {@link RateLimitProperties} bean and checks every value once, before any other
+ * bean is created: an unknown name ({@link UnknownNamesBindHandler}, described by
+ * {@link RateLimitConfigurationFailureAnalyzer}) or an invalid value
+ * ({@link InvalidConfigurationPropertyValueException}) stops the start naming the property. Builds the policies and
+ * rules the beans use ({@link #registry}, {@link #rules}). Architecture, "Configuration is bound and checked once".
  */
 final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordered {
 
@@ -84,11 +75,8 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 	}
 
 	/**
-	 * The configured policies, with the runtime overrides applied on top of them. Looks up the {@link KeyResolver}
-	 * beans their keys name: one that is not a {@link KeyResolver} stops the start here, naming the property, not on
-	 * a request.
-	 * @param overrides the runtime overrides
-	 * @return the registry
+	 * The registry of the configured policies; looks up the beans their keys name, so that one that is no
+	 * {@link KeyResolver} stops the start naming the property, not a request.
 	 */
 	RateLimitPolicyRegistry registry(RateLimitOverrides overrides) {
 		for (ConfiguredPolicy policy : this.policies) {
@@ -112,18 +100,12 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 		}
 	}
 
-	/**
-	 * The filter rules, checked against the configured policies.
-	 * @return the rules
-	 */
+	/** The filter rules, checked against the configured policies. */
 	List<RateLimitRule> rules() {
 		return this.rules;
 	}
 
-	/**
-	 * Finds the {@link KeyResolver} beans keys name, and groups addresses for {@code ip} keys as configured.
-	 * @return the key resolvers
-	 */
+	/** Finds the {@link KeyResolver} beans keys name, and groups addresses for {@code ip} keys as configured. */
 	KeySpec.Resolvers keys() {
 		return Objects.requireNonNull(this.keys, "ratelimit.* not checked yet");
 	}
@@ -209,13 +191,7 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 		return new ConfiguredPolicy(base, key, source.getMissingKey(), overrides, tierKey, tierLimits);
 	}
 
-	/**
-	 * Builds a policy, reporting an invalid field as its property.
-	 * @param property the property holding the policy's fields
-	 * @param values the configured value of a field
-	 * @param builder builds the policy
-	 * @return the policy
-	 */
+	/** Builds a policy, reporting an invalid field as its property (under {@code property}, with its value). */
 	private static RateLimitPolicy build(String property, Function<String, @Nullable Object> values,
 			Supplier<RateLimitPolicy> builder) {
 		try {

@@ -28,20 +28,12 @@ final class RateLimitPropertyNames {
 	private RateLimitPropertyNames() {
 	}
 
-	/**
-	 * Whether a name is one that a rate-limit property has.
-	 * @param name a name under {@code ratelimit.}
-	 * @return true when every element of the name is known
-	 */
+	/** Whether every element of a name under {@code ratelimit.} is known. */
 	static boolean isKnown(ConfigurationPropertyName name) {
 		return firstUnknown(name) == null;
 	}
 
-	/**
-	 * Walks a name along the types of the properties to the first element that none has.
-	 * @param name a name under {@code ratelimit.}
-	 * @return that element and the type above it, or null when the whole name is known
-	 */
+	/** The first element of a name that no property has, with the type above it; null when the name is known. */
 	static @Nullable Unknown firstUnknown(ConfigurationPropertyName name) {
 		ResolvableType type = ResolvableType.forClass(RateLimitProperties.class);
 		for (int i = ROOT.getNumberOfElements(); i < name.getNumberOfElements(); i++) {
@@ -64,23 +56,14 @@ final class RateLimitPropertyNames {
 		return null;
 	}
 
-	/**
-	 * Whether a type is one whose properties have names: {@link RateLimitProperties}, {@link PolicyProperties},
-	 * {@link RedisBackendProperties}, one of their classes, or {@link Limits}.
-	 * @param type the type
-	 * @return true for a type with named properties
-	 */
+	/** Whether a type's properties have names: the properties classes, their nested classes, {@link Limits}. */
 	static boolean isPropertiesType(Class<?> type) {
 		Class<?> outer = (type.getEnclosingClass() != null) ? type.getEnclosingClass() : type;
 		return outer == RateLimitProperties.class || outer == PolicyProperties.class
 				|| outer == RedisBackendProperties.class || type == Limits.class;
 	}
 
-	/**
-	 * The bound properties of a type, by their dashed names, in a stable order, with what reads each.
-	 * @param type a type with named properties ({@link #isPropertiesType})
-	 * @return the accessors by name
-	 */
+	/** The accessors of a properties type's bound properties, by dashed name, in a stable order. */
 	static Map<String, Method> properties(Class<?> type) {
 		Map<String, Method> properties = new TreeMap<>();
 		if (type.isRecord()) {
@@ -111,12 +94,7 @@ final class RateLimitPropertyNames {
 		return dashed.toString();
 	}
 
-	/**
-	 * The first element of a name that no property has.
-	 * @param index its index in the name
-	 * @param parent the type of the name before it: a properties class, a list that needed an index, or a type that
-	 * takes a single value
-	 */
+	/** The first unknown element's index, and the type of the name before it. */
 	record Unknown(int index, Class<?> parent) {
 	}
 

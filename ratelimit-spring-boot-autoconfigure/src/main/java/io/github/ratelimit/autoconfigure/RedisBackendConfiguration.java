@@ -17,18 +17,13 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
-/**
- * The Redis backend, on the application's Redis connection (standalone, Sentinel or Cluster as configured).
- */
+/** The Redis backend, on the application's Redis connection (standalone, Sentinel or Cluster as configured). */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(RedisConnectionFactory.class)
 @ConditionalOnSingleCandidate(RedisConnectionFactory.class)
 class RedisBackendConfiguration {
 
-	/**
-	 * The backend, declared as what it is so that the context sees a lifecycle bean: it is stopped before the
-	 * connection factory and started after it.
-	 */
+	/** Declared as its own type, so that the context sees a lifecycle bean (stopped before the connection factory). */
 	@Bean
 	@ConditionalOnMissingBean(RateLimitBackend.class)
 	RedisRateLimitBackend rateLimitBackend(RedisConnectionFactory connectionFactory, RateLimitProperties properties) {
@@ -39,9 +34,7 @@ class RedisBackendConfiguration {
 			.build();
 	}
 
-	/**
-	 * Runtime overrides shared by every instance through Redis, and kept there across restarts.
-	 */
+	/** Runtime overrides shared by every instance through Redis, and kept there across restarts. */
 	@Bean
 	@ConditionalOnMissingBean
 	RedisOverrideStore rateLimitOverrideStore(RedisConnectionFactory connectionFactory,
@@ -54,8 +47,7 @@ class RedisBackendConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitOverrides rateLimitOverrides(RedisOverrideStore store) {
 		RateLimitOverrides overrides = new RateLimitOverrides(store);
-		// what is in Redis applies from the first request on; a Redis that does not answer within 2 s does not hold
-		// the start: the overrides apply once it answers (the store's reconcile reads them)
+		// applies from the first request on; a silent Redis does not hold the start (the reconcile reads them later)
 		overrides.refresh(Duration.ofSeconds(2));
 		return overrides;
 	}
@@ -66,10 +58,7 @@ class RedisBackendConfiguration {
 		return new RedisBackendWarmUp(backend);
 	}
 
-	/**
-	 * Caps the Lettuce client's reconnect delay, so that enforcement resumes within about a second of Redis coming
-	 * back instead of up to Lettuce's default 30 s.
-	 */
+	/** Caps the Lettuce client's reconnect delay, so enforcement resumes soon after Redis is back (Lettuce: 30 s). */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass({ Delay.class, ClientResourcesBuilderCustomizer.class })
 	static class ReconnectDelayConfiguration {

@@ -11,34 +11,28 @@ import io.github.ratelimit.core.redis.RedisRateLimitBackend.ScriptMode;
 public class RedisBackendProperties {
 
 	/**
-	 * Longest a decision waits for Redis. Beyond it the decision is made by the policies' failure modes; the
-	 * client's own command timeout (spring.data.redis.timeout) is never waited for.
+	 * Longest a decision waits for Redis before the policies' failure modes decide (spring.data.redis.timeout is
+	 * never waited for).
 	 */
 	private Duration timeout = Duration.ofMillis(50);
 
 	/**
-	 * Longest delay between two reconnect attempts of the Lettuce client after Redis went away (Lettuce's own
-	 * default grows to 30s, which would delay enforcement that long after Redis is back). Applied to the
-	 * client resources Spring Boot creates; 0 leaves Lettuce's default.
+	 * Longest delay between two reconnect attempts of the Lettuce client Spring Boot creates (Lettuce's own grows
+	 * to 30s, delaying enforcement that long after Redis is back); 0 leaves Lettuce's default.
 	 */
 	private Duration maxReconnectDelay = Duration.ofSeconds(1);
 
 	/**
-	 * Whether single-policy decisions are batched on a standalone or Sentinel Redis: while one script call is in
-	 * flight on the connection, the decisions that arrive meanwhile go together as one call per policy once it
-	 * answers (group commit: nothing waits for a batch to fill; each decision is still atomic and in arrival
-	 * order). Shares Redis' per-call work and the client's per-command work between concurrent decisions. A
-	 * Cluster never batches.
+	 * Whether single-policy decisions are batched on a standalone or Sentinel Redis: those that arrive while calls
+	 * are in flight go as one call per policy (nothing waits for a batch to fill; each decision stays atomic, in
+	 * arrival order). A Cluster never batches.
 	 */
 	private boolean batching = true;
 
 	/**
-	 * How the rate-limit scripts run on Redis: 'evalsha' (every Redis version; a server that lost its script
-	 * cache, after a restart or a failover to a replica, answers each script's first call with NOSCRIPT and gets
-	 * the script sent again) or 'functions' (Redis 7 or later and the Lettuce client: each script is loaded as a
-	 * function library and called with FCALL; functions are persisted and replicated, so a promoted replica has
-	 * them). 'functions' on a Redis older than 7 fails the start when Redis answers at startup, and every
-	 * decision (logged once) otherwise.
+	 * How the rate-limit scripts run: 'evalsha' (any Redis) or 'functions' (Redis 7+ and Lettuce: FCALL of function
+	 * libraries, persisted and replicated, so a promoted replica has them). 'functions' on an older Redis fails the
+	 * start, or every decision when Redis did not answer at startup.
 	 */
 	private ScriptMode scriptMode = ScriptMode.EVALSHA;
 
@@ -88,25 +82,18 @@ public class RedisBackendProperties {
 
 
 	/**
-	 * The local denial cache: an identity Redis denied until a time is denied again until then from this instance's
-	 * memory, with the same headers, without a Redis call. Off by default because it is not exact in every case:
-	 * quota given back on another instance (a reversal when a later check denies, a late answer undone) is seen
-	 * only when the cached denial ends, as are resets and policy changes made without the starter (the
-	 * {@code ratelimits} endpoint's resets and overrides, and {@code RateLimitTester}'s resets, reach every
-	 * instance's cache).
+	 * The local denial cache: a denial Redis made until a time is repeated from memory until then, without a Redis
+	 * call. Off by default: quota given back on another instance is seen only when the cached denial ends.
 	 */
 	public static class DenialCache {
 
 		/**
-		 * Whether denials are cached (Redis backend only). Never admits a request; denies from the cache what Redis
-		 * would deny while only requests take quota. Off by default: quota given back on another instance is seen
-		 * only when the cached denial ends.
+		 * Whether denials are cached (Redis backend only). Never admits; denies what Redis would deny while only
+		 * requests take quota. Off by default: quota given back elsewhere is seen only when the cached denial ends.
 		 */
 		private boolean enabled = false;
 
-		/**
-		 * Most policy and identity pairs whose denial is kept; beyond it the least useful are evicted.
-		 */
+		/** Most policy and identity pairs whose denial is kept; beyond it the least useful are evicted. */
 		private long maximumSize = 10_000;
 
 		public boolean isEnabled() {
@@ -133,24 +120,16 @@ public class RedisBackendProperties {
 	 */
 	public static class CircuitBreaker {
 
-		/**
-		 * Whether the circuit breaker is used. Without it every decision tries Redis and waits up to the timeout.
-		 */
+		/** Whether the circuit breaker is used. Without it every decision tries Redis and waits up to the timeout. */
 		private boolean enabled = true;
 
-		/**
-		 * Percentage of failed calls (errors and timeouts) among the last calls that opens the circuit.
-		 */
+		/** Percentage of failed calls (errors and timeouts) among the last calls that opens the circuit. */
 		private float failureRateThreshold = 50;
 
-		/**
-		 * Number of most recent calls the failure rate is computed over.
-		 */
+		/** Number of most recent calls the failure rate is computed over. */
 		private int slidingWindowSize = 20;
 
-		/**
-		 * Fewest calls in the window before the failure rate is considered.
-		 */
+		/** Fewest calls in the window before the failure rate is considered. */
 		private int minimumNumberOfCalls = 5;
 
 		/**

@@ -16,11 +16,9 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
 import org.springframework.dao.InvalidDataAccessApiUsageException;
 
 /**
- * Opens the Redis backend's connection at startup, on the thread starting the application, so that the first
- * rate-limited requests neither pay for the connect within their time budget nor run it on an event loop. Redis
- * being unreachable does not stop the application: it starts, its requests are decided by their policies' failure
- * modes, and enforcement begins as soon as Redis answers. A Redis that answers but has no functions while
- * {@code ratelimit.redis.script-mode} is {@code functions} (Redis older than 7) stops the start, naming the property.
+ * Opens the Redis backend's connection at startup, so the first requests do not pay for it within their budget or on
+ * an event loop. An unreachable Redis does not stop the start (failure modes decide until it answers); one without
+ * functions under {@code script-mode: functions} does, naming the property.
  */
 final class RedisBackendWarmUp implements SmartInitializingSingleton {
 
@@ -40,8 +38,8 @@ final class RedisBackendWarmUp implements SmartInitializingSingleton {
 		if (!(this.backend instanceof RedisRateLimitBackend redis)) {
 			return;
 		}
-		// a Redis that accepts connections but answers nothing (frozen, hung) would hold the start for the client's
-		// command timeout: the start waits a bounded time, the warm-up goes on in the background
+		// a frozen Redis would hold the start for the client's command timeout: wait a bounded time, the rest goes on
+		// in the background
 		CompletableFuture<Void> warmUp = CompletableFuture.runAsync(redis::connect);
 		try {
 			warmUp.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);

@@ -20,15 +20,10 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyS
 import org.springframework.boot.context.properties.source.UnboundElementsSourceFilter;
 
 /**
- * Fails the binding of {@code ratelimit.*} on names that no property has: Spring Boot's own check
- * ({@link NoUnboundElementsBindHandler}, environment variables and system properties left out as with
- * {@code ignoreUnknownFields = false}), corrected for the lists one source replaces.
- *
- * <p>Spring Boot binds a list whole from the source of highest precedence that has it (a profile document over the
- * base one, say); the lists of the other sources are never bound. Its check excuses most of their names, but not
- * those ending in an index whose list the winning elements lack ({@code rules[2].paths[0]} of a base list of three
- * rules under a profile's two): it takes them for unknown, and refuses a valid configuration. Here a name of a
- * replaced list is judged by the types of the properties instead, so only a misspelt one is reported.
+ * Fails the binding of {@code ratelimit.*} on names that no property has: Spring Boot's
+ * {@link NoUnboundElementsBindHandler}, except that a name in a list another source replaced (which Boot may report
+ * though valid: {@code rules[2].paths[0]} of three base rules under a profile's two) is judged by the properties'
+ * types, so only a misspelt one is reported (architecture, "Configuration is bound and checked once").
  */
 final class UnknownNamesBindHandler extends AbstractBindHandler {
 
@@ -68,10 +63,7 @@ final class UnknownNamesBindHandler extends AbstractBindHandler {
 		}
 	}
 
-	/**
-	 * Whether a name lies in a list that Spring Boot took from another source, or from a single value (comma
-	 * separated, or an empty list): its own source's elements of that list are then never bound.
-	 */
+	/** Whether a name lies in a list Spring Boot took from another source or from a single (comma-separated) value. */
 	private boolean inReplacedList(ConfigurationProperty property) {
 		ConfigurationPropertyName name = property.getName();
 		Object source = (property.getSource() != null) ? property.getSource().getUnderlyingSource() : null;

@@ -1,6 +1,4 @@
-/**
- * Spring Boot auto-configuration of the rate-limit engine.
- */
+/** Spring Boot auto-configuration of the rate-limit engine. */
 @NullMarked
 package io.github.ratelimit.autoconfigure;
 

@@ -17,10 +17,8 @@ import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * What the gateway's rate limiting knows of one exchange: its request context, the admitted decisions of its
- * {@code RequestRateLimiter} filters (what a later denial gives back), the concurrency permits it holds, and the
- * rejection its response must carry once a filter denied it. Opened by the {@link RateLimitGatewayFilter}, found by
- * the {@link PolicyRateLimiter} in the Reactor context.
+ * What the gateway's rate limiting knows of one exchange, in its Reactor context: its request context, the admitted
+ * decisions (what a later denial gives back), the permits it holds, and the rejection once a filter denied it.
  */
 final class GatewayExchange {
 
@@ -39,20 +37,12 @@ final class GatewayExchange {
 		this.support = new GatewaySupport(exchange);
 	}
 
-	/**
-	 * The request context, its principal resolved once.
-	 * @return the context
-	 */
+	/** The request context, its principal resolved once. */
 	Mono<RequestContext> request() {
 		return this.support.request();
 	}
 
-	/**
-	 * Records an admitted decision; once the exchange is closed (the client went away while it was made), releases
-	 * its permit instead.
-	 * @param decision the admitted decision
-	 * @return completes once recorded or released
-	 */
+	/** Records an admitted decision; once closed (the client left meanwhile), releases its permit instead. */
 	Mono<Void> admitted(RateLimitDecision decision) {
 		synchronized (this) {
 			if (!this.support.isReleased()) {
@@ -62,12 +52,7 @@ final class GatewayExchange {
 		return this.support.hold(decision.permit());
 	}
 
-	/**
-	 * Records the denial the response must carry, and gives back what the exchange's earlier admitted decisions
-	 * took (another {@code RequestRateLimiter} filter of the same route).
-	 * @param rejection the response to the denial
-	 * @return completes once given back
-	 */
+	/** Records the rejection the response must carry, and gives back what earlier admitted decisions took. */
 	Mono<Void> denied(Rejection rejection) {
 		List<RateLimitDecision> earlier;
 		synchronized (this) {
@@ -83,27 +68,17 @@ final class GatewayExchange {
 			.then();
 	}
 
-	/**
-	 * The rejection recorded for the exchange.
-	 * @return the rejection, or null while no filter denied it
-	 */
+	/** The rejection recorded, or null while no filter denied the exchange. */
 	synchronized @Nullable Rejection rejection() {
 		return this.rejection;
 	}
 
-	/**
-	 * Releases every permit held; later admitted decisions release theirs at once. Never fails.
-	 * @return completes once released
-	 */
+	/** Releases every permit held; later admitted decisions release theirs at once. Never fails. */
 	Mono<Void> close() {
 		return this.support.release();
 	}
 
-	/**
-	 * A response that releases the permits held before the client can see it end.
-	 * @param response the response
-	 * @return the response to hand down the chain
-	 */
+	/** A response that releases the permits held before the client can see it end. */
 	ServerHttpResponse releasing(ServerHttpResponse response) {
 		return this.support.releasing(response);
 	}

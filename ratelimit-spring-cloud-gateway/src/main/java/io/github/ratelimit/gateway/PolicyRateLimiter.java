@@ -25,12 +25,8 @@ import org.springframework.cloud.gateway.support.ConfigurationService;
 import org.springframework.http.HttpHeaders;
 
 /**
- * A Spring Cloud Gateway {@code RateLimiter} whose routes name policies of {@code ratelimit.policies.*}: the
- * {@code RequestRateLimiter} filter's key resolver gives the identity, and every policy the route names is checked
- * for it in one call, through the same enforcer as the starter's filter (algorithms, tiers, overrides, runtime
- * overrides and the kill switch, failure modes, time budget and circuit breaker, metrics).
- * <p>
- * A route names its policies in the filter's arguments:
+ * A Spring Cloud Gateway {@code RateLimiter} whose routes name policies of {@code ratelimit.policies.*}, checked in
+ * one call through the starter's enforcer for the identity the filter's key resolver gives:
  *
  * <pre>{@code
  * filters:
@@ -41,9 +37,8 @@ import org.springframework.http.HttpHeaders;
  *       ratelimit.cost: 1        # optional: replaces the policies' own cost
  * }</pre>
  *
- * A route that names none gets {@code ratelimit.gateway.default-policies}. An admitted request carries the
- * starter's rate-limit headers; a denied one gets the starter's rejection (a 429 with an RFC 9457 body, or a 503
- * when a {@code closed} policy could not be checked), written by the {@code RateLimitGatewayFilter}.
+ * A route that names none gets {@code ratelimit.gateway.default-policies}. Responses carry the starter's headers and
+ * rejection (429, or 503 when a {@code closed} policy could not be checked).
  */
 public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Config> {
 
@@ -118,11 +113,7 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 		}
 	}
 
-	/**
-	 * The policies a route's requests are checked against.
-	 * @param routeId the route
-	 * @return the route's configuration, or the defaults
-	 */
+	/** The route's configuration, or the defaults. */
 	Config configFor(String routeId) {
 		Config config = getConfig().get(routeId);
 		return (config != null && !config.getPolicies().isEmpty()) ? config
@@ -180,9 +171,7 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 		return values;
 	}
 
-	/**
-	 * A route's arguments under {@code ratelimit.}.
-	 */
+	/** A route's arguments under {@code ratelimit.}. */
 	public static class Config {
 
 		/** The policies checked, together in one call, for every request of the route. */

@@ -13,15 +13,10 @@ import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * The gateway-wide half of the {@link PolicyRateLimiter}: runs before every route filter, keeps what the limiter
- * decides for the exchange, and
- * <ul>
- * <li>turns the {@code RequestRateLimiter} filter's bare denial (a status and an empty body) into the starter's
- * rejection: the {@link io.github.ratelimit.spring.RateLimitRejectionHandler}'s status (429, or 503 when a
- * {@code closed} policy could not be checked), headers and body (RFC 9457 by default, {@code ratelimit.problem.*});</li>
- * <li>releases the concurrency permits the request holds before the client sees the proxied response end, and when
- * the exchange fails or is cancelled.</li>
- * </ul>
+ * The gateway-wide half of the {@link PolicyRateLimiter}, ahead of every route filter: keeps what the limiter decides
+ * for the exchange, turns the {@code RequestRateLimiter} filter's bare denial into the
+ * {@link io.github.ratelimit.spring.RateLimitRejectionHandler}'s rejection, and releases the permits before the
+ * proxied response ends (or when the exchange fails or is cancelled).
  */
 final class RateLimitGatewayFilter implements GlobalFilter, Ordered {
 

@@ -1,8 +1,6 @@
 /**
- * Spring Cloud Gateway (server WebFlux) integration: {@link io.github.ratelimit.gateway.PolicyRateLimiter}, a
- * {@code RateLimiter} for the gateway's {@code RequestRateLimiter} filter whose routes name configured policies, and
- * {@code RateLimitGatewayFilter}, the global filter that gives its denials the starter's
- * response and releases concurrency permits when the proxied response completes.
+ * Spring Cloud Gateway integration: {@link io.github.ratelimit.gateway.PolicyRateLimiter}, a {@code RateLimiter} whose
+ * routes name configured policies, and the global filter that gives its denials the starter's response.
  */
 @NullMarked
 package io.github.ratelimit.gateway;

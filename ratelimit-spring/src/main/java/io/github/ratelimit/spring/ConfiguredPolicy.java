@@ -6,8 +6,8 @@ import io.github.ratelimit.core.RateLimitPolicy;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A policy as configured for web requests: the engine policy, how its key is resolved, what happens without a
- * key, and the limits that replace the policy's own for specific keys (overrides) or tiers.
+ * A policy as configured: the engine policy, its key, what happens without one, and the policies replacing it for
+ * specific keys (overrides) or tiers.
  *
  * @param policy the base policy
  * @param key how the identity is resolved
@@ -41,9 +41,8 @@ public record ConfiguredPolicy(RateLimitPolicy policy, KeySpec key, MissingKey m
 	}
 
 	/**
-	 * What configured and runtime overrides of this policy are looked up by, for a value a key resolved: the value
-	 * when the key is the policy's own (an API key, an address), else the whole identity, so an override never
-	 * applies to a value from another source (a gateway route's key resolver, an {@code @RateLimited} key).
+	 * What this policy's overrides are looked up by: the value when its key is the policy's own, else the whole
+	 * identity, so an override never applies to a value of another source (a gateway route, an annotation's key).
 	 * @param source the source of the key that resolved the value ({@link KeySpec#source()})
 	 * @param value the value
 	 * @param identity the identity counted for it ({@link KeySpec#identity(String)})

@@ -24,24 +24,11 @@ import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.expression.spel.support.SimpleEvaluationContext;
 
 /**
- * A parsed key specification: {@code ip}, {@code header:<Name>}, {@code principal}, {@code global},
- * {@code @beanName} (a {@link KeyResolver} bean) or a SpEL expression. SpEL runs in a read-only context (no type
- * references, no bean access, no assignment) with the variables {@code #request} ({@link RequestContext}),
- * {@code #principal}, and, for {@link RateLimited} methods, each parameter by name and {@code #args}.
- * <p>
- * A key resolves a value ({@link #resolve}), and {@link #identity(String)} turns it into the identity that is
- * counted: the value qualified by the key's {@link #source() source} ({@code ip:203.0.113.7},
- * {@code header.x-api-key:k-1}, {@code principal:alice}, {@code bean.tenantKey:t-9}, {@code el.1a2b3c4d:42}), or
- * {@value #GLOBAL} for the global key. So two keys that resolve the same value never share counters, and no
- * client-supplied value can equal the {@link MissingKey#ANONYMOUS shared identity} of requests without a key.
- * <p>
- * The {@code ip} key groups IPv6 clients by network prefix (default {@code /64}: one client typically holds a whole
- * {@code /64}) and IPv4 clients by address (or by a prefix, see {@link IpPrefixes}); an IPv4-mapped IPv6 address
- * ({@code ::ffff:192.0.2.1}) counts as the IPv4 address.
- * <p>
- * A tier key ({@link #parseTier}) must only see trusted data: its SpEL sees the principal ({@code #principal},
- * its {@code authorities} included) and request attributes set by the server ({@code attribute('name')}), never
- * the request's headers, parameters or body.
+ * A parsed key: {@code ip} (grouped by {@link IpPrefixes}), {@code header:<Name>}, {@code principal},
+ * {@code global}, {@code @beanName} (a {@link KeyResolver} bean) or a read-only SpEL expression (variables
+ * {@code #request}, {@code #principal}, and for {@link RateLimited} methods each parameter by name and {@code #args}).
+ * {@link #identity(String)} qualifies a resolved value by the key's {@link #source() source}
+ * ({@code header.x-api-key:k-1}), so keys never share counters and no client value equals {@link MissingKey#ANONYMOUS}.
  */
 public final class KeySpec {
 
@@ -83,9 +70,8 @@ public final class KeySpec {
 	}
 
 	/**
-	 * How the {@code ip} key groups client addresses: IPv4 addresses by their first {@code ipv4} bits (32: one
-	 * address), IPv6 addresses by their first {@code ipv6} bits (64 by default: one client typically holds a whole
-	 * {@code /64}, so counting single IPv6 addresses would let it rotate through fresh quota).
+	 * How the {@code ip} key groups client addresses, by their first bits; IPv6 by {@code /64} by default, since one
+	 * client typically holds a whole {@code /64} and could rotate through fresh quota. IPv4-mapped addresses are IPv4.
 	 *
 	 * @param ipv4 the IPv4 prefix length, 1 to 32
 	 * @param ipv6 the IPv6 prefix length, 1 to 128
@@ -105,9 +91,8 @@ public final class KeySpec {
 		}
 
 		/**
-		 * The group of a client address: the address itself for a full-length prefix, else the masked network and
-		 * its length ({@code 2001:db8:1:2::/64}). A value that is not an IP literal is returned as it is (no name is
-		 * ever looked up).
+		 * The group of a client address: itself for a full-length prefix, else the masked network and its length
+		 * ({@code 2001:db8:1:2::/64}); a value that is no IP literal as it is (no name is ever looked up).
 		 * @param address the client address
 		 * @return its group
 		 */
@@ -163,10 +148,7 @@ public final class KeySpec {
 	 */
 	public interface Resolvers extends Function<String, KeyResolver> {
 
-		/**
-		 * How the {@code ip} key groups client addresses.
-		 * @return the prefixes
-		 */
+		/** @return how the {@code ip} key groups client addresses */
 		default IpPrefixes ipPrefixes() {
 			return IpPrefixes.DEFAULT;
 		}
@@ -185,11 +167,9 @@ public final class KeySpec {
 	}
 
 	/**
-	 * Parses the key of a policy's tiers. A tier decides a request's limits, so it must come from data the client
-	 * cannot set: {@code header:} and {@code ip} are refused, and so is a SpEL expression that reads the request
-	 * ({@code #request}); the expression sees {@code #principal} (with its
-	 * {@code authorities}) and server-side request attributes as {@code attribute('name')}. A {@code @bean}
-	 * resolver is the application's own code and sees the request: it must only read trusted data.
+	 * Parses the key of a policy's tiers, which must come from data the client cannot set: {@code header:}, {@code ip}
+	 * and SpEL reading {@code #request} are refused; SpEL sees {@code #principal} and server-side request attributes
+	 * ({@code attribute('name')}). A {@code @bean} resolver sees the request and must only read trusted data.
 	 * @param spec the specification
 	 * @param beans looks up a {@link KeyResolver} bean by name (for {@code @name})
 	 * @return the parsed key
@@ -276,8 +256,7 @@ public final class KeySpec {
 	}
 
 	/**
-	 * The identity counted for a value this key resolved: the value qualified by the key's source, so values of
-	 * different sources never share counters, and never equal {@link MissingKey#ANONYMOUS}.
+	 * The identity counted for a value this key resolved: the value qualified by the key's source.
 	 * @param value a value resolved by this key
 	 * @return the identity
 	 */
@@ -286,8 +265,7 @@ public final class KeySpec {
 	}
 
 	/**
-	 * The identity counted for a value of a source, as {@link #identity(String)} makes it for a key of that source:
-	 * for tools that name an identity by its source and value (the Actuator endpoint).
+	 * The identity {@link #identity(String)} makes for a key of that source: for tools (the Actuator endpoint).
 	 * @param source a source, as {@link #source()} gives it ({@link #isSource} tells)
 	 * @param value the value
 	 * @return the identity
@@ -297,11 +275,8 @@ public final class KeySpec {
 	}
 
 	/**
-	 * Whether a text is a source a key can have: {@code ip}, {@code principal}, {@code global},
-	 * {@code header.<name>} (a header name in lower case), {@code bean.<name>} (no {@code ':'}, no whitespace) or
-	 * {@code el.} and 8 lower-case hexadecimal digits.
-	 * @param source the text
-	 * @return true when it has that form
+	 * @param source a text
+	 * @return whether it has the form of a {@link #source()}
 	 */
 	public static boolean isSource(String source) {
 		return SOURCE.matcher(source).matches();
@@ -360,9 +335,7 @@ public final class KeySpec {
 		}
 	}
 
-	/**
-	 * What a tier expression sees of a request: server-side data only.
-	 */
+	/** What a tier expression sees of a request: server-side data only. */
 	private static final class TrustedRequest {
 
 		private final RequestContext request;
@@ -371,19 +344,10 @@ public final class KeySpec {
 			this.request = request;
 		}
 
-		/**
-		 * The authenticated principal.
-		 * @return the principal or null
-		 */
 		public @Nullable Principal getPrincipal() {
 			return this.request.principal();
 		}
 
-		/**
-		 * A request attribute, set by the server (a filter, an authentication step).
-		 * @param name the attribute name
-		 * @return the value or null
-		 */
 		public @Nullable Object attribute(String name) {
 			return this.request.attribute(name);
 		}

@@ -11,12 +11,9 @@ import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.util.ClassUtils;
 
 /**
- * What key resolvers see of a {@link RateLimited} bean method called outside a web request (a service called by a
- * scheduled job, a message listener, another thread, a non-web application): no client address, no headers, no
- * attributes; the principal is the authenticated user of Spring Security's security context, when Spring Security
- * is present and the calling thread has one when the method is called. SpEL keys over the method's arguments, {@code global} and
- * {@code @bean} keys work as in a request; {@code ip} and {@code header:} keys find no identity (see
- * {@link MissingKey}).
+ * What key resolvers see of a {@link RateLimited} call outside a web request: no address, headers nor attributes
+ * ({@code ip} and {@code header:} keys find no identity); the principal is the calling thread's Spring Security
+ * user, if any.
  */
 final class MethodCallContext implements RequestContext {
 
@@ -32,12 +29,7 @@ final class MethodCallContext implements RequestContext {
 
 	private final @Nullable Principal principal;
 
-	/**
-	 * The context of a call, taking the principal from the calling thread now: the checks of a call that waits for
-	 * its turn may run on other threads.
-	 * @param method the method called
-	 * @param invocation the AOP invocation
-	 */
+	/** Takes the principal from the calling thread now: a call that waits may be checked again on another thread. */
 	MethodCallContext(Method method, Object invocation) {
 		this.method = method;
 		this.invocation = invocation;
@@ -49,10 +41,7 @@ final class MethodCallContext implements RequestContext {
 		return METHOD;
 	}
 
-	/**
-	 * The method, as {@code DeclaringClass.method}.
-	 * @return the method's name with its class's simple name
-	 */
+	/** The method, as {@code DeclaringClass.method}. */
 	@Override
 	public String path() {
 		return this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName();
@@ -78,10 +67,7 @@ final class MethodCallContext implements RequestContext {
 		return null;
 	}
 
-	/**
-	 * The method invocation.
-	 * @return the AOP {@code MethodInvocation}
-	 */
+	/** The AOP {@code MethodInvocation}. */
 	@Override
 	public Object nativeRequest() {
 		return this.invocation;

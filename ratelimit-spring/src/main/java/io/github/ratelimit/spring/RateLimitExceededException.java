@@ -17,10 +17,7 @@ public class RateLimitExceededException extends RuntimeException {
 
 	private final transient RateLimitDecision decision;
 
-	/**
-	 * A denial.
-	 * @param decision the denying decision, with every policy evaluated for the request
-	 */
+	/** @param decision the denying decision, with every policy evaluated for the request */
 	public RateLimitExceededException(RateLimitDecision decision) {
 		super("Rate limit exceeded: " + decision.decisions()
 			.stream()
@@ -30,17 +27,13 @@ public class RateLimitExceededException extends RuntimeException {
 		this.decision = decision;
 	}
 
-	/**
-	 * The denying decision, with every policy evaluated for the request.
-	 * @return the decision
-	 */
+	/** @return the denying decision, with every policy evaluated for the request */
 	public RateLimitDecision decision() {
 		return this.decision;
 	}
 
 	/**
-	 * The denial an error is or was caused by (a proxy or the application may have wrapped it), following the causes
-	 * once each, so that a cause cycle ends the walk.
+	 * The denial an error is or was caused by (a proxy may have wrapped it); a cause cycle ends the walk.
 	 * @param error the error
 	 * @return the denial, or null when the error was not caused by one
 	 */

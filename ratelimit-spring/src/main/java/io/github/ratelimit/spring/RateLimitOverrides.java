@@ -23,18 +23,11 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The runtime overrides of an application's policies: limits an operator set through the {@code ratelimits}
- * Actuator endpoint, for a whole policy or for one identity, in place of the configured ones. They live in a
- * {@link Store} (Redis, so that every instance applies them and they survive restarts; or memory, for one instance)
- * and every instance keeps a copy in memory, refreshed when the store says something changed and at a fixed
- * interval, so the hot path never waits for the store.
- * <p>
- * An override changes only the values it sets. A policy override applies to every identity of the policy, on top
- * of its configured override or tier; an identity override applies on top of that for one identity.
- * <p>
- * {@link Listener Listeners} hear of every override that changed, on this instance or another, and of resets of
- * state {@linkplain #announceReset(String, String) announced} anywhere: what a
- * {@linkplain RateLimitDenialCache local denial cache} must forget.
+ * The runtime overrides an operator set through the {@code ratelimits} endpoint, for a policy or one identity of it,
+ * each replacing only the values it sets (on top of the configured override or tier). They live in a {@link Store}
+ * (Redis, or memory) and each instance applies an in-memory copy, refreshed on change and at an interval, so the hot
+ * path never waits. {@link Listener Listeners} hear of changed overrides and announced resets: what a
+ * {@linkplain RateLimitDenialCache denial cache} must forget.
  */
 public final class RateLimitOverrides {
 
@@ -55,7 +48,7 @@ public final class RateLimitOverrides {
 	private final List<Listener> listeners = new CopyOnWriteArrayList<>();
 
 	/**
-	 * Overrides kept in a store; call {@link #refresh()} (the store's change notifications do) to read it.
+	 * Overrides kept in a store, read by {@link #refresh()} (which the store's change notifications call).
 	 * @param store where the overrides live
 	 */
 	public RateLimitOverrides(Store store) {
@@ -64,18 +57,14 @@ public final class RateLimitOverrides {
 		store.onReset(this::resetHappened);
 	}
 
-	/**
-	 * Registers a listener of override changes and resets.
-	 * @param listener the listener
-	 */
+	/** @param listener hears of override changes and resets */
 	public void addListener(Listener listener) {
 		this.listeners.add(listener);
 	}
 
 	/**
-	 * Tells every instance that state was reset (the caller has reset it in the backend): this instance's listeners
-	 * at once, the others' through the store (Redis: a message on the overrides' channel, and a count every
-	 * instance reads at its reconcile interval, so that a missed message costs at most that interval).
+	 * Tells every instance's listeners that the caller reset state in the backend: here at once, elsewhere through the
+	 * store.
 	 * @param policy the policy reset, or null for every policy
 	 * @param identity the identity reset (as requests name it), or null for every identity
 	 */
@@ -95,10 +84,7 @@ public final class RateLimitOverrides {
 		}
 	}
 
-	/**
-	 * Overrides kept in this instance's memory only.
-	 * @return the overrides
-	 */
+	/** @return overrides kept in this instance's memory only */
 	public static RateLimitOverrides inMemory() {
 		return new RateLimitOverrides(new MemoryStore());
 	}
@@ -128,8 +114,7 @@ public final class RateLimitOverrides {
 	}
 
 	/**
-	 * Sets the override of a policy or of one identity of it, replacing an earlier one, and applies it here at once
-	 * (other instances within their refresh).
+	 * Sets the override of a policy or of one identity of it, applied here at once (elsewhere within the refresh).
 	 * @param policy the policy name
 	 * @param identity the identity, or null for the whole policy
 	 * @param override the values
@@ -170,9 +155,8 @@ public final class RateLimitOverrides {
 	}
 
 	/**
-	 * Reads the store again, waiting for it at most {@code timeout}: for a start, so that a store that hangs (a frozen
-	 * Redis answers nothing until the client's command timeout) cannot hold the application's startup. What takes
-	 * longer goes on in the background.
+	 * Reads the store again, waiting at most {@code timeout} (then in the background): so that a frozen Redis cannot
+	 * hold the application's startup.
 	 * @param timeout the longest wait
 	 * @return whether the store was read in time
 	 */
@@ -193,10 +177,8 @@ public final class RateLimitOverrides {
 	}
 
 	/**
-	 * Reads the store again. A store that cannot be read keeps the copy as it is (and logs why). Reads are made one
-	 * at a time, each applied before the next starts: a read that began before a change made here (a message's, a
-	 * reconcile's) can then never be applied after that change's own read, which would bring back, for a moment and
-	 * with listeners told twice, an override already removed.
+	 * Reads the store again; one that cannot be read leaves the copy as it is. One read at a time: an older read
+	 * applied after a newer one would bring back, for a moment, an override already removed.
 	 */
 	public void refresh() {
 		this.reading.lock();
@@ -356,18 +338,13 @@ public final class RateLimitOverrides {
 
 	}
 
-	/**
-	 * Hears what changes the limits or the state of identities, on this instance or another: what a cache of
-	 * decisions must forget.
-	 */
+	/** Hears what changes the limits or the state of identities, on this instance or another. */
 	public interface Listener {
 
 		/**
-		 * The runtime override of a policy (or of {@link RateLimitOverrides#ALL all of them}: the kill switch) or of
-		 * one identity of it was set, changed or removed; called once the change applies here.
-		 * @param policy the policy name, or {@link RateLimitOverrides#ALL}
-		 * @param identity the identity of an identity override (the value of the policy's own key), or null for
-		 * the whole policy
+		 * An override was set, changed or removed; called once the change applies here.
+		 * @param policy the policy name, or {@link RateLimitOverrides#ALL} (the kill switch)
+		 * @param identity an identity override's identity (the value of the policy's own key), or null for the policy
 		 */
 		void overrideChanged(String policy, @Nullable String identity);
 
@@ -379,9 +356,9 @@ public final class RateLimitOverrides {
 		void stateReset(@Nullable String policy, @Nullable String identity);
 
 		/**
-		 * A listener that makes a denial cache forget what a change or a reset affects: the policy of a changed
-		 * override (all of its identities, since an identity override names the key's value, not the identity the
-		 * cache holds), everything for the kill switch, exactly what a reset names.
+		 * A listener that makes a denial cache forget what a change or reset affects: a changed override's whole
+		 * policy (an identity override names the key's value, not the cached identity), everything for the kill
+		 * switch, exactly what a reset names.
 		 * @param cache the cache
 		 * @return the listener
 		 */
@@ -425,10 +402,7 @@ public final class RateLimitOverrides {
 	 */
 	public interface Store {
 
-		/**
-		 * Every field and its value.
-		 * @return the fields
-		 */
+		/** @return every field and its value */
 		Map<String, String> load();
 
 		/**
@@ -445,10 +419,7 @@ public final class RateLimitOverrides {
 		 */
 		boolean remove(String field);
 
-		/**
-		 * Registers what to do when the overrides (may) have changed.
-		 * @param listener called on a change notification and at the store's reconcile interval
-		 */
+		/** @param listener called when the overrides may have changed: on a notification and at each reconcile */
 		void onChange(Runnable listener);
 
 		/**
@@ -469,14 +440,11 @@ public final class RateLimitOverrides {
 
 	}
 
-	/**
-	 * Hears of resets announced by other instances.
-	 */
+	/** Hears of resets announced by other instances. */
 	@FunctionalInterface
 	public interface ResetListener {
 
 		/**
-		 * State was reset.
 		 * @param policy the policy, or null for every policy
 		 * @param identity the identity, or null for every identity
 		 */

@@ -28,8 +28,7 @@ public final class RateLimitPolicyRegistry {
 	private final RateLimitOverrides overrides;
 
 	/**
-	 * A registry of policies, in the given order, without runtime overrides. Of two policies with the same name the
-	 * later one is kept.
+	 * A registry without runtime overrides; of two policies of one name the later is kept.
 	 * @param policies the configured policies
 	 */
 	public RateLimitPolicyRegistry(Collection<ConfiguredPolicy> policies) {
@@ -49,13 +48,12 @@ public final class RateLimitPolicyRegistry {
 	}
 
 	/**
-	 * The policy that applies to an identity, the one resolution every caller shares: the configured override of
-	 * the identity, else the limits of the request's tier, else the policy's own; then the runtime override of the
-	 * policy, then the runtime override of the identity, each replacing only the values it sets.
+	 * The policy that applies to an identity, the one resolution every caller shares: the identity's configured
+	 * override, else the request's tier, else the policy's own; then the policy's runtime override, then the
+	 * identity's, each replacing only the values it sets.
 	 * @param configured the policy
 	 * @param overrideKey what its overrides are looked up by ({@link ConfiguredPolicy#overrideKey})
-	 * @param request the request, for the tier; null outside a request (tools reading or resetting an identity),
-	 * which has no tier
+	 * @param request the request, for the tier; null outside a request (no tier)
 	 * @return the policy to enforce
 	 */
 	public RateLimitPolicy effective(ConfiguredPolicy configured, String overrideKey, @Nullable RequestContext request) {
@@ -68,18 +66,12 @@ public final class RateLimitPolicyRegistry {
 		return this.overrides.apply((policy != null) ? policy : configured.policy(), overrideKey);
 	}
 
-	/**
-	 * The runtime overrides applied on top of the policies.
-	 * @return the overrides
-	 */
+	/** @return the runtime overrides applied on top of the policies */
 	public RateLimitOverrides overrides() {
 		return this.overrides;
 	}
 
-	/**
-	 * Registers a policy a {@link RateLimited} annotation defines inline; the first of a name is kept.
-	 * @param policy the inline policy
-	 */
+	/** Registers an inline {@link RateLimited} policy; the first of a name is kept. */
 	void register(ConfiguredPolicy policy) {
 		this.inline.putIfAbsent(policy.name(), policy);
 	}
@@ -120,26 +112,19 @@ public final class RateLimitPolicyRegistry {
 	}
 
 	/**
-	 * Whether a policy of that name is configured.
 	 * @param name the policy name
-	 * @return true when there is one
+	 * @return whether a policy of that name is configured
 	 */
 	public boolean contains(String name) {
 		return this.policies.containsKey(name);
 	}
 
-	/**
-	 * The names of the configured policies, in configuration order.
-	 * @return the names
-	 */
+	/** @return the names of the configured policies, in configuration order */
 	public Set<String> names() {
 		return this.policies.keySet();
 	}
 
-	/**
-	 * Every policy: the configured ones in configuration order, then the inline ones registered so far.
-	 * @return the policies
-	 */
+	/** @return every policy: the configured ones in order, then the inline ones registered so far */
 	public Collection<ConfiguredPolicy> all() {
 		List<ConfiguredPolicy> all = new ArrayList<>(this.policies.values());
 		all.addAll(this.inline.values());

@@ -34,7 +34,6 @@ public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<S
 	}
 
 	/**
-	 * Builds a rule from pattern strings.
 	 * @param paths the patterns, e.g. {@code /api/**}
 	 * @param methods the methods
 	 * @param policies the policy names
@@ -52,10 +51,9 @@ public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<S
 	}
 
 	/**
-	 * Whether the rule applies to a request.
 	 * @param method the HTTP method
 	 * @param path the path within the application
-	 * @return true when it applies
+	 * @return whether the rule applies to the request
 	 */
 	public boolean matches(String method, PathContainer path) {
 		if (!this.methods.isEmpty()) {

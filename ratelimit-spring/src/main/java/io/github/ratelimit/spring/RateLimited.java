@@ -13,18 +13,12 @@ import io.github.ratelimit.core.FailureMode;
 import org.springframework.core.annotation.AliasFor;
 
 /**
- * Rate-limits a method, or every public method of a class: a controller's handler methods (denials become the 429)
- * or any other Spring bean's methods, such as services, {@code @Scheduled} jobs, message listeners and HTTP clients,
- * in web and non-web applications (denials throw {@link RateLimitExceededException}, or the call waits for its turn
- * up to {@link #maxWait()}). Repeatable: all policies of a method (and of its class) are evaluated together, in a
- * request with the filter rules that match it.
- * <p>
- * Either name a policy of {@code ratelimit.policies} ({@code @RateLimited("per-user")}), or define one inline
- * ({@code @RateLimited(name = "search", algorithm = Algorithm.GCRA, limit = 10, window = "1s")}). Unknown policy
- * names and invalid inline definitions fail at startup.
- * <p>
- * For reactive handlers ({@code Mono}, {@code Flux}) the check runs when the result is subscribed to, without
- * blocking; for a bean method returning {@code CompletableFuture} the check does not block the caller either.
+ * Rate-limits a method, or every public method of a class: a controller's handlers (a denial is the 429) or any
+ * other bean's methods (a denial throws {@link RateLimitExceededException}, or the call waits up to
+ * {@link #maxWait()}). Repeatable: a method's policies (and its class's) are checked together. Name a configured
+ * policy ({@code @RateLimited("per-user")}) or define one inline
+ * ({@code @RateLimited(name = "search", algorithm = Algorithm.GCRA, limit = 10, window = "1s")}); mistakes fail at
+ * startup. {@code Mono}, {@code Flux} and {@code CompletableFuture} results are checked without blocking.
  */
 @Target({ ElementType.METHOD, ElementType.TYPE })
 @Retention(RetentionPolicy.RUNTIME)
@@ -62,15 +56,13 @@ public @interface RateLimited {
 	long cost() default 0;
 
 	/**
-	 * The name of an inline policy (defined by this annotation). Requires {@link #algorithm()}, {@link #limit()}
-	 * and {@link #window()}.
+	 * The name of an inline policy; requires {@link #algorithm()}, {@link #limit()} and {@link #window()}.
 	 * @return the inline policy name
 	 */
 	String name() default "";
 
 	/**
-	 * Inline policy: the algorithm, required. An array so that it can be left out (an annotation attribute has no
-	 * null): at most one.
+	 * Inline policy: the algorithm, required; at most one (an array, as an annotation attribute has no null).
 	 * @return the algorithm, or none
 	 */
 	Algorithm[] algorithm() default {};
@@ -95,34 +87,29 @@ public @interface RateLimited {
 	long burst() default 0;
 
 	/**
-	 * Inline policy: what it does when the rate-limit backend cannot decide; none means the application's default
-	 * ({@code ratelimit.failure-mode}). An array for that "none" (an annotation attribute has no null): at most one.
+	 * Inline policy: what it does when the backend cannot decide; none (at most one) means
+	 * {@code ratelimit.failure-mode}.
 	 * @return the failure mode, or none
 	 */
 	FailureMode[] failureMode() default {};
 
 	/**
-	 * Shadow mode for this use of the policy (inline or configured): checked and counted as usual, but never
-	 * denying; a request it would have denied is admitted and counted under the outcome {@code shadow_denied}. A
+	 * Shadow mode for this use of the policy: checked and counted, never denying (outcome {@code shadow_denied}). A
 	 * configured policy with {@code shadow: true} is in shadow mode wherever it is used.
 	 * @return true for shadow mode
 	 */
 	boolean shadow() default false;
 
 	/**
-	 * How long a call of a bean method (not a controller's handler) may wait for its turn when denied: the call waits
-	 * for the decision's retry-after (parking the thread, or delaying without blocking for {@code Mono},
-	 * {@code Flux} and {@code CompletableFuture}) and is checked again, until admitted, or until the next wait would
-	 * end after this much time since the call: then {@link RateLimitExceededException} is thrown. In the formats of
-	 * {@link #window()}; empty means the policies' {@code max-wait} (the longest of them), {@code 0} means never
-	 * wait. When several annotations of a method set it, the longest applies.
+	 * How long a denied bean method call (not a controller's) may wait for its turn: it waits out each retry-after
+	 * (without blocking for reactive and future results) and is checked again, and throws
+	 * {@link RateLimitExceededException} once the next wait would end past this. Empty: the policies' longest
+	 * {@code max-wait}; {@code 0}: never wait. The longest of a method's annotations applies.
 	 * @return the longest wait
 	 */
 	String maxWait() default "";
 
-	/**
-	 * Holds repeated {@link RateLimited} annotations.
-	 */
+	/** Holds repeated {@link RateLimited} annotations. */
 	@Target({ ElementType.METHOD, ElementType.TYPE })
 	@Retention(RetentionPolicy.RUNTIME)
 	@Documented

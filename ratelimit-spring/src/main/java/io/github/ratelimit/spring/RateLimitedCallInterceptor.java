@@ -31,25 +31,12 @@ import org.springframework.util.ReflectionUtils;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
- * Checks the {@link RateLimited} policies of a bean method that is not a web request's handler: a service, a
- * {@code @Scheduled} job, a message listener, an HTTP client, in a web or a non-web application. Used alone by the
- * {@link BeanRateLimitedMethodPostProcessor} of non-web applications, and by the servlet and WebFlux interceptors
- * for the calls that are not theirs (outside a request, or waiting for a turn).
- * <p>
- * The policies are checked before the method runs, with the same keys as in a request where they make sense: SpEL
- * over the arguments, {@code principal} (the security context's), {@code global}, {@code @bean}. Admitted: the method
- * runs, and the concurrency permits it took are released when it returns (or when its {@code Mono}, {@code Flux} or
- * {@code CompletableFuture} terminates). Denied: {@link RateLimitExceededException} with the decision, unless the
- * call may wait ({@link RateLimited#maxWait()}, or the policies' {@code max-wait}): then it waits for the
- * decision's retry-after and asks again, as long as the next wait ends within the maximum, and throws the last
- * denial once it would not.
- * <ul>
- * <li>Blocking methods: the check blocks the calling thread, and waiting parks it.</li>
- * <li>{@code Mono}, {@code Flux}, {@code Publisher}: nothing happens until the result is subscribed to; each
- * subscription is checked, the waits are delays on Reactor's timer, never a blocked thread.</li>
- * <li>{@code CompletableFuture}, {@code CompletionStage}: the proxy returns a future at once; the check and the
- * waits do not block the caller, and the method is called on Reactor's bounded-elastic scheduler once admitted.</li>
- * </ul>
+ * Checks the {@link RateLimited} policies of a call that is not a web request's: alone in non-web applications, and
+ * for the servlet and WebFlux interceptors' calls outside a request or waiting for a turn. Admitted, the method runs
+ * and its permits are released when it (or its {@code Mono}, {@code Flux}, {@code CompletableFuture}) ends; denied,
+ * it throws {@link RateLimitExceededException}, or waits out the retry-after and asks again within its
+ * {@code maxWait}. Blocking methods park the thread; reactive results are checked per subscription and futures at
+ * once, without blocking (the method then runs on the bounded elastic scheduler).
  */
 public final class RateLimitedCallInterceptor implements MethodInterceptor {
 
@@ -60,7 +47,6 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 	private final ConcurrentMap<MethodClassKey, Duration> maxWaits = new ConcurrentHashMap<>();
 
 	/**
-	 * An interceptor.
 	 * @param enforcer supplies the enforcer, called at most once
 	 * @param policyMaxWait the {@code max-wait} of a configured policy by name, null when it has none
 	 */
@@ -76,7 +62,7 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Checks a call, as a bean method call.
+	 * Checks a bean method call.
 	 * @param invocation the call
 	 * @param request the web request it is made in, whose keys ({@code ip}, headers) then apply; null outside one
 	 * @return what the method returns, or a deferred publisher or future of the same type
@@ -123,8 +109,8 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * The longest a call of a method may wait for its turn: the longest {@link RateLimited#maxWait()} of its
-	 * annotations, else the longest {@code max-wait} of its policies, else zero. Resolved once per method.
+	 * The longest a call may wait for its turn: its annotations' longest {@link RateLimited#maxWait()}, else its
+	 * policies' longest {@code max-wait}, else zero; resolved once per method.
 	 * @param method the method
 	 * @param targetClass the bean's class
 	 * @return the longest wait, zero for none
@@ -263,10 +249,7 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 			});
 		}
 
-		/**
-		 * How long to wait before asking again: the decision's retry-after, or -1 when the call may not wait that
-		 * long, or when the denial names no wait (nothing waiting could change).
-		 */
+		/** The decision's retry-after, or -1 when the call may not wait that long or the denial names no wait. */
 		private long nextWait(RateLimitDecision decision, long deadline) {
 			long wait = decision.retryAfter().toNanos();
 			if (this.maxWait.isZero() || wait <= 0) {

@@ -18,16 +18,9 @@ import org.springframework.util.ReflectionUtils;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
- * Proxies beans with {@link RateLimited} methods (or classes) so that an interceptor checks the policies on every
- * call, and validates each annotated method when its bean is created, so an unknown policy name or an invalid inline
- * policy fails the application at startup. No AspectJ needed.
- * <p>
- * One post-processor, three extensions: the servlet one
- * ({@code io.github.ratelimit.spring.servlet.ServletRateLimitedMethodPostProcessor}), the reactive one
- * ({@code io.github.ratelimit.spring.reactive.ReactiveRateLimitedMethodPostProcessor}) and the non-web one
- * ({@link BeanRateLimitedMethodPostProcessor}), each giving its interceptor and, through {@link #checkBean}, what
- * else its side must refuse at startup. Exactly one of them is registered in an application, so a method is
- * checked once per call.
+ * Proxies beans with {@link RateLimited} methods (or classes) so that an interceptor checks every call, and validates
+ * each annotated method when its bean is created, so mistakes fail the start. Its servlet, reactive and non-web
+ * extensions give their interceptor and ({@link #checkBean}) what else they refuse; exactly one is registered.
  */
 public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
 
@@ -40,9 +33,8 @@ public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactory
 	private final transient @Nullable RateLimitedCallInterceptor calls;
 
 	/**
-	 * A post-processor that looks the enforcer up only when the first {@link RateLimited} bean is created, so that
-	 * the enforcer, the limiter and the Redis connection are ordinary beans that every other post-processor (metrics,
-	 * observation) sees, rather than being created early with this post-processor.
+	 * A post-processor that looks the enforcer up when the first {@link RateLimited} bean is created, so that it and
+	 * the limiter stay ordinary beans every other post-processor (metrics, observation) sees.
 	 * @param enforcer supplies the enforcer, called at most once
 	 * @param interceptor the servlet or reactive interceptor to apply
 	 */
@@ -51,8 +43,7 @@ public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactory
 	}
 
 	/**
-	 * A post-processor whose interceptor lets bean method calls wait for their turn: their {@code maxWait} is
-	 * validated at startup too.
+	 * A post-processor whose bean method calls may wait for their turn ({@code maxWait} validated at startup too).
 	 * @param enforcer supplies the enforcer, called at most once
 	 * @param interceptor the interceptor to apply
 	 * @param calls what checks bean method calls (and resolves their {@code maxWait}), or null
@@ -82,7 +73,7 @@ public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactory
 	}
 
 	/**
-	 * What a side refuses at startup beyond invalid annotations, for a bean with rate-limited methods.
+	 * What a side refuses at startup beyond invalid annotations.
 	 * @param type the bean's class
 	 * @param pointcut which methods are rate-limited
 	 * @throws IllegalStateException naming the method at fault

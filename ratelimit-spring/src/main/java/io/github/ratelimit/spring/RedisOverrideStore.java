@@ -28,25 +28,16 @@ import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
 /**
- * Runtime overrides in Redis, shared by every instance: one hash ({@code <prefix>overrides}) holds them, and a
- * change is announced on a channel ({@code <prefix>overrides:changed}) that every instance listens to. Since a
- * message can be missed (an instance starting, a subscription reconnecting), every instance also reads the hash
- * again at a fixed interval, so all converge within that interval at the latest. The hash has no TTL: overrides
- * survive restarts until removed.
- * <p>
- * Resets of state are announced on the same channel ({@link #announceReset(String, String)}: a message naming the
- * policy and the identity, which instances of earlier versions take for a change of overrides and ignore), and
- * counted in {@code <prefix>resets}, which every instance reads at the same interval: one that missed a message (an
- * instance starting, a subscription reconnecting) hears of "something was reset" within that interval.
- * <p>
- * A lifecycle bean: it listens while started. Redis being down only delays the overrides: the ones read last stay
- * applied.
+ * Runtime overrides in Redis, shared by every instance: a hash ({@code <prefix>overrides}, no TTL), changes and
+ * resets announced on {@code <prefix>overrides:changed}, resets counted in {@code <prefix>resets}. Every instance
+ * also reads both at the reconcile interval, so a missed message costs at most that. A lifecycle bean that listens
+ * while started; Redis being down only delays the overrides (architecture, "Runtime overrides").
  */
 public final class RedisOverrideStore implements RateLimitOverrides.Store, SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(RedisOverrideStore.class);
 
-	/** Ready at construction, so that nothing slows down a reset between counting and announcing it. */
+	/** Made once, so that nothing slows a reset between counting and announcing it. */
 	private static final ObjectWriter RESET_WRITER = JsonMapper.shared().writerFor(ResetMessage.class);
 
 	private static final ObjectReader RESET_READER = JsonMapper.shared().readerFor(ResetMessage.class);
@@ -85,7 +76,6 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	private volatile boolean running;
 
 	/**
-	 * A store.
 	 * @param connectionFactory the Redis connection
 	 * @param keyPrefix the prefix of the rate limiter's keys
 	 * @param reconcileInterval how often every instance reads the overrides again, whatever it was told
@@ -134,9 +124,8 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	/**
-	 * Counts the reset and tells the other instances which policy and identity it was about. A failure (Redis
-	 * down, so the reset itself most likely failed too) is logged, never thrown: instances then hear of it, if it
-	 * was made, from the count at their next reconcile.
+	 * Counts the reset and announces its policy and identity. A failure (Redis down, so the reset most likely failed
+	 * too) is logged, never thrown: instances hear of a reset made from the count at their next reconcile.
 	 */
 	@Override
 	public void announceReset(@Nullable String policy, @Nullable String identity) {
@@ -202,9 +191,8 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	/**
-	 * Reads the count of resets: a count not heard of means messages were missed, so everything may be reset. A
-	 * count read while a message or this instance's own reset moved the count heard of is left to the next
-	 * reconcile, since it may be older than what was heard.
+	 * Reads the count of resets: one not heard of means messages were missed, so everything may be reset. A count
+	 * heard of meanwhile (by message) wins: the read may be older.
 	 */
 	private void reconcileResets() {
 		long before;
@@ -255,13 +243,9 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	/**
-	 * Starts listening for changes and reconciling, one after the other on a worker of Reactor's scheduler for
-	 * blocking work: the start waits at most
-	 * 2 s for the first attempt to listen (and to read the count of resets, so that
-	 * nothing decided after the start is forgotten for a reset made before it), never for Redis's own timeouts (a
-	 * Redis that accepts connections but answers nothing would hold it for the client's command timeout). Redis
-	 * being unreachable fails nothing: listening is tried again at every reconcile until it works, and the overrides
-	 * read last stay applied meanwhile.
+	 * Starts listening and reconciling on a bounded elastic worker, waiting at most {@value #START_WAIT_MILLIS} ms for
+	 * the first attempt to listen (and read the count of resets), never for a frozen Redis's timeouts. Unreachable,
+	 * Redis fails nothing: listening is tried again at every reconcile.
 	 */
 	@Override
 	public void start() {
@@ -301,8 +285,8 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	/**
-	 * Subscribes to the change channel, on the store's worker only. The subscription is made outside the store's
-	 * monitor, so that a stop never waits for a Redis that does not answer; a subscription a stop overtook is closed.
+	 * Subscribes to the channel, on the store's worker, outside the monitor so that a stop never waits for a silent
+	 * Redis; a subscription a stop overtook is closed.
 	 */
 	private void listen() {
 		synchronized (this) {
@@ -339,10 +323,8 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	/**
-	 * Whether this instance hears changes and resets as they are announced: subscribed to the channel, with the
-	 * count of resets read once. Until then (Redis unreachable at start) it learns of them at the reconcile
-	 * interval.
-	 * @return true while listening
+	 * Whether this instance hears changes and resets as announced (until then, at the reconcile interval).
+	 * @return true while subscribed, with the count of resets read once
 	 */
 	public boolean isListening() {
 		synchronized (this) {
@@ -383,10 +365,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		return SmartLifecycle.DEFAULT_PHASE / 2;
 	}
 
-	/**
-	 * A reset as announced on the channel, in JSON: a null policy for every policy, a null identity for every
-	 * identity. Any other message ({@code changed}) is a change of overrides.
-	 */
+	/** A reset announced on the channel, in JSON (null: every policy, every identity); anything else is a change. */
 	private record ResetMessage(String instance, long count, @Nullable String policy, @Nullable String identity) {
 
 		/** The reset a message announces, or null for any other message (a change of overrides). */

@@ -4,65 +4,43 @@ import java.security.Principal;
 
 import org.jspecify.annotations.Nullable;
 
-/**
- * What key resolvers see of a request, the same for servlet and WebFlux. Exposed to SpEL key expressions as
- * {@code #request}.
- */
+/** What key resolvers see of a request, the same for servlet and WebFlux; {@code #request} in SpEL keys. */
 public interface RequestContext {
 
-	/**
-	 * The HTTP method, e.g. {@code GET}.
-	 * @return the method
-	 */
+	/** @return the HTTP method, e.g. {@code GET} */
 	String method();
 
-	/**
-	 * The path within the application (without the context path).
-	 * @return the path
-	 */
+	/** @return the path within the application (without the context path) */
 	String path();
 
-	/**
-	 * The request's path as the client sent it, with the context path: what the problem body's {@code instance}
-	 * names.
-	 * @return the full request path
-	 */
+	/** @return the path as the client sent it, context path included: the problem body's {@code instance} */
 	default String requestPath() {
 		return path();
 	}
 
 	/**
-	 * The client address as the server sees it: the connection's peer, or what Spring Boot's forwarded-header
-	 * handling ({@code server.forward-headers-strategy}) made of trusted proxies' headers. Never parsed from a
-	 * header by the rate limiter itself.
+	 * The client address as the server sees it: the peer, or what {@code server.forward-headers-strategy} made of
+	 * trusted proxies' headers (the rate limiter parses no header itself).
 	 * @return the client IP address, or null when unknown
 	 */
 	@Nullable String remoteAddress();
 
 	/**
-	 * The first value of a request header.
-	 * @param name the header name
-	 * @return the value or null
+	 * @param name a header name
+	 * @return the header's first value, or null
 	 */
 	@Nullable String header(String name);
 
-	/**
-	 * The authenticated principal, when there is one.
-	 * @return the principal or null
-	 */
+	/** @return the authenticated principal, or null */
 	@Nullable Principal principal();
 
 	/**
-	 * A request attribute (servlet request attribute or exchange attribute).
-	 * @param name the attribute name
-	 * @return the value or null
+	 * @param name the name of a servlet request attribute or exchange attribute
+	 * @return its value, or null
 	 */
 	@Nullable Object attribute(String name);
 
-	/**
-	 * The underlying request ({@code HttpServletRequest} or {@code ServerWebExchange}).
-	 * @return the native request
-	 */
+	/** @return the {@code HttpServletRequest} or {@code ServerWebExchange} */
 	Object nativeRequest();
 
 }

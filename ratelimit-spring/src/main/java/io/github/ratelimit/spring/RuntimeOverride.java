@@ -17,8 +17,8 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.format.datetime.standard.DurationFormatterUtils;
 
 /**
- * Limits set at runtime (through the {@code ratelimits} Actuator endpoint) in place of a policy's configured ones,
- * for the whole policy or for one identity. Each value left null keeps what the policy has.
+ * Limits set at runtime (the {@code ratelimits} endpoint) for a policy or one identity; a null value keeps the
+ * policy's.
  *
  * @param limit the limit, or null
  * @param window the window, or null
@@ -50,51 +50,33 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 		this(limit, window, burst, minInterval, null);
 	}
 
-	/**
-	 * Whether it switches enforcement off.
-	 * @return true when {@code enabled} is false
-	 */
+	/** @return whether it switches enforcement off ({@code enabled} false) */
 	public boolean disables() {
 		return Boolean.FALSE.equals(this.enabled);
 	}
 
-	/**
-	 * Whether it changes any limit.
-	 * @return true when a limit, window, burst or minimum interval is set
-	 */
+	/** @return whether a limit, window, burst or minimum interval is set */
 	public boolean changesLimits() {
 		return this.limit != null || this.window != null || this.burst != null || this.minInterval != null;
 	}
 
-	/**
-	 * Whether it changes anything.
-	 * @return false when every value is null
-	 */
+	/** @return whether every value is null */
 	@JsonIgnore
 	public boolean isEmpty() {
 		return !changesLimits() && this.enabled == null;
 	}
 
-	/**
-	 * The limits it sets, in place of the policy's ({@link RateLimitPolicy#with}).
-	 * @return the limits, each value left null keeping the policy's
-	 */
+	/** @return the limits it sets, for {@link RateLimitPolicy#with} */
 	public Limits limits() {
 		return new Limits(this.limit, this.window, this.burst, this.minInterval);
 	}
 
-	/**
-	 * The values set as JSON, e.g. {@code {"limit":500,"window":"PT1M"}}: how they are stored in Redis and logged.
-	 * @return the JSON
-	 */
+	/** @return the values set as JSON, as stored and logged: {@code {"limit":500,"window":"PT1M"}} */
 	public String format() {
 		return JSON.writeValueAsString(this);
 	}
 
-	/**
-	 * The values set, by name ({@code limit}, {@code window}, {@code burst}, {@code min-interval}, {@code enabled}).
-	 * @return the values in that order
-	 */
+	/** @return the values set, by name ({@code limit}, ..., {@code min-interval}, {@code enabled}) */
 	public Map<String, Object> values() {
 		Map<String, Object> values = new LinkedHashMap<>();
 		if (this.limit != null) {

@@ -10,18 +10,11 @@ import java.lang.annotation.Target;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Gives a test class a real Redis: a {@code redis-server} process on a free loopback port, no Docker and nothing
- * installed (the binary is taken from the {@code PATH} or extracted from a Maven artifact, see
- * {@code ratelimit-redis-testkit}). In a Spring test ({@code @SpringBootTest}) the server is handed to Spring Boot
- * as its {@code DataRedisConnectionDetails}, the way {@code @ServiceConnection} hands over a container, so
- * {@code spring.data.redis.*} need not be set and the rate limiter runs on the Redis backend. Its time budget
- * ({@code ratelimit.redis.timeout}) becomes 1 s unless the test sets it, so that a busy build machine sees the
- * limiter's decisions, not its failure modes. Test methods and lifecycle methods may also take the server as a
- * parameter ({@code RedisServer}, or {@code RedisClusterServer} with {@link Topology#CLUSTER}).
- * <p>
- * One server of each topology is shared by every test class of the JVM (started on first use, stopped when the JVM
- * exits), so Spring's context cache keeps working across classes. The state of earlier tests is therefore still
- * there: reset it with {@link RateLimitTester#resetAll()} before each test.
+ * Gives a test class a real Redis: a {@code redis-server} process on a free loopback port, without Docker, handed to
+ * Spring Boot as its {@code DataRedisConnectionDetails} (as {@code @ServiceConnection} does), with
+ * {@code ratelimit.redis.timeout} 1 s unless the test sets it. Test and lifecycle methods may take a
+ * {@code RedisServer} (or {@code RedisClusterServer}) parameter. One server per topology is shared by the JVM's test
+ * classes, so contexts stay cached: reset earlier tests' state with {@link RateLimitTester#resetAll()}.
  * <pre>{@code
  * @SpringBootTest
  * @AutoConfigureMockMvc
@@ -44,10 +37,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(EmbeddedRedisExtension.class)
 public @interface EmbeddedRedis {
 
-	/**
-	 * The Redis setup to start.
-	 * @return standalone by default
-	 */
+	/** @return the Redis setup to start, standalone by default */
 	Topology value() default Topology.STANDALONE;
 
 	/** A Redis setup. */

@@ -9,10 +9,9 @@ import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Bean;
 
 /**
- * A real Redis for an application run during development, Spring Boot's development-time services pattern without
- * Docker: a {@code redis-server} process of its own on a free loopback port, started with the context, stopped
- * with it, and handed to Spring Boot as its {@code DataRedisConnectionDetails}. Typically in
- * {@code src/test/java}, run with {@code ./mvnw spring-boot:test-run}:
+ * A real Redis for an application run during development (Spring Boot's development-time services, without Docker):
+ * a {@code redis-server} of its own, started and stopped with the context. Typically in {@code src/test/java}, run
+ * with {@code ./mvnw spring-boot:test-run}:
  * <pre>{@code
  * public class TestMyApplication {
  *     public static void main(String[] args) {
@@ -20,8 +19,7 @@ import org.springframework.context.annotation.Bean;
  *     }
  * }
  * }</pre>
- * In tests, prefer {@link EmbeddedRedis}, whose server is shared by every test class; do not use both in one
- * context.
+ * In tests, prefer {@link EmbeddedRedis}; do not use both in one context.
  */
 @TestConfiguration(proxyBeanMethods = false)
 public class EmbeddedRedisConfiguration {

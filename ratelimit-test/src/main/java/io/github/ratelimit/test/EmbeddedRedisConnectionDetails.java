@@ -25,31 +25,18 @@ final class EmbeddedRedisConnectionDetails implements DataRedisConnectionDetails
 		this.cluster = cluster;
 	}
 
-	/**
-	 * The connection details of a standalone server.
-	 * @param server the server
-	 * @return its connection details
-	 */
 	static EmbeddedRedisConnectionDetails of(RedisServer server) {
 		return new EmbeddedRedisConnectionDetails(Standalone.of(server.host(), server.port()), null);
 	}
 
-	/**
-	 * The connection details of a Redis Cluster: every master is a seed node.
-	 * @param cluster the cluster
-	 * @return its connection details
-	 */
+	/** Every master is a seed node. */
 	static EmbeddedRedisConnectionDetails of(RedisClusterServer cluster) {
 		List<Node> nodes = cluster.masters().stream().map((HostAndPort master) -> new Node(master.host(), master.port()))
 			.toList();
 		return new EmbeddedRedisConnectionDetails(null, () -> nodes);
 	}
 
-	/**
-	 * The connection details of the JVM's shared server of a topology, starting it on first use.
-	 * @param topology the setup
-	 * @return its connection details
-	 */
+	/** The connection details of the JVM's shared server of a topology, starting it on first use. */
 	static EmbeddedRedisConnectionDetails shared(EmbeddedRedis.Topology topology) {
 		return switch (topology) {
 			case STANDALONE -> of(RedisServers.standalone());

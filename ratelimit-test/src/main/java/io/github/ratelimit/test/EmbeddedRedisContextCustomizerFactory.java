@@ -20,10 +20,7 @@ import org.springframework.util.ClassUtils;
  */
 class EmbeddedRedisContextCustomizerFactory implements ContextCustomizerFactory {
 
-	/**
-	 * The limiter's time budget in tests: 1 s, not the default 50 ms, so that a busy build machine sees the limiter's
-	 * decisions and not its failure modes (which admit when the budget runs out).
-	 */
+	/** 1 s, not 50 ms, in tests: a busy build machine should see the limiter's decisions, not its failure modes. */
 	static final String TIMEOUT_PROPERTY = "ratelimit.redis.timeout";
 
 	static final String TEST_TIMEOUT = "1s";

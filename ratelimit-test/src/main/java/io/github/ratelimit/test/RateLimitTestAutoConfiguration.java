@@ -9,11 +9,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 
-/**
- * Registers a {@link RateLimitTester} wherever the limiter is configured. This module is added with test scope, so
- * the bean exists in tests (and development-time runs from {@code src/test}) only. With
- * {@code ratelimit.enabled=false} there is no limiter and no tester.
- */
+/** Registers a {@link RateLimitTester} wherever the limiter is configured (this module has test scope). */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnBean({ RateLimitBackend.class, RateLimitPolicyRegistry.class })
 public final class RateLimitTestAutoConfiguration {

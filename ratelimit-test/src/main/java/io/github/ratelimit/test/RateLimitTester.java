@@ -11,9 +11,8 @@ import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Resets and reads rate limits in tests, without knowing how the state is stored: the same calls work on Redis
- * (standalone, Sentinel, Cluster) and on the local backend. Auto-configured whenever the limiter is, with this
- * module on the test class path.
+ * Resets and reads rate limits in tests, on any backend, without knowing how the state is stored; auto-configured
+ * with the limiter.
  * <pre>{@code
  * @BeforeEach
  * void resetLimits() {
@@ -29,13 +28,10 @@ import org.jspecify.annotations.Nullable;
  *     assertThat(rateLimits.state("per-client", "127.0.0.1").remaining()).isZero();
  * }
  * }</pre>
- * Identities are the resolved keys as the limiter stores them: the client address for {@code ip} (MockMvc's is
- * {@code 127.0.0.1}), the header's value for {@code header:...}, the principal's name, the value of a SpEL key.
- * Policies are configured ones ({@code ratelimit.policies.*}) or defined inline by {@code @RateLimited}.
- * <p>
- * Every reset is announced through the runtime overrides
- * ({@link io.github.ratelimit.spring.RateLimitOverrides#announceReset(String, String)}), so that a local denial
- * cache forgets the identities reset, on every instance.
+ * An identity is the value a policy's key resolves: the client address for {@code ip} (MockMvc's is
+ * {@code 127.0.0.1}), the header's value, the principal's name. Policies are configured or inline
+ * {@code @RateLimited} ones. Resets are announced to every instance's denial cache
+ * ({@link io.github.ratelimit.spring.RateLimitOverrides#announceReset(String, String)}).
  */
 public class RateLimitTester {
 
@@ -44,7 +40,6 @@ public class RateLimitTester {
 	private final RateLimitPolicyRegistry registry;
 
 	/**
-	 * A tester.
 	 * @param backend where the limits live
 	 * @param registry the policies (configured and inline) and their runtime overrides
 	 */
@@ -113,9 +108,8 @@ public class RateLimitTester {
 	}
 
 	/**
-	 * The state of an identity under a policy as a request would see it now, taking nothing: whether it would be
-	 * admitted, the remaining quota, when the quota is full again and, when refused, when to retry. Read with the
-	 * identity's configured and runtime overrides applied; a tier, which comes from a request, is not.
+	 * The state of an identity under a policy as a request would see it now, taking nothing; with the identity's
+	 * configured and runtime overrides applied, not a tier (which comes from a request).
 	 * @param policy the policy name
 	 * @param identity the value the policy's key resolves (an address, an API key, a user name)
 	 * @return the state; {@link PolicyDecision#limit()} is the limit that applies

@@ -23,9 +23,7 @@ final class Eval {
 
 	final String rid;
 
-	/**
-	 * The first sequence number of the sorted sets' members: set by a commit, passed back to a refund; 0 for none.
-	 */
+	/** The first sequence number of the sorted sets' members: set by a commit, passed back to a refund; 0 for none. */
 	long seq;
 
 	/** Whether the time is explicit (tests, replays): TTLs then have a floor, as in the scripts. */

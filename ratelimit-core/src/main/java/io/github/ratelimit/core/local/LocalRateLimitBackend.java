@@ -23,15 +23,10 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * Counters in this instance's memory, with the same algorithms and decisions as the Redis backend. Limits are per
- * instance. Memory is bounded: a key expires after the same idle time as its Redis twin, and at most
- * {@code maximumKeys} keys are kept (beyond that Caffeine evicts by its frequency-and-recency policy, which forgets
- * those keys' counts and, for concurrency policies, their permits: size the bound above the number of active keys).
- * <p>
- * The entries of one request are evaluated under the locks of all their keys (taken in a fixed order), so they are
- * atomic together, as in one Lua script. The non-blocking form runs on the caller's thread when the locks are free
- * (it does no I/O and holds them only for the computation) and never waits for one there: under contention it
- * continues on a bounded elastic thread, so an event loop is never parked.
+ * Counters in this instance's memory, with the Redis backend's algorithms and decisions; limits are per instance.
+ * A key expires as its Redis twin would, and at most {@code maximumKeys} are kept (an evicted key forgets its counts
+ * and permits: size the bound above the active keys). A request's entries are atomic under their keys' striped
+ * locks; the non-blocking form only tries them, continuing on a bounded elastic thread under contention.
  */
 public final class LocalRateLimitBackend implements RateLimitBackend {
 
@@ -51,9 +46,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 
 	private final RateLimitKeys keys = new RateLimitKeys(RateLimitKeys.DEFAULT_PREFIX);
 
-	/**
-	 * A backend on the system clock keeping at most {@value #DEFAULT_MAXIMUM_KEYS} keys.
-	 */
+	/** A backend on the system clock keeping at most {@value #DEFAULT_MAXIMUM_KEYS} keys. */
 	public LocalRateLimitBackend() {
 		this(DEFAULT_MAXIMUM_KEYS, systemClock());
 	}
@@ -78,10 +71,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		}
 	}
 
-	/**
-	 * The wall clock in microseconds since the epoch, as Redis' {@code TIME} gives it.
-	 * @return the system clock
-	 */
+	/** @return the wall clock in microseconds since the epoch, as Redis' {@code TIME} gives it */
 	public static LongSupplier systemClock() {
 		return () -> {
 			Instant now = Instant.now();
@@ -105,10 +95,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		return acquireLocked(request, requestId, keys, Objects.requireNonNull(held));
 	}
 
-	/**
-	 * Evaluates on the caller's thread when the keys' locks are free at once (no wait: the caller may be an event
-	 * loop); when another thread holds one, the evaluation waits for it on a bounded elastic thread instead.
-	 */
+	/** On the caller's thread when the keys' locks are free at once, else on a bounded elastic thread. */
 	@Override
 	public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
 		return Mono.defer(() -> {
@@ -266,10 +253,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		}
 	}
 
-	/**
-	 * The number of keys held, after dropping expired ones.
-	 * @return the key count
-	 */
+	/** @return the number of keys held, after dropping expired ones */
 	public long keyCount() {
 		this.states.cleanUp();
 		return this.states.estimatedSize();
@@ -284,9 +268,8 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 	}
 
 	/**
-	 * Locks the stripes of all keys in ascending stripe order, so two requests never wait on each other in a cycle.
-	 * @param wait whether to wait for a stripe another thread holds; if not, nothing is held and null is returned
-	 * when one is taken
+	 * Locks the keys' stripes in ascending order (no cycle); without {@code wait}, null and nothing held when one is
+	 * taken.
 	 */
 	private ReentrantLock @Nullable [] lock(String[] keys, boolean wait) {
 		boolean[] needed = new boolean[STRIPES];

@@ -47,11 +47,7 @@ final class State {
 	/** How long the key lives after its last write, as its Redis twin's TTL. */
 	long ttlMicros;
 
-	/**
-	 * Records a refund of a window unless this request was refunded already: refunded_before() in common.lua.
-	 * @param rid the request id
-	 * @return true when the request was refunded before
-	 */
+	/** Records a window's refund of {@code rid}, true if it was refunded before: refunded_before() in common.lua. */
 	boolean refundedBefore(String rid) {
 		if (rid.isEmpty()) {
 			return false;

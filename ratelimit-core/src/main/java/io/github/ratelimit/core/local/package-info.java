@@ -1,6 +1,4 @@
-/**
- * The in-memory backend: the same algorithms as the Lua scripts, for one instance, tests, and as a degraded mode.
- */
+/** The in-memory backend: the same algorithms as the Lua scripts, for one instance, tests, and as a degraded mode. */
 @NullMarked
 package io.github.ratelimit.core.local;
 

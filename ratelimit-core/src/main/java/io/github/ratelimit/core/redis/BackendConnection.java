@@ -33,14 +33,9 @@ import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
- * The backend's connection to Redis and its lifecycle. With a Lettuce factory, calls go through Lettuce's own
- * asynchronous commands on the factory's connection (its shared native connection, or a dedicated one held for the
- * backend's life when the factory shares none; the cluster connection on a Cluster), opened on first use; any other
- * factory is used through a {@link StringRedisTemplate}. Nothing is opened by the constructor.
- * <p>
- * The connection follows its factory: closed on {@link #stop()} (before the factory stops) and opened again on
- * {@link #start()}; a factory restarted outside the lifecycle, or a connection closed under a call, is noticed and
- * the connection forgotten, so that the next use opens a new one (architecture, "Factory restarts").
+ * The backend's connection to Redis and its lifecycle: Lettuce's asynchronous commands on the factory's connection,
+ * opened on first use (any other factory through a {@link StringRedisTemplate}), closed before the factory stops and
+ * forgotten when the factory was restarted under it (architecture, "The connection", "Factory restarts").
  */
 final class BackendConnection {
 
@@ -58,10 +53,7 @@ final class BackendConnection {
 
 	private final @Nullable LettuceConnectionFactory lettuce;
 
-	/**
-	 * Whether the connection is to a Cluster: from a Lettuce factory's configuration, otherwise learned on first use
-	 * by opening a cluster connection.
-	 */
+	/** Whether the connection is to a Cluster; null until a non-Lettuce factory has been asked. */
 	private volatile @Nullable Boolean cluster;
 
 	/** Lettuce's asynchronous commands on the factory's connection, opened on first use. */
@@ -73,16 +65,12 @@ final class BackendConnection {
 	 */
 	private volatile @Nullable Object nativeClientAtOpen;
 
-	/**
-	 * Lettuce's view of the Cluster's topology (which master serves which slot), kept up to date by the client's
-	 * topology refreshes, from the first cluster connection opened on; null off Cluster and until then.
-	 */
+	/** Lettuce's live view of which master serves which slot; null off Cluster and before the first connection. */
 	private volatile @Nullable Partitions partitions;
 
 	/**
-	 * Whether a call has gone through on the native connection. Spring Data Redis opens it on first use with a
-	 * blocking connect; until one call has succeeded, non-blocking calls start on a bounded elastic thread so that an
-	 * event loop never waits for a (re)connect, and nothing is batched.
+	 * Whether a call has gone through on the native connection. Until then (Spring Data Redis connects blocking),
+	 * non-blocking calls start on a bounded elastic thread and nothing is batched.
 	 */
 	private volatile boolean connected;
 
@@ -92,11 +80,7 @@ final class BackendConnection {
 	/** Whether the lifecycle has stopped the backend since it last started, so that a start reconnects. */
 	private volatile boolean stopped;
 
-	/**
-	 * Guards the lifecycle flags. Distinct from the monitor that opening the connection holds: a connect to a Redis
-	 * that accepts connections but answers nothing (frozen, hung) holds that one for the client's timeout, and the
-	 * context's start and stop must not wait for it.
-	 */
+	/** Not the monitor a connect holds: a connect to a frozen Redis holds that one for the client's timeout. */
 	private final Object lifecycleLock = new Object();
 
 	BackendConnection(RedisConnectionFactory factory) {
@@ -134,10 +118,7 @@ final class BackendConnection {
 		}
 	}
 
-	/**
-	 * Whether the connection is to a Redis Cluster. A Lettuce factory tells by its configuration; any other factory
-	 * is asked once by opening a cluster connection: one it cannot open means no Cluster.
-	 */
+	/** Whether the connection is to a Cluster; a non-Lettuce factory is asked once, by opening a cluster connection. */
 	boolean isCluster() {
 		Boolean known = this.cluster;
 		if (known == null) {
@@ -167,10 +148,7 @@ final class BackendConnection {
 		}
 	}
 
-	/**
-	 * The address of the master serving a key's hash slot in the client's view of the topology (Cluster, with
-	 * Lettuce, once a connection has been opened); null otherwise.
-	 */
+	/** The address of the master serving a key's slot (Cluster, Lettuce, once connected); null otherwise. */
 	@Nullable String master(String key) {
 		Partitions topology = this.partitions;
 		if (topology == null) {
@@ -199,11 +177,7 @@ final class BackendConnection {
 		return (host.contains(":") ? "[" + host + "]" : host) + ":" + node.getUri().getPort();
 	}
 
-	/**
-	 * Marks the backend started. After a stop, the native connection is opened again, waiting for it at most two
-	 * seconds; what takes longer goes on in the background (and a failure is left to the next call, which opens it
-	 * off the caller's thread).
-	 */
+	/** Marks the backend started; after a stop, reopens the connection, waiting at most {@link #RECONNECT_WAIT}. */
 	void start() {
 		boolean reconnect;
 		synchronized (this.lifecycleLock) {
@@ -215,8 +189,7 @@ final class BackendConnection {
 			CompletableFuture<Void> reconnected = CompletableFuture.runAsync(this::open,
 					(task) -> Schedulers.boundedElastic().schedule(task));
 			try {
-				// the context's start waits a moment for it, so that the first requests find the connection open;
-				// a Redis that does not answer by then is left to the background (and to the failure modes)
+				// so that the first requests find it open; a Redis silent by then is left to the failure modes
 				reconnected.get(RECONNECT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
 			}
 			catch (TimeoutException | ExecutionException ex) {
@@ -228,10 +201,7 @@ final class BackendConnection {
 		}
 	}
 
-	/**
-	 * Marks the backend stopped: the native connection is closed and forgotten, so that no call is made on a
-	 * connection of a stopped factory. A call made while stopped opens a new one.
-	 */
+	/** Marks the backend stopped and closes the native connection; a call made while stopped opens a new one. */
 	void stop() {
 		synchronized (this.lifecycleLock) {
 			this.running = false;
@@ -267,9 +237,8 @@ final class BackendConnection {
 	}
 
 	/**
-	 * The native connection, opened on first use: a Spring Data Redis connection of the factory (a cluster
-	 * connection on a Cluster, whose commands go to the node of their first key's slot), kept open so that a factory
-	 * that shares no native connection lends it a dedicated one for the backend's life.
+	 * The native connection, opened on first use and kept open (so a factory that shares none lends a dedicated one);
+	 * on a Cluster, commands go to the node of their first key's slot.
 	 */
 	@SuppressWarnings("unchecked")
 	NativeConnection nativeConnection() {
@@ -295,9 +264,8 @@ final class BackendConnection {
 	}
 
 	/**
-	 * Forgets a connection that was closed under a call (its factory was stopped and started again, as Spring does
-	 * when it pauses a context or refreshes it), so that the next use opens a new one. Reconnects after a Redis
-	 * outage need nothing of this: the client reconnects the same connection.
+	 * Forgets a connection closed under a call (its factory restarted), so the next use opens a new one. A Redis
+	 * outage needs nothing of this: the client reconnects the same connection.
 	 */
 	void forget(NativeConnection connection) {
 		synchronized (this) {
@@ -308,11 +276,7 @@ final class BackendConnection {
 		}
 	}
 
-	/**
-	 * Forgets the connection when its factory was stopped and started again since it was opened (outside the
-	 * backend's own lifecycle, which closes it on stop), so that the call opens a new one, off the caller's thread,
-	 * instead of failing on the old client.
-	 */
+	/** Forgets the connection if its factory restarted outside the lifecycle, rather than fail on the old client. */
 	void forgetIfRestarted() {
 		NativeConnection connection = this.nativeConnection;
 		if (connection != null && nativeClient() != this.nativeClientAtOpen) {

@@ -11,28 +11,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 
 /**
- * Natural batching (group commit) of single-entry acquires on one connection: a call is sent at once while fewer
- * than {@value #MAX_IN_FLIGHT} script calls are in flight; the calls that arrive while that many are in flight wait
- * for one to answer and then go together, as one script call per policy ({@code scripts/batch-call.lua}). Nothing waits for a batch to fill: a batch is whatever
- * queued meanwhile, at most {@value #MAX_BATCH} calls. Each call is still decided on its own and atomically, in
- * arrival order, at the batch's one server time; Redis' per-call work and the client's per-command work are shared.
- * <p>
- * A batch's reply is split into one reply per call in the layout of {@code scripts/single-call.lua}, so callers read
- * a batched and an unbatched answer alike. A batch that fails fails every call in it.
- * <p>
- * Standalone and Sentinel only: on a Cluster the calls of a batch would have to share a slot.
+ * Natural batching (group commit) of single-entry acquires on one connection, standalone and Sentinel only: a call
+ * goes at once while fewer than {@value #MAX_IN_FLIGHT} are in flight; what arrives meanwhile goes, when one answers,
+ * as one {@code scripts/batch-call.lua} call per policy (at most {@value #MAX_BATCH}), each decided on its own in
+ * arrival order. A batch's reply is split into {@code scripts/single-call.lua} replies; a failed batch fails each call.
  */
 final class CallBatcher {
 
 	/** The most calls in one batch: a batch blocks Redis for about this many single decisions. */
 	static final int MAX_BATCH = 128;
 
-	/**
-	 * At most this many script calls in flight: under it a call is sent at once (pipelined, as unbatched); beyond it
-	 * the next batch forms while they run. One in flight measured 84% of the raw ceiling at 32 blocking threads (Redis
-	 * idles while each batch's answer travels back); eight keeps Redis busy at moderate concurrency and batches at
-	 * high concurrency (benchmarks, section 1).
-	 */
+	/** Calls in flight at most (with one, Redis idled while each batch's answer travelled back: benchmarks 1). */
 	private static final int MAX_IN_FLIGHT = 8;
 
 	private final ConcurrentLinkedQueue<Pending> queue = new ConcurrentLinkedQueue<>();
@@ -47,23 +36,14 @@ final class CallBatcher {
 		drain();
 	};
 
-	/**
-	 * A batcher of the calls of one connection.
-	 * @param transport what sends the calls and batches on the connection
-	 */
 	CallBatcher(ScriptTransport transport) {
 		this.transport = transport;
 	}
 
-	/**
-	 * Decides a call, alone or in the next batch.
-	 * @param call a single-entry call on the server's clock
-	 * @return its reply, in the layout of {@code scripts/single-call.lua}
-	 */
+	/** Decides a call on the server's clock, alone or in the next batch; the reply as {@code single-call.lua}'s. */
 	CompletableFuture<List<Long>> submit(SingleEntryCall call) {
 		if (this.queue.isEmpty() && takePlace()) {
-			// nothing waits and a call may go: sent at once, as unbatched, without a batch's queue, list and split
-			// (what a lone caller, one blocking thread, would otherwise pay on every call)
+			// sent as unbatched: a lone caller should not pay for a batch's queue, list and split on every call
 			CompletableFuture<List<Long>> reply = sendNow(call.encoded());
 			reply.whenComplete(this.answered);
 			return reply;
@@ -93,10 +73,7 @@ final class CallBatcher {
 		}
 	}
 
-	/**
-	 * Takes a place among the calls in flight, if one is free.
-	 * @return whether a place was taken (the answer of the call sent in it frees it)
-	 */
+	/** Takes a place among the calls in flight, if one is free; the answer of the call sent in it frees it. */
 	private boolean takePlace() {
 		while (true) {
 			int running = this.inFlight.get();
@@ -143,8 +120,7 @@ final class CallBatcher {
 				group.get(0).reply.complete(values);
 			}
 			else {
-				// the time, then four figures per call (five where the algorithm keeps entries: one policy, one
-				// algorithm): each call's reply is the time and its figures
+				// the time, then four figures per call (five where entries are kept)
 				Long time = values.get(0);
 				int figures = group.get(0).call.figures();
 				for (int i = 0; i < group.size(); i++) {

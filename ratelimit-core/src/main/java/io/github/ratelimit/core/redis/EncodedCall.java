@@ -6,23 +6,10 @@ import java.util.List;
 
 import org.springframework.data.redis.core.script.RedisScript;
 
-/**
- * One script call as it goes on the wire: the script, and its KEYS and ARGV encoded for Lettuce's commands. Every
- * call the backend makes (the driver's, a policy's single-entry script, a batch) is one of these, sent by one method.
- * @param script the script
- * @param keys KEYS
- * @param args ARGV
- */
+/** One script call as it goes on the wire, KEYS and ARGV encoded: every call the backend makes is one. */
 @SuppressWarnings("ArrayRecordComponent") // never compared: a call is sent once
 record EncodedCall(RedisScript<?> script, byte[][] keys, byte[][] args) {
 
-	/**
-	 * A call of string keys and arguments.
-	 * @param script the script
-	 * @param keys KEYS
-	 * @param args ARGV
-	 * @return the call
-	 */
 	static EncodedCall of(RedisScript<?> script, List<String> keys, String... args) {
 		byte[][] encodedKeys = new byte[keys.size()][];
 		for (int i = 0; i < encodedKeys.length; i++) {

@@ -15,9 +15,8 @@ import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
 
 /**
- * Forgets rate-limit state: the keys of given entries, or every key matching a policy and an identity, found with
- * {@code SCAN} (on every master of a Cluster), each checked exactly by {@link RateLimitKeys#matches} and deleted one
- * by one, each in its own slot.
+ * Forgets rate-limit state: the entries' keys, or every key of a policy and an identity found with {@code SCAN} (on
+ * every Cluster master), each checked by {@link RateLimitKeys#matches} and deleted one by one.
  */
 final class KeyReset {
 
@@ -37,10 +36,7 @@ final class KeyReset {
 		}
 	}
 
-	/**
-	 * Deletes the keys of a policy, of an identity, or all (either may be null).
-	 * @return how many keys were deleted
-	 */
+	/** Deletes the keys of a policy, of an identity, or all (either may be null); returns how many. */
 	long resetMatching(@Nullable String policyName, @Nullable String identity) {
 		ScanOptions options = ScanOptions.scanOptions().match(this.keys.pattern(policyName, identity)).count(1000).build();
 		List<String> found = new ArrayList<>();

@@ -21,15 +21,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * Assembles the Lua scripts from {@code scripts/}: the prelude, the sorted-set helpers when a call uses an algorithm
- * that {@linkplain Algorithm#keepsEntries() keeps entries}, the files of the algorithms a call uses, then the driver.
- * One script per set of algorithms, built once: a call only carries the code it runs, and its SHA-1 is stable, so
- * EVALSHA finds it after the first load.
- * <p>
- * The common request, one entry acquired, has scripts of its own ({@link #forSingleEntry}): one per set of policy
- * parameters, written into the script rather than sent with every call, and for the token bucket and GCRA written
- * straight through ({@code scripts/fast/}) rather than through the driver's tables and closures. What these cost
- * Redis is measured in the benchmarks (section 1b).
+ * Assembles and caches the Lua scripts from {@code scripts/}: one driver script per set of algorithms (the prelude,
+ * the sorted-set helpers when needed, the algorithms' files, the driver), and the single-entry scripts with a
+ * policy's parameters written in ({@link #forSingleEntry}; architecture, "The engine").
  */
 final class LuaScripts {
 
@@ -71,11 +65,7 @@ final class LuaScripts {
 	/** The call of several requests of one entry each (natural batching). */
 	private static final String BATCH_CALL = read("batch-call.lua");
 
-	/**
-	 * At most this many single-entry scripts (distinct sets of policy parameters, counting runtime overrides) are
-	 * made; requests of any further set use the driver, so that Redis' script cache stays small whatever overrides
-	 * operators write.
-	 */
+	/** Single-entry scripts made at most (parameter sets, overrides included), so Redis' script cache stays small. */
 	static final int MAX_SINGLE_ENTRY_SCRIPTS = 1024;
 
 	static {
@@ -113,11 +103,8 @@ final class LuaScripts {
 	}
 
 	/**
-	 * The scripts of single-entry acquires under this policy's parameters (see {@code scripts/single-call.lua} and
-	 * {@code scripts/batch-call.lua} for their layouts).
-	 * @param policy the entry's policy
-	 * @return the scripts, or null once {@value #MAX_SINGLE_ENTRY_SCRIPTS} sets of parameters have them (the caller
-	 * then uses the driver)
+	 * The single-entry scripts of this policy's parameters (layouts in {@code scripts/single-call.lua} and
+	 * {@code scripts/batch-call.lua}), or null once {@value #MAX_SINGLE_ENTRY_SCRIPTS} exist (the driver then runs).
 	 */
 	@Nullable PolicyScripts forSingleEntry(RateLimitPolicy policy) {
 		Parameters parameters = Parameters.of(policy);
@@ -133,11 +120,7 @@ final class LuaScripts {
 		return scripts;
 	}
 
-	/**
-	 * The script that evaluates entries of these algorithms.
-	 * @param algorithms the algorithms of the call
-	 * @return the assembled script
-	 */
+	/** The driver script for entries of these algorithms. */
 	@SuppressWarnings("rawtypes")
 	RedisScript<List> forAlgorithms(Collection<Algorithm> algorithms) {
 		int mask = 0;
@@ -152,10 +135,7 @@ final class LuaScripts {
 		return script;
 	}
 
-	/**
-	 * An immutable script whose SHA-1 is computed once. Spring's {@code DefaultRedisScript} takes a lock on every
-	 * {@code getSha1()}, which an event loop should not do on each request.
-	 */
+	/** A script whose SHA-1 is computed once: Spring's {@code DefaultRedisScript} locks on every {@code getSha1()}. */
 	@SuppressWarnings("rawtypes")
 	private static final class AssembledScript implements RedisScript<List> {
 
@@ -194,25 +174,15 @@ final class LuaScripts {
 
 	}
 
-	/**
-	 * The name of the Redis function (Redis 7+) that runs a script, and of the library that registers it: derived
-	 * from the script's SHA-1, so a library is never replaced by different code under the same name.
-	 * @param script a script of this class
-	 * @return the function's name
-	 */
+	/** The name of a script's function and library: from its SHA-1, so a name never gets different code. */
 	static String functionName(RedisScript<?> script) {
 		return (script instanceof AssembledScript assembled) ? assembled.functionName
 				: FUNCTION_PREFIX + script.getSha1();
 	}
 
 	/**
-	 * The source of the library ({@code FUNCTION LOAD}) registering a script as a function of its own name. The
-	 * scripts read {@code KEYS} and {@code ARGV} as globals, which functions do not have: the body becomes the
-	 * callback, whose parameters carry those names. Registered without flags: the function may write, and like
-	 * any writing script it is refused on a read-only replica (and, unlike EVAL, under {@code maxmemory} before it
-	 * runs rather than at its first write).
-	 * @param script a script of this class
-	 * @return the library's source
+	 * The library ({@code FUNCTION LOAD}) registering a script as a function: the body becomes the callback, whose
+	 * parameters are named {@code KEYS} and {@code ARGV}; no flags, as it writes.
 	 */
 	static String library(RedisScript<?> script) {
 		String name = functionName(script);
@@ -220,11 +190,7 @@ final class LuaScripts {
 				+ script.getScriptAsString() + "\nend)\n";
 	}
 
-	/**
-	 * The source of the script for an algorithm mask; visible for tests and tooling.
-	 * @param mask bit {@code ordinal} set for each algorithm included
-	 * @return the Lua source
-	 */
+	/** The driver script's source for an algorithm mask (bit {@code ordinal} per algorithm); for tests and tooling. */
 	static String source(int mask) {
 		return assemble(new StringBuilder("local EXPLICIT_TIME = ARGV[2] ~= ''\n"), mask).append('\n')
 			.append(DRIVER)
@@ -232,14 +198,8 @@ final class LuaScripts {
 	}
 
 	/**
-	 * The source of a script of single-entry acquires; visible for tests and tooling.
-	 * @param algorithm the algorithm
-	 * @param limit the policy's limit
-	 * @param windowMicros its window
-	 * @param burst its burst
-	 * @param minIntervalMicros its minimum interval
-	 * @param batch whether the script takes several requests ({@code batch-call.lua}) or one ({@code single-call.lua})
-	 * @return the Lua source, the parameters in its first line
+	 * A single-entry script's source, the parameters in its first line; {@code batch} for several requests
+	 * ({@code batch-call.lua}) rather than one ({@code single-call.lua}). For tests and tooling.
 	 */
 	static String singleEntrySource(Algorithm algorithm, long limit, long windowMicros, long burst,
 			long minIntervalMicros, boolean batch) {

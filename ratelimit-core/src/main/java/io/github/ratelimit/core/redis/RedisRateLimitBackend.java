@@ -21,28 +21,17 @@ import org.springframework.dao.InvalidDataAccessApiUsageException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
- * Counters in Redis, shared by every instance. A request is one EVALSHA (or FCALL: {@link Builder#scriptMode}) of one
- * Lua script that checks every entry and takes the cost of each only when all admit. A request of one entry runs its
- * policy's own script ({@link SingleEntryCall}), batched with concurrent ones ({@link CallBatcher}); others run the
- * driver, one call per hash slot ({@link SlotCalls}). Calls go through {@link ScriptTransport} on the
- * {@link BackendConnection}.
- * <p>
- * Keys are hash-tagged by identity, so on Redis Cluster all policies of one identity share a slot and are still one
- * atomic call. Entries of different identities in different slots are evaluated per slot; when one slot denies, the
- * slots that admitted get their cost back in one more call, so a denied request uses up no quota (for that short
- * moment the quota is held, which can deny a concurrent request that would otherwise have passed). A give-back that
- * fails is logged and never changes the request's outcome.
- * <p>
- * As a Spring bean it follows the connection factory's lifecycle: stopped before the factory (closing its
- * non-blocking connection) and started after it (opening a new one in the background), so that a context stopped
- * and started again, paused and resumed, or checkpointed and restored serves its next call on both paths.
+ * Counters in Redis, shared by every instance: a request is one Lua script call (EVALSHA, or FCALL with
+ * {@link Builder#scriptMode}) that takes each entry's cost only when all admit. A request of one entry runs its
+ * policy's own script ({@link SingleEntryCall}, batched by {@link CallBatcher}); others run the driver, one call per
+ * Cluster hash slot ({@link SlotCalls}), the admitting slots given back when one denies. As a Spring bean it stops
+ * before its connection factory and starts after it ({@link #PHASE}).
  */
 public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifecycle {
 
 	/**
-	 * The lifecycle phase: stopped after the web server has finished its requests (graceful shutdown and the
-	 * server's own stop run in phases just below {@link SmartLifecycle#DEFAULT_PHASE}) and before the connection
-	 * factory (phase 0 by default), started in the reverse order.
+	 * The lifecycle phase: stopped after the web server's graceful shutdown (just below
+	 * {@link SmartLifecycle#DEFAULT_PHASE}) and before the connection factory (phase 0), started in reverse.
 	 */
 	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE / 2;
 
@@ -104,11 +93,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	/**
-	 * Opens the connection that calls use, learns whether it is to a Cluster ({@link #isCluster()}) and loads the
-	 * scripts, blocking the calling thread: for application startup, so that the first decisions pay neither for the
-	 * connect nor for loading scripts and client code (which a time budget of tens of milliseconds may not cover on a
-	 * cold JVM). Each algorithm's script runs once, releasing nothing from a key that does not exist, on the same
-	 * path decisions take. Without it, calls open the connection on first use, off the caller's thread.
+	 * Opens the connection and runs each algorithm's script once (a release on a key that does not exist), blocking:
+	 * for startup, so that a cold JVM's first decisions do not pay for it within their time budget. Without it, the
+	 * first call opens the connection, off the caller's thread.
 	 * @throws RuntimeException when Redis cannot be reached
 	 */
 	public void connect() {
@@ -134,20 +121,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		return "redis";
 	}
 
-	/**
-	 * Starts the backend after its connection factory. After a stop, the non-blocking connection is opened again,
-	 * waiting for it at most two seconds; what takes longer goes on in the background (and a failure is left to the
-	 * next call, which opens it off the caller's thread).
-	 */
+	/** After a stop, opens the non-blocking connection again, waiting at most two seconds (then in the background). */
 	@Override
 	public void start() {
 		this.connection.start();
 	}
 
-	/**
-	 * Stops the backend before its connection factory: the non-blocking connection is closed and forgotten, so
-	 * that no call is made on a connection of a stopped factory. A call made while stopped opens a new one.
-	 */
+	/** Closes the non-blocking connection before the factory stops; a call made while stopped opens a new one. */
 	@Override
 	public void stop() {
 		this.connection.stop();
@@ -213,10 +193,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		return this.transport.callAsync(single.encoded()).map(single::acquisition);
 	}
 
-	/**
-	 * Reads each entry's state with the scripts' inspect mode, one call per hash slot: the checks run, nothing is
-	 * taken.
-	 */
+	/** Reads each entry's state with the scripts' inspect mode, one call per hash slot: nothing is taken. */
 	@Override
 	public List<PolicyDecision> inspect(RateLimitRequest request) {
 		return this.slotCalls.inspect(request);
@@ -228,9 +205,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		this.reset.reset(entries);
 	}
 
-	/**
-	 * Scans for the matching keys (on Cluster, on every master) and deletes them one by one, each in its own slot.
-	 */
+	/** Scans for the matching keys (on Cluster, on every master) and deletes them one by one, each in its own slot. */
 	@Override
 	public long resetMatching(@Nullable String policyName, @Nullable String identity) {
 		return this.reset.resetMatching(policyName, identity);
@@ -255,10 +230,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		return this.slotCalls.releaseAsync(entries, requestId, acquiredAtMicros, sequences);
 	}
 
-	/**
-	 * A call made once a factory other than Lettuce has been asked whether it is a Cluster, which opens a
-	 * connection: not on the caller's thread.
-	 */
+	/** Asking a non-Lettuce factory whether it is a Cluster opens a connection: not on the caller's thread. */
 	private <T> Mono<T> afterTopologyKnown(Supplier<Mono<T>> call) {
 		return Mono.fromCallable(this.connection::isCluster)
 			.subscribeOn(Schedulers.boundedElastic())
@@ -276,9 +248,8 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	/**
-	 * Whether the connection is to a Redis Cluster (entries are then grouped by hash slot). A Lettuce factory tells
-	 * by its configuration; any other factory is asked once, on the first call (or {@link #connect()}), by opening
-	 * a cluster connection: one it cannot open means no Cluster.
+	 * Whether the connection is to a Redis Cluster: a Lettuce factory's configuration, else learned once by opening a
+	 * cluster connection.
 	 * @return true on Cluster
 	 */
 	public boolean isCluster() {
@@ -293,10 +264,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		return this.transport.mode();
 	}
 
-	/**
-	 * The call of a request of one entry with a script of its own (see {@link LuaScripts#forSingleEntry}), or null
-	 * for the driver.
-	 */
+	/** The call of a one-entry request with its policy's own script, or null for the driver. */
 	private @Nullable SingleEntryCall singleEntryCall(RateLimitRequest request) {
 		if (request.entries().size() != 1 || !this.singleEntryScripts) {
 			return null;
@@ -307,10 +275,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 				request.explicitTimeMicros()) : null;
 	}
 
-	/**
-	 * The batcher when this call may be batched: batching on, the connection open and known not to be a Cluster's,
-	 * the server's clock; null to send it on its own.
-	 */
+	/** The batcher if batching is on, the connection open and standalone, on the server's clock; else null. */
 	private @Nullable CallBatcher batcherFor(SingleEntryCall single) {
 		CallBatcher batcher = this.batcher;
 		if (batcher == null) {
@@ -361,10 +326,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		}
 
 		/**
-		 * Whether single-entry acquires on the server's clock are batched: while script calls are in flight on the
-		 * connection, the acquires that arrive go together as one call per policy once one answers (group commit:
-		 * no added wait, each acquire still decided atomically and in arrival order). On by default; standalone and
-		 * Sentinel only (a Cluster never batches). What it pays is measured in the benchmarks.
+		 * Whether single-entry acquires on the server's clock are batched (group commit: while calls are in flight,
+		 * what arrives goes as one call per policy, each still atomic and in arrival order). On by default; never on a
+		 * Cluster.
 		 * @param enabled false to send every acquire as its own call
 		 * @return this builder
 		 */
@@ -374,15 +338,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		}
 
 		/**
-		 * How scripts run on Redis. {@link ScriptMode#EVALSHA} (the default) works on every Redis; a server that lost
-		 * its script cache (a restart, a failover to a replica: scripts are not replicated) answers the first call
-		 * of each script with NOSCRIPT, and the call is sent again with the script. {@link ScriptMode#FUNCTIONS}
-		 * (Redis 7+) loads each script as a function library ({@code FUNCTION LOAD}, on every master of a Cluster)
-		 * and calls it with {@code FCALL}; functions are persisted and replicated, so a promoted replica has them. A
-		 * function not found is loaded and called once more, as on NOSCRIPT. On a server that does not know
-		 * {@code FCALL} every call fails with {@link InvalidDataAccessApiUsageException} (logged once): functions
-		 * are never silently replaced by EVALSHA. Functions need the Lettuce client: with another client scripts run
-		 * with EVALSHA, and {@link #build()} logs it.
+		 * How scripts run: {@link ScriptMode#EVALSHA} (the default, any Redis) or {@link ScriptMode#FUNCTIONS} (Redis
+		 * 7+, Lettuce only: persisted and replicated, so a promoted replica has them). Where {@code FCALL} is unknown
+		 * every call fails with {@link InvalidDataAccessApiUsageException} (logged once), never silently EVALSHA;
+		 * without Lettuce, {@link #build()} logs it and EVALSHA runs.
 		 * @param mode the script mode
 		 * @return this builder
 		 */

@@ -12,21 +12,8 @@ import io.github.ratelimit.core.RateLimitRequest.Entry;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * One script call: the entries of one hash slot, and what goes in the script's KEYS and ARGV for them. The layout is
- * the one described at the top of {@code scripts/ratelimit.lua}; keep the two in step:
- * <ul>
- * <li>KEYS: one key per entry;</li>
- * <li>ARGV[1]: the {@link Mode mode}, {@code a} to acquire or {@code r} to release;</li>
- * <li>ARGV[2]: the explicit time in microseconds, or empty for the server's TIME (a release passes the time its
- * acquire returned);</li>
- * <li>ARGV[3]: the request id on a release (the windows keep it to refund once), empty on an acquire: no
- * algorithm's acquire stores it;</li>
- * <li>then six per entry, in the order of KEYS: the algorithm's code, the limit, the window (microseconds), the
- * burst, the cost and the minimum interval (microseconds);</li>
- * <li>on a release, then one per entry: the first sequence number its acquire took (0 for none; see
- * {@link ScriptReply#sequences}).</li>
- * </ul>
- * The reply is read by {@link ScriptReply}.
+ * One driver call: the entries of one hash slot and their KEYS and ARGV, in the layout described at the top of
+ * {@code scripts/ratelimit.lua} (keep the two in step). {@link ScriptReply} reads the reply.
  */
 final class ScriptCall {
 
@@ -70,22 +57,12 @@ final class ScriptCall {
 
 	private final Set<Algorithm> algorithms = EnumSet.noneOf(Algorithm.class);
 
-	/**
-	 * A call with no entry yet.
-	 * @param requestId the request id
-	 * @param explicitTimeMicros the request's explicit time, or -1 for the server's clock
-	 */
 	ScriptCall(String requestId, long explicitTimeMicros) {
 		this.requestId = requestId;
 		this.explicitTimeMicros = explicitTimeMicros;
 	}
 
-	/**
-	 * Adds an entry.
-	 * @param index the entry's index in the request
-	 * @param key its Redis key
-	 * @param entry the entry
-	 */
+	/** Adds an entry, with its index in the request. */
 	void add(int index, String key, Entry entry) {
 		this.indexes.add(index);
 		this.keys.add(key);
@@ -93,34 +70,20 @@ final class ScriptCall {
 		this.algorithms.add(entry.policy().algorithm());
 	}
 
-	/**
-	 * The request's explicit time.
-	 * @return the time in microseconds, or -1 for the server's clock
-	 */
 	long explicitTimeMicros() {
 		return this.explicitTimeMicros;
 	}
 
-	/**
-	 * For each entry of this call (in the order of KEYS and of the reply's figures), its index in the request.
-	 * @return the indexes
-	 */
+	/** For each entry of this call (in the order of KEYS and of the reply's figures), its index in the request. */
 	List<Integer> indexes() {
 		return this.indexes;
 	}
 
-	/**
-	 * KEYS.
-	 * @return one key per entry
-	 */
 	List<String> keys() {
 		return this.keys;
 	}
 
-	/**
-	 * The algorithms of the entries, which choose the script.
-	 * @return the algorithms
-	 */
+	/** The algorithms of the entries, which choose the script. */
 	Set<Algorithm> algorithms() {
 		return this.algorithms;
 	}
@@ -145,32 +108,20 @@ final class ScriptCall {
 	}
 
 	/**
-	 * The call, encoded for Lettuce's commands.
-	 * @param script the script that evaluates this call's algorithms
-	 * @param mode acquire, release or inspect
-	 * @param timeMicros the time to pass, or -1 for the server's clock
-	 * @param sequences on a release, the first sequence number of each entry of this call (empty: none)
-	 * @return the script, KEYS and ARGV
+	 * The call, encoded; {@code timeMicros} -1 for the server's clock, {@code sequences} on a release the first
+	 * sequence number of each entry (empty: none).
 	 */
 	EncodedCall encoded(RedisScript<?> script, Mode mode, long timeMicros, List<Long> sequences) {
 		return EncodedCall.of(script, this.keys, args(mode, timeMicros, sequences));
 	}
 
-	/**
-	 * ARGV.
-	 * @param mode acquire or release
-	 * @param timeMicros the time to pass, or -1 for the server's clock
-	 * @param sequences on a release, the first sequence number of each entry of this call (empty: none)
-	 * @return the arguments
-	 */
 	String[] args(Mode mode, long timeMicros, List<Long> sequences) {
 		int perEntry = (mode == Mode.RELEASE) ? ARGUMENTS_PER_ENTRY + 1 : ARGUMENTS_PER_ENTRY;
 		String[] args = new String[HEADER + this.entries.size() * perEntry];
 		args[0] = mode.argument;
 		args[1] = (timeMicros >= 0) ? Long.toString(timeMicros) : "";
-		// a refund of a window names its request, to give back once; an acquire never does: the buckets name their
-		// acquire by its time, the sorted sets by their sequence, and a unique string per call costs Redis' Lua an
-		// interned string and its garbage collection
+		// only a refund names its request (the windows give back once per id); on an acquire a unique string per call
+		// costs Redis' Lua an interned string and its garbage collection
 		args[2] = (mode == Mode.RELEASE) ? this.requestId : "";
 		int i = HEADER;
 		for (Entry entry : this.entries) {

@@ -9,21 +9,15 @@ import io.github.ratelimit.core.RateLimitRequest.Entry;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Reads the replies of the script, as described at the top of {@code scripts/ratelimit.lua}; keep the two in step.
- * An acquire returns the time it used (microseconds), then seven figures per entry, in the order of the call's KEYS
- * (see {@link ScriptCall}): admits (1 or 0), remaining and reset-after (microseconds) once the cost is taken,
- * remaining and reset-after as the state is, retry-after (microseconds), and the first sequence number the entry
- * took (the sorted sets' members, which its release names; 0 for none). Every entry of a call is checked against
- * the state before the request, and only when all of them admit does any take its cost. On Cluster a request can
- * span several calls, so only the caller knows whether the whole request was admitted: then the "taken" figures
- * apply, otherwise the "as is" figures (nothing was taken, or it is given back).
+ * Reads the driver's replies, in the layout described at the top of {@code scripts/ratelimit.lua} (keep the two in
+ * step): the time, then seven figures per entry. The "taken" figures apply only when every call of the request
+ * admitted (on Cluster a request spans several calls), the "as is" figures otherwise.
  */
 final class ScriptReply {
 
-	/** Figures per entry. */
 	private static final int FIGURES = 7;
 
-	/** Offsets of an entry's figures: admits, then remaining and reset-after taken, as is, then retry-after. */
+	/** Offsets of an entry's figures: admits, remaining and reset-after taken, as is, retry-after, sequence. */
 	private static final int ADMITS = 0;
 
 	private static final int TAKEN = 1;
@@ -37,11 +31,7 @@ final class ScriptReply {
 	private ScriptReply() {
 	}
 
-	/**
-	 * The reply's numbers.
-	 * @param result the reply as the template returned it
-	 * @return the reply, empty for none
-	 */
+	/** The reply's numbers, empty for none. */
 	static List<Long> toLongs(@Nullable List<?> result) {
 		List<Long> values = new ArrayList<>();
 		if (result != null) {
@@ -52,20 +42,12 @@ final class ScriptReply {
 		return values;
 	}
 
-	/**
-	 * The time an acquire used, which its release passes back.
-	 * @param reply an acquire's reply
-	 * @return the time in microseconds
-	 */
+	/** The time an acquire used (microseconds), which its release passes back. */
 	static long timeMicros(List<Long> reply) {
 		return reply.get(0);
 	}
 
-	/**
-	 * The first sequence number each entry of one call took, which a give-back of the call passes back.
-	 * @param reply an acquire's reply
-	 * @return one number per entry, in the order of the call's KEYS (0 for none)
-	 */
+	/** The first sequence number each entry of one call took (0 for none), which its give-back passes back. */
 	static List<Long> sequences(List<Long> reply) {
 		List<Long> sequences = new ArrayList<>((reply.size() - 1) / FIGURES);
 		for (int i = 1 + SEQUENCE; i < reply.size(); i += FIGURES) {
@@ -74,11 +56,7 @@ final class ScriptReply {
 		return sequences;
 	}
 
-	/**
-	 * Whether every entry of one call admitted (and so took its cost).
-	 * @param reply an acquire's reply
-	 * @return true when all admitted
-	 */
+	/** Whether every entry of one call admitted (and so took its cost). */
 	static boolean admits(List<Long> reply) {
 		for (int i = 1 + ADMITS; i < reply.size(); i += FIGURES) {
 			if (reply.get(i) != 1L) {
@@ -88,11 +66,7 @@ final class ScriptReply {
 		return true;
 	}
 
-	/**
-	 * Whether every entry of every call admitted: the request is admitted.
-	 * @param replies the replies of the request's calls
-	 * @return true when all admitted
-	 */
+	/** Whether every entry of every call admitted: the request is admitted. */
 	static boolean allAdmit(List<List<Long>> replies) {
 		for (List<Long> reply : replies) {
 			if (!admits(reply)) {
@@ -102,11 +76,7 @@ final class ScriptReply {
 		return true;
 	}
 
-	/**
-	 * When any call denied, the calls whose entries all admitted (and so took their cost, to give back).
-	 * @param replies the replies of the request's calls
-	 * @return their indexes, empty when the request was admitted or is one call
-	 */
+	/** When a call denied, the indexes of the calls that admitted (and took their cost, to give back). */
 	static List<Integer> refundsNeeded(List<List<Long>> replies) {
 		if (replies.size() < 2 || allAdmit(replies)) {
 			return List.of();
@@ -120,26 +90,12 @@ final class ScriptReply {
 		return admitted;
 	}
 
-	/**
-	 * The request's decisions: admitted only when every entry of every call admits, with the "taken" figures then
-	 * and the "as is" figures otherwise.
-	 * @param entries the request's entries
-	 * @param calls its calls, one per hash slot
-	 * @param replies their replies, in the same order
-	 * @return one decision per entry, and the time each entry was decided at
-	 */
+	/** The request's decisions (one per entry, with the time each was decided at) from its calls' replies. */
 	static Acquisition acquisition(List<Entry> entries, List<ScriptCall> calls, List<List<Long>> replies) {
 		return decisions(entries, calls, replies, allAdmit(replies) ? TAKEN : AS_IS);
 	}
 
-	/**
-	 * The state of each entry as it stands (an inspection took nothing): the "as is" figures, and whether each entry
-	 * on its own would admit.
-	 * @param entries the request's entries
-	 * @param calls its calls, one per hash slot
-	 * @param replies their replies, in the same order
-	 * @return one decision per entry
-	 */
+	/** An inspection's decisions: the "as is" figures, and whether each entry on its own would admit. */
 	static List<PolicyDecision> inspection(List<Entry> entries, List<ScriptCall> calls, List<List<Long>> replies) {
 		return decisions(entries, calls, replies, AS_IS).decisions();
 	}

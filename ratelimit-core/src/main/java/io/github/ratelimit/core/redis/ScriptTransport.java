@@ -19,11 +19,9 @@ import org.springframework.dao.InvalidDataAccessApiUsageException;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * Sends script calls to Redis: with EVALSHA, and EVAL on NOSCRIPT (which loads the script), or in the functions mode
- * with FCALL, and FUNCTION LOAD (on every master of a Cluster) when the function is not found. {@link #send} is the
- * one path of every call on Lettuce (the blocking, the non-blocking and the batcher's); a connection closed under it
- * is forgotten and the call made once more on a new one, opened on a bounded elastic thread. Failures are Spring's
- * translation of Lettuce's exceptions. A factory other than Lettuce's runs scripts through the template.
+ * Sends script calls: EVALSHA (EVAL on NOSCRIPT) or FCALL (FUNCTION LOAD when not found). {@link #send} is the one
+ * path of every Lettuce call; a connection closed under it is forgotten and the call made once more on a new one.
+ * Failures are Spring's exceptions. A factory other than Lettuce's runs scripts through the template.
  */
 final class ScriptTransport {
 
@@ -31,10 +29,8 @@ final class ScriptTransport {
 
 	private final BackendConnection connection;
 
-	/** Whether scripts run as Redis functions (FCALL) instead of with EVALSHA. */
 	private final boolean functions;
 
-	/** Whether a server without functions has been logged, so that it is logged once, not on every call. */
 	private volatile boolean functionsUnsupportedLogged;
 
 	ScriptTransport(BackendConnection connection, ScriptMode mode) {
@@ -50,10 +46,7 @@ final class ScriptTransport {
 		return this.functions ? ScriptMode.FUNCTIONS : ScriptMode.EVALSHA;
 	}
 
-	/**
-	 * A blocking call: on Lettuce, {@link #send} awaited up to the factory's timeout (as the template would); on
-	 * another client, through the template.
-	 */
+	/** A blocking call: {@link #send} awaited up to the factory's timeout, or through the template. */
 	@SuppressWarnings({ "rawtypes", "unchecked" })
 	List<Long> call(EncodedCall call) {
 		if (!this.connection.isLettuce()) {
@@ -67,9 +60,8 @@ final class ScriptTransport {
 	}
 
 	/**
-	 * A non-blocking call: on Lettuce, {@link #send}, started on a bounded elastic thread until a call has gone
-	 * through (the first use opens the connection with a blocking connect); on another client, the blocking call on
-	 * a bounded elastic thread.
+	 * A non-blocking call: {@link #send}, started on a bounded elastic thread until a call has gone through (the first
+	 * connect blocks); without Lettuce, the blocking call on a bounded elastic thread.
 	 */
 	Mono<List<Long>> callAsync(EncodedCall call) {
 		if (!this.connection.isLettuce()) {
@@ -83,11 +75,7 @@ final class ScriptTransport {
 		return result.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((ok) -> this.connection.connected());
 	}
 
-	/**
-	 * Sends a call on the native connection, from any thread (an event loop included).
-	 * @param call the call
-	 * @return its reply
-	 */
+	/** Sends a call on the native connection, from any thread (an event loop included). */
 	CompletableFuture<List<Long>> send(EncodedCall call) {
 		NativeConnection connection = this.connection.nativeConnection();
 		CompletionStage<List<Long>> first;
@@ -136,11 +124,7 @@ final class ScriptTransport {
 		}).thenCompose((next) -> next).thenApply(ScriptReply::toLongs);
 	}
 
-	/**
-	 * FCALL of the script's function; when the server has no such function (never loaded, or lost with a restart
-	 * without persistence or a {@code FUNCTION FLUSH}), its library is loaded, on a bounded elastic thread (on a
-	 * Cluster, on every master, which may open connections to them), and the call made once more.
-	 */
+	/** FCALL; a function not found (never loaded, or lost) is loaded on a bounded elastic thread and called again. */
 	private CompletionStage<List<Long>> callFunction(NativeConnection connection, EncodedCall call) {
 		String name = LuaScripts.functionName(call.script());
 		RedisFuture<List<Object>> fcall = connection.commands().fcall(name, ScriptOutputType.MULTI, call.keys(),

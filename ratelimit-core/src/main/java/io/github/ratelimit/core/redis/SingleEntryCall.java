@@ -9,19 +9,9 @@ import io.github.ratelimit.core.RateLimitRequest.Entry;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * The call of a request of one entry, acquired with a script of the entry's policy (see
- * {@link LuaScripts#forSingleEntry}); the layout is the one described at the top of {@code scripts/single-call.lua};
- * keep them in step:
- * <ul>
- * <li>KEYS[1]: the key;</li>
- * <li>ARGV[1]: the cost;</li>
- * <li>ARGV[2]: the explicit time in microseconds, absent for the server's clock.</li>
- * </ul>
- * The reply: the time used, admits (1 or 0), remaining and reset-after (microseconds), retry-after (microseconds;
- * when admitted, how long a request of cost 1 stays denied by what the admission left: see
- * {@link Acquisition#exhaustedForMicros()}, 0 when at once or not known), and for the algorithms that
- * {@linkplain io.github.ratelimit.core.Algorithm#keepsEntries() keep entries} the first sequence number taken (0 when
- * denied). A single entry is the whole request, so the script itself picks the figures once taken or as is.
+ * The call of a one-entry request with its policy's own script ({@link LuaScripts#forSingleEntry}), in the layout
+ * described at the top of {@code scripts/single-call.lua} (keep the two in step). An admission's retry-after is
+ * {@link Acquisition#exhaustedForMicros()}.
  */
 final class SingleEntryCall {
 
@@ -54,7 +44,6 @@ final class SingleEntryCall {
 				: new String[] { cost };
 	}
 
-	/** The script of this call on its own. */
 	@SuppressWarnings("rawtypes")
 	RedisScript<List> script() {
 		return this.scripts.single();
@@ -74,7 +63,6 @@ final class SingleEntryCall {
 		return this.key;
 	}
 
-	/** ARGV[1], the cost. */
 	String cost() {
 		return this.args[0];
 	}
@@ -84,16 +72,10 @@ final class SingleEntryCall {
 		return this.entry.policy().algorithm().keepsEntries() ? 5 : 4;
 	}
 
-	/** The call of this request on its own, encoded for Lettuce's commands. */
 	EncodedCall encoded() {
 		return EncodedCall.of(this.scripts.single(), List.of(this.key), this.args);
 	}
 
-	/**
-	 * The request's decision.
-	 * @param reply the script's reply
-	 * @return the acquisition of the one entry
-	 */
 	Acquisition acquisition(List<Long> reply) {
 		boolean admits = reply.get(ADMITS) == 1L;
 		PolicyDecision decision = PolicyDecision.of(this.entry, admits, reply.get(REMAINING), reply.get(RESET_AFTER),

@@ -22,9 +22,9 @@ import reactor.core.publisher.Mono;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 
 /**
- * The driver script's calls, one per hash slot (a single call unless on Cluster), blocking and non-blocking. When a
- * request spans slots and one denies or fails, the slots that admitted get their cost back, each on its own; a
- * give-back that fails is logged and counted and never changes the request's outcome.
+ * The driver's calls, one per hash slot (one call unless on Cluster). When a slot denies or fails, the slots that
+ * admitted get their cost back, each on its own; a give-back that fails is logged and counted, never changing the
+ * outcome.
  */
 final class SlotCalls {
 
@@ -52,7 +52,6 @@ final class SlotCalls {
 	Acquisition acquire(RateLimitRequest request, String requestId) {
 		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		if (calls.size() == 1) {
-			// one slot (always off Cluster): one script, nothing to give back elsewhere
 			ScriptCall call = calls.get(0);
 			return ScriptReply.acquisition(request.entries(), calls,
 					List.of(execute(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())));
@@ -89,7 +88,6 @@ final class SlotCalls {
 	Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
 		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		if (calls.size() == 1) {
-			// one slot (always off Cluster): one script, nothing to give back elsewhere
 			ScriptCall call = calls.get(0);
 			return executeAsync(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())
 				.map((result) -> ScriptReply.acquisition(request.entries(), calls, List.of(result)));
@@ -102,10 +100,7 @@ final class SlotCalls {
 			.flatMap((outcomes) -> settle(request.entries(), calls, outcomes));
 	}
 
-	/**
-	 * The acquisition of slots that all answered, after giving back what admitting slots took when another denied;
-	 * or, when one failed, the failure, after giving back what the slots that answered took.
-	 */
+	/** The acquisition once the admitting slots are given back (another denied), or the failure once they are. */
 	private Mono<Acquisition> settle(List<Entry> entries, List<ScriptCall> calls, List<Outcome> outcomes) {
 		Throwable failure = outcomes.stream().map(Outcome::error).filter(Objects::nonNull).findFirst().orElse(null);
 		if (failure != null) {
@@ -139,10 +134,7 @@ final class SlotCalls {
 		return ScriptReply.inspection(request.entries(), calls, replies);
 	}
 
-	/**
-	 * Gives back what a request took, slot by slot: every slot is given back even when another fails; the first
-	 * failure is thrown afterwards, with the others suppressed.
-	 */
+	/** Gives back every slot even when one fails; the first failure is thrown afterwards, the others suppressed. */
 	void release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
 		RuntimeException failure = null;
 		for (ScriptCall call : calls(entries, requestId, -1)) {
@@ -202,7 +194,6 @@ final class SlotCalls {
 		execute(call, Mode.RELEASE, ScriptReply.timeMicros(reply), ScriptReply.sequences(reply));
 	}
 
-	/** {@link #giveBack} without blocking. */
 	private Mono<List<Long>> giveBackAsync(ScriptCall call, List<Long> reply) {
 		return executeAsync(call, Mode.RELEASE, ScriptReply.timeMicros(reply), ScriptReply.sequences(reply));
 	}
@@ -216,10 +207,6 @@ final class SlotCalls {
 		}
 	}
 
-	/**
-	 * A slot that admitted a request another slot denied could not be given back: the request stays denied, and the
-	 * identity's quota in that slot stays taken until it refills or expires.
-	 */
 	private static void giveBackFailed(ScriptCall call, Throwable failure) {
 		if (logger.isWarnEnabled()) {
 			logger.warn("Could not give back what a denied request took for " + call.describe() + "; it stays taken "

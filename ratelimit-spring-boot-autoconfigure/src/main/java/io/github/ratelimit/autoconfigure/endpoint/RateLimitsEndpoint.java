@@ -30,17 +30,11 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 /**
- * The {@code ratelimits} Actuator endpoint: the policies with their effective settings and overrides, one
- * identity's usage read without taking anything, resets, and runtime overrides of a policy or of one identity.
- * Reads are open like any endpoint's; writes and deletes need
- * {@code management.endpoint.ratelimits.access=unrestricted} (the endpoint's default access is read-only). Every
- * change is logged at INFO with who made it, the old and the new value.
- * <p>
- * An identity is named by its policy and {@code key}, the value the policy's own key resolves (an address, an API
- * key), which the endpoint qualifies with that key's source as requests are counted. With {@code source} (a query
- * parameter) the value is qualified with that source instead: {@code bean.gateway-key-resolver} for the identities a
- * Spring Cloud Gateway route counts, {@code el.<hash>} for an {@code @RateLimited} SpEL key; their overrides are
- * looked up by the whole identity, as the limiter looks them up ({@link ConfiguredPolicy#overrideKey}).
+ * The {@code ratelimits} Actuator endpoint: policies with their settings and overrides, an identity's usage (read
+ * without taking anything), resets, and runtime overrides. Writes need
+ * {@code management.endpoint.ratelimits.access=unrestricted}; each is logged at INFO with who, old and new value. An
+ * identity is a policy and a {@code key} value, qualified by the policy's key's source, or by {@code source} (e.g.
+ * {@code bean.gateway-key-resolver}; overrides then go by the whole identity: {@link ConfiguredPolicy#overrideKey}).
  */
 @Endpoint(id = "ratelimits", defaultAccess = Access.READ_ONLY)
 public class RateLimitsEndpoint {
@@ -52,7 +46,6 @@ public class RateLimitsEndpoint {
 	private final RateLimitBackend backend;
 
 	/**
-	 * An endpoint.
 	 * @param registry the policies and their runtime overrides
 	 * @param backend where the state lives (read and reset)
 	 */
@@ -98,8 +91,8 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * The kill switch of every policy: {@code {"enabled": false}} switches enforcement off everywhere (requests pass
-	 * unchecked and uncounted), {@code {"enabled": true}} back on. On every instance, like the overrides.
+	 * The kill switch of every policy, on every instance: {@code {"enabled": false}} lets requests pass unchecked and
+	 * uncounted, {@code {"enabled": true}} enforces again.
 	 * @param enabled whether policies are enforced
 	 * @param security who asks
 	 * @return the state now
@@ -143,8 +136,8 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * Resets one identity (its state is removed: its next request starts fresh, on every instance: the reset is
-	 * announced to their denial caches), or, with {@code override=true}, removes its runtime override instead.
+	 * Resets one identity's state on every instance (announced to their denial caches), or with
+	 * {@code override=true} removes its runtime override instead.
 	 * @param policy the policy name
 	 * @param key the value of the identity
 	 * @param override whether to remove the identity's runtime override rather than its state
@@ -170,7 +163,6 @@ public class RateLimitsEndpoint {
 				addressed.identity(), 1);
 		String before = stateBefore(entry);
 		this.backend.reset(List.of(entry));
-		// every instance's denial cache forgets the identity
 		this.registry.overrides().announceReset(policy, entry.identity());
 		if (logger.isInfoEnabled()) {
 			logger.info("Rate limits: " + who(security) + " reset identity '" + entry.identity() + "' of policy '"
@@ -298,12 +290,7 @@ public class RateLimitsEndpoint {
 		return this.registry.effective(configured, addressed.overrideKey(), null);
 	}
 
-	/**
-	 * An identity the endpoint names: what is counted, and what its overrides are looked up by.
-	 * @param key the value as the request names it
-	 * @param identity the identity, qualified by its source
-	 * @param overrideKey the value for the policy's own key, else the identity
-	 */
+	/** An identity the endpoint names: the key as asked, the identity counted, what its overrides are looked up by. */
 	private record Addressed(String key, String identity, String overrideKey) {
 
 		/** The value qualified as the policy's own key qualifies it, or as a key of the given source does. */

@@ -23,25 +23,12 @@ public class RateLimitsEndpointWebExtension {
 
 	private final RateLimitsEndpoint endpoint;
 
-	/**
-	 * An extension.
-	 * @param endpoint the endpoint it answers for
-	 */
+	/** @param endpoint the endpoint it answers for */
 	public RateLimitsEndpointWebExtension(RateLimitsEndpoint endpoint) {
 		this.endpoint = endpoint;
 	}
 
-	/**
-	 * {@link RateLimitsEndpoint#overridePolicy}, with a 400 naming what is wrong.
-	 * @param policy the policy name
-	 * @param limit the limit, or null
-	 * @param window the window, or null
-	 * @param burst the burst, or null
-	 * @param minInterval the minimum interval, or null
-	 * @param enabled the policy's kill switch, or null
-	 * @param security who asks
-	 * @return the answer
-	 */
+	/** {@link RateLimitsEndpoint#overridePolicy}, with a 400 naming what is wrong. */
 	@WriteOperation
 	public WebEndpointResponse<Map<String, Object>> overridePolicy(@Selector String policy, @Nullable Long limit,
 			@Nullable String window, @Nullable Long burst, @Nullable String minInterval, @Nullable Boolean enabled,
@@ -50,18 +37,7 @@ public class RateLimitsEndpointWebExtension {
 				() -> this.endpoint.overridePolicy(policy, limit, window, burst, minInterval, enabled, security));
 	}
 
-	/**
-	 * {@link RateLimitsEndpoint#overrideKey}, with a 400 naming what is wrong.
-	 * @param policy the policy name
-	 * @param key the value of the identity
-	 * @param limit the limit, or null
-	 * @param window the window, or null
-	 * @param burst the burst, or null
-	 * @param minInterval the minimum interval, or null
-	 * @param source the source of the value, or null for the policy's own key
-	 * @param security who asks
-	 * @return the answer
-	 */
+	/** {@link RateLimitsEndpoint#overrideKey}, with a 400 naming what is wrong. */
 	@WriteOperation
 	public WebEndpointResponse<Map<String, Object>> overrideKey(@Selector String policy, @Selector String key,
 			@Nullable Long limit, @Nullable String window, @Nullable Long burst, @Nullable String minInterval,
@@ -70,27 +46,14 @@ public class RateLimitsEndpointWebExtension {
 				() -> this.endpoint.overrideKey(policy, key, limit, window, burst, minInterval, source, security));
 	}
 
-	/**
-	 * {@link RateLimitsEndpoint#reset}, with a 400 naming what is wrong (an unknown policy, an invalid source).
-	 * @param policy the policy name
-	 * @param key the value of the identity
-	 * @param override whether to remove the identity's runtime override rather than its state
-	 * @param source the source of the value, or null for the policy's own key
-	 * @param security who asks
-	 * @return the answer
-	 */
+	/** {@link RateLimitsEndpoint#reset}, with a 400 naming what is wrong (an unknown policy, an invalid source). */
 	@DeleteOperation
 	public WebEndpointResponse<Map<String, Object>> reset(@Selector String policy, @Selector String key,
 			@Nullable Boolean override, @Nullable String source, SecurityContext security) {
 		return answer(() -> this.endpoint.reset(policy, key, override, source, security));
 	}
 
-	/**
-	 * {@link RateLimitsEndpoint#removeOverride}, with a 400 naming what is wrong (an unknown policy).
-	 * @param policy the policy name
-	 * @param security who asks
-	 * @return the answer
-	 */
+	/** {@link RateLimitsEndpoint#removeOverride}, with a 400 naming what is wrong (an unknown policy). */
 	@DeleteOperation
 	public WebEndpointResponse<Map<String, Object>> removeOverride(@Selector String policy,
 			SecurityContext security) {

@@ -1,6 +1,4 @@
-/**
- * The {@code ratelimits} Actuator endpoint: policies, usage, resets and runtime overrides.
- */
+/** The {@code ratelimits} Actuator endpoint: policies, usage, resets and runtime overrides. */
 @NullMarked
 package io.github.ratelimit.autoconfigure.endpoint;
 

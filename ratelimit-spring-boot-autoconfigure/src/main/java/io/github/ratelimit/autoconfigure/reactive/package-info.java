@@ -1,6 +1,4 @@
-/**
- * Auto-configuration of rate limiting for reactive web applications.
- */
+/** Auto-configuration of rate limiting for reactive web applications. */
 @NullMarked
 package io.github.ratelimit.autoconfigure.reactive;
 

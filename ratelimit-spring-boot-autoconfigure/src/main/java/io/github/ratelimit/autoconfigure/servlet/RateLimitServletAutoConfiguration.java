@@ -25,20 +25,10 @@ import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.handler.MappedInterceptor;
 
 /**
- * Rate limiting for servlet (Spring MVC) web applications:
- * <ul>
- * <li>the {@link RateLimitFilter} for {@code ratelimit.filter.rules}, registered at {@code ratelimit.filter.order}
- * (default -90: after Spring Security's filter chain at -100, so {@code principal} keys see the user) unless
- * {@code ratelimit.filter.enabled=false}; it also releases the concurrency permits of every request when its
- * response completes;</li>
- * <li>{@link io.github.ratelimit.spring.RateLimited} methods, checked by the
- * {@link ServletRateLimitedMethodPostProcessor}'s interceptor (annotations validated at startup);</li>
- * <li>with Spring MVC, the {@link RateLimitExceptionResolver} (order {@link RateLimitExceptionResolver#DEFAULT_ORDER},
- * ahead of {@code @ExceptionHandler} methods) that renders a method's denial as the 429, and the
- * {@link PermitReleaseHandlerInterceptor} that releases the permits of rate-limited methods when the filter is not
- * registered.</li>
- * </ul>
- * Every bean backs off when the application defines its own.
+ * Rate limiting for servlet web applications: the {@link RateLimitFilter} (at {@code ratelimit.filter.order}, unless
+ * disabled), {@link io.github.ratelimit.spring.RateLimited} methods ({@link ServletRateLimitedMethodPostProcessor})
+ * and, with Spring MVC, the {@link RateLimitExceptionResolver} and the {@link PermitReleaseHandlerInterceptor}.
+ * Every bean backs off for the application's own.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)

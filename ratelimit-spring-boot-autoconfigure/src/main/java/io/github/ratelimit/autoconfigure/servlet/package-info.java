@@ -1,6 +1,4 @@
-/**
- * Auto-configuration of rate limiting for servlet web applications.
- */
+/** Auto-configuration of rate limiting for servlet web applications. */
 @NullMarked
 package io.github.ratelimit.autoconfigure.servlet;
 

@@ -10,21 +10,14 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.web.server.ServerWebExchange;
 
-/**
- * A {@link RequestContext} over a {@link ServerWebExchange}. The principal is resolved before (the exchange only
- * offers it as a {@code Mono}).
- */
+/** A {@link RequestContext} over a {@link ServerWebExchange}, its principal resolved before (a {@code Mono}). */
 final class ExchangeRequestContext implements RequestContext {
 
 	private final ServerWebExchange exchange;
 
 	private final @Nullable Principal principal;
 
-	/**
-	 * The context of an exchange, once its principal (if any) is resolved.
-	 * @param exchange the exchange
-	 * @return the context, with the principal or without one
-	 */
+	/** The context of an exchange, once its principal (if any) is resolved. */
 	static Mono<RequestContext> resolve(ServerWebExchange exchange) {
 		return exchange.getPrincipal()
 			.<RequestContext>map((principal) -> new ExchangeRequestContext(exchange, principal))
@@ -47,10 +40,8 @@ final class ExchangeRequestContext implements RequestContext {
 	}
 
 	/**
-	 * The peer address of the connection, or what Spring's forwarded-header handling (a
-	 * {@code ForwardedHeaderTransformer}, or the server's own with {@code server.forward-headers-strategy}) made of
-	 * trusted proxies' headers. Never read from a header here. Addresses such handling creates are unresolved: their
-	 * host string is the literal from the header, taken as is (no DNS lookup).
+	 * The peer address, or what forwarded-header handling made of trusted proxies' headers (never a header read here);
+	 * the unresolved addresses it creates are taken as literals, without a DNS lookup.
 	 */
 	@Override
 	public @Nullable String remoteAddress() {

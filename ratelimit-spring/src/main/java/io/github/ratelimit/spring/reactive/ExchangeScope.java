@@ -25,14 +25,9 @@ import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * What the rate limiter knows of one exchange: its {@link RequestContext}, the decisions made for it (the filter
- * rules', then the {@code @RateLimited} methods') and the concurrency permits it holds. The reactive mirror of the
- * servlet side's request scope, found under one internal exchange attribute.
- * <p>
- * The {@link RateLimitWebFilter} opens one per exchange, puts it into the Reactor context of the rest of the chain
- * (so {@code @RateLimited} methods find it when their result is subscribed to) and {@link #close() closes} it when
- * the exchange completes, errors or is cancelled, releasing every permit recorded by then. A decision recorded after
- * that (a check still in flight when the client went away) has its permit released at once.
+ * What the rate limiter knows of one exchange, under one exchange attribute and in the chain's Reactor context: its
+ * context, the decisions made for it and the permits it holds (the mirror of the servlet side's request scope).
+ * Closing it releases them; a permit recorded after that (a check in flight when the client left) is released at once.
  */
 final class ExchangeScope {
 
@@ -70,34 +65,20 @@ final class ExchangeScope {
 		return this;
 	}
 
-	/**
-	 * Opens the scope of an exchange the {@link RateLimitWebFilter} handles; the filter closes it.
-	 * @param exchange the exchange
-	 * @param request its request context
-	 * @return the scope
-	 */
+	/** Opens the scope of an exchange the {@link RateLimitWebFilter} handles; the filter closes it. */
 	static ExchangeScope open(ServerWebExchange exchange, RequestContext request) {
 		return new ExchangeScope(exchange, request, true).attach(true);
 	}
 
-	/**
-	 * The scope of the exchange a subscription runs for: the filter's, from the Reactor context; without the filter
-	 * (say {@code ratelimit.filter.enabled=false}), one made from the exchange that Spring's
-	 * {@link ServerWebExchangeContextFilter} puts into the context. Such a scope is never closed by a filter: the
-	 * caller releases what it takes.
-	 * @param context the subscriber's context
-	 * @return the scope, or an error when the subscription does not run for an exchange
-	 */
-	/**
-	 * Whether a subscription happens within a WebFlux exchange: one that went through the filter, or one that
-	 * Spring's {@code ServerWebExchangeContextFilter} put into the Reactor context.
-	 * @param context the subscriber's context
-	 * @return true when {@link #current} finds the exchange
-	 */
+	/** Whether a subscription runs within an exchange: {@link #current} finds it. */
 	static boolean isPresent(ContextView context) {
 		return context.hasKey(KEY) || ServerWebExchangeContextFilter.getExchange(context).isPresent();
 	}
 
+	/**
+	 * The scope of the exchange a subscription runs for: the filter's, else one made from the exchange Spring's
+	 * {@link ServerWebExchangeContextFilter} put into the context (no filter closes it: the caller releases).
+	 */
 	static Mono<ExchangeScope> current(ContextView context) {
 		ExchangeScope scope = context.getOrDefault(KEY, null);
 		if (scope != null) {
@@ -126,39 +107,24 @@ final class ExchangeScope {
 		return this.request;
 	}
 
-	/**
-	 * Whether the filter releases the permits recorded here when the exchange completes.
-	 * @return true for the filter's scope
-	 */
+	/** Whether the filter releases the permits recorded here when the exchange completes. */
 	boolean isFilterOwned() {
 		return this.filterOwned;
 	}
 
-	/**
-	 * The decisions made so far for the exchange, admitted or not.
-	 * @return a snapshot
-	 */
+	/** A snapshot of the decisions made so far, admitted or not. */
 	List<RateLimitDecision> decisions() {
 		return List.copyOf(this.decisions);
 	}
 
-	/**
-	 * The admitted decisions made so far for the exchange: what its response reports, and what a denial gives back.
-	 * @return a snapshot
-	 */
+	/** A snapshot of the admitted decisions: what the response reports, and what a denial gives back. */
 	List<RateLimitDecision> admitted() {
 		return this.decisions.stream().filter(RateLimitDecision::allowed).toList();
 	}
 
 	/**
-	 * Checks targets for this exchange and records the decision. The check itself is not cancelled with its
-	 * subscriber: if the exchange is cancelled while it is in flight, its permit is released once it arrives, so a
-	 * client that goes away never leaves a concurrency permit behind.
-	 * @param enforcer the enforcer
-	 * @param targets the policies
-	 * @param method the rate-limited method, or null in the filter
-	 * @param args its arguments, or null
-	 * @return the decision
+	 * Checks targets for this exchange (method and arguments null in the filter) and records the decision. The check is
+	 * not cancelled with its subscriber: a cancelled exchange's permit is released when it arrives.
 	 */
 	Mono<RateLimitDecision> check(RateLimitEnforcer enforcer, List<RateLimitEnforcer.Target> targets,
 			@Nullable Method method, @Nullable Object @Nullable [] args) {
@@ -188,11 +154,7 @@ final class ExchangeScope {
 		});
 	}
 
-	/**
-	 * Records a decision of this exchange; if the exchange is already closed, releases its permit instead.
-	 * @param decision the decision
-	 * @return completes once recorded (or released)
-	 */
+	/** Records a decision of this exchange; once closed, releases its permit instead. */
 	Mono<Void> record(RateLimitDecision decision) {
 		if (!this.permits.isClosed()) {
 			this.decisions.add(decision);
@@ -200,19 +162,12 @@ final class ExchangeScope {
 		return this.permits.hold(decision.permit());
 	}
 
-	/**
-	 * The permits the exchange holds, released when the scope closes.
-	 * @return the live list
-	 */
+	/** The live list of the permits the exchange holds. */
 	List<Permit> permits() {
 		return this.permits.live();
 	}
 
-	/**
-	 * Closes the scope: releases every permit recorded. Never fails; a failed release is logged (the backend
-	 * reclaims the permit after its window).
-	 * @return completes once released
-	 */
+	/** Releases every permit recorded; never fails (a failed release is logged). */
 	Mono<Void> close() {
 		return this.permits.close();
 	}
@@ -221,11 +176,7 @@ final class ExchangeScope {
 		return HeldPermits.release(permit);
 	}
 
-	/**
-	 * Gives back everything the admitted decisions recorded so far took, for when a later check of the same
-	 * exchange denies it. Never fails.
-	 * @return completes once given back
-	 */
+	/** Gives back what the admitted decisions took, when a later check denies the exchange; never fails. */
 	Mono<Void> reverseAdmitted() {
 		return Flux.fromIterable(admitted())
 			.flatMap((decision) -> decision.reversal().releaseAsync().onErrorResume((ex) -> {
@@ -235,10 +186,7 @@ final class ExchangeScope {
 			.then();
 	}
 
-	/**
-	 * Sets rate-limit headers on the response, replacing earlier values, unless it is already committed.
-	 * @param headers the headers
-	 */
+	/** Sets rate-limit headers on the response, replacing earlier values, unless it is already committed. */
 	void setHeaders(HttpHeaders headers) {
 		ServerHttpResponse response = this.exchange.getResponse();
 		if (headers.isEmpty() || response.isCommitted()) {
@@ -252,12 +200,6 @@ final class ExchangeScope {
 		}
 	}
 
-	/**
-	 * Writes a rejection as the response.
-	 * @param exchange the exchange
-	 * @param rejection the rejection
-	 * @return completes once written
-	 */
 	static Mono<Void> write(ServerWebExchange exchange, Rejection rejection) {
 		ServerHttpResponse response = exchange.getResponse();
 		if (!response.setStatusCode(HttpStatusCode.valueOf(rejection.status()))) {

@@ -8,10 +8,9 @@ import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * What the Spring Cloud Gateway module needs of the WebFlux side for one exchange: the exchange as a
- * {@link RequestContext}, the concurrency permits its decisions hold until it completes, and a response that
- * releases them before the client sees it end (as the starter's own WebFilter does). The one type of this package
- * public for another module; not an extension point: it changes with the gateway module.
+ * What the gateway module needs of the WebFlux side for one exchange: its {@link RequestContext}, the permits held
+ * until it completes, and a response releasing them before the client sees it end. Public for that module only; not
+ * an extension point.
  */
 public final class GatewaySupport {
 
@@ -19,18 +18,12 @@ public final class GatewaySupport {
 
 	private final HeldPermits permits = new HeldPermits();
 
-	/**
-	 * The support for one exchange.
-	 * @param exchange the exchange
-	 */
+	/** @param exchange the exchange */
 	public GatewaySupport(ServerWebExchange exchange) {
 		this.request = ExchangeRequestContext.resolve(exchange).cache();
 	}
 
-	/**
-	 * The exchange as a request context, its principal resolved once.
-	 * @return the context
-	 */
+	/** @return the exchange as a request context, its principal resolved once */
 	public Mono<RequestContext> request() {
 		return this.request;
 	}
@@ -45,10 +38,7 @@ public final class GatewaySupport {
 		return this.permits.hold(permit);
 	}
 
-	/**
-	 * Whether {@link #release()} ran.
-	 * @return true once released
-	 */
+	/** @return whether {@link #release()} ran */
 	public boolean isReleased() {
 		return this.permits.isClosed();
 	}

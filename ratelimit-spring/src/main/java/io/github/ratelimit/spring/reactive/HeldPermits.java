@@ -11,9 +11,8 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * The concurrency permits one exchange holds until it completes: {@link #hold(Permit) held} as decisions admit it,
- * all {@link #close() released} once, and released at once when taken after that (a check still in flight when the
- * client went away).
+ * The permits one exchange holds until it completes, all released once by {@link #close()}; one held after that (a
+ * check in flight when the client left) is released at once.
  */
 final class HeldPermits {
 
@@ -23,11 +22,7 @@ final class HeldPermits {
 
 	private boolean closed;
 
-	/**
-	 * Holds a permit until {@link #close()}; once closed, releases it instead.
-	 * @param permit the permit of an admitted decision
-	 * @return completes once held (or released)
-	 */
+	/** Holds a permit until {@link #close()}; once closed, releases it instead. */
 	Mono<Void> hold(Permit permit) {
 		synchronized (this) {
 			if (!this.closed) {
@@ -40,27 +35,15 @@ final class HeldPermits {
 		return release(permit);
 	}
 
-	/**
-	 * Whether {@link #close()} ran.
-	 * @return true once closed
-	 */
 	synchronized boolean isClosed() {
 		return this.closed;
 	}
 
-	/**
-	 * The permits held.
-	 * @return the live list
-	 */
 	List<Permit> live() {
 		return this.permits;
 	}
 
-	/**
-	 * Releases every permit held, once. Never fails; a failed release is logged (the backend reclaims the permit
-	 * after its window).
-	 * @return completes once released
-	 */
+	/** Releases every permit held, once; never fails (the backend reclaims a permit after its window). */
 	Mono<Void> close() {
 		List<Permit> held;
 		synchronized (this) {
@@ -76,11 +59,7 @@ final class HeldPermits {
 		return Flux.fromIterable(held).flatMap(HeldPermits::release).then();
 	}
 
-	/**
-	 * Releases one permit. Never fails; a failed release is logged.
-	 * @param permit the permit
-	 * @return completes once released
-	 */
+	/** Releases one permit; never fails (a failed release is logged). */
 	static Mono<Void> release(Permit permit) {
 		if (permit == Permit.NONE) {
 			return Mono.empty();

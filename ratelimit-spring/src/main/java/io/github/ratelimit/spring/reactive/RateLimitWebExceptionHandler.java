@@ -11,13 +11,9 @@ import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebExceptionHandler;
 
 /**
- * Turns a {@link RateLimitExceededException} (a {@code @RateLimited} method's denial) into the rejection response:
- * 429, the rate-limit headers of every decision of the exchange and, by default, an RFC 9457 problem body. Other
- * exceptions, and denials that reach it after the response was committed, pass on to the next handler.
- * <p>
- * Ordered at {@code -2}, before Spring Boot's default error handler ({@code -1}). An {@code @ExceptionHandler} for
- * {@code RateLimitExceededException} in the application takes precedence, as controller exception handling runs
- * before web exception handlers.
+ * Turns a {@link RateLimitExceededException} into the rejection (by default 429, the exchange's rate-limit headers,
+ * an RFC 9457 body), giving back what the exchange's admitted decisions took. Other exceptions, and denials after
+ * the response was committed, pass on.
  */
 public final class RateLimitWebExceptionHandler implements WebExceptionHandler, Ordered {
 

@@ -15,24 +15,10 @@ import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
 /**
- * Applies the filter rules ({@code ratelimit.filter.rules}) to WebFlux requests, without blocking.
- * <p>
- * For every exchange it resolves the principal ({@code ServerWebExchange#getPrincipal()}, absent when
- * unauthenticated), then checks the policies of the rules matching the request's method and path within the
- * application. An admitted request gets the rate-limit headers and goes on down the chain; a denied one gets the
- * rejection (429 and an RFC 9457 body by default) and never reaches the handler. The client address is the
- * exchange's remote address only: forwarded headers count only as far as Spring's forwarded-header handling
- * ({@code server.forward-headers-strategy}) trusts them.
- * <p>
- * The rest of the chain runs with the exchange's {@link ExchangeScope} in its Reactor context, so that
- * {@code @RateLimited} reactive methods ({@code ReactiveRateLimitInterceptor}) add their decisions to the same
- * request. When the exchange completes, fails or is cancelled (the client went away), every concurrency permit it
- * holds (its own and its methods') is released, asynchronously. A response that completes normally
- * releases them before its last bytes are sent ({@code ReleasingResponse}), so a client never finds its own
- * finished request still holding a permit.
- * <p>
- * The default order, {@code -90}, runs it just after Spring Security's {@code WebFilterChainProxy} ({@code -100}),
- * so that principal keys work.
+ * Checks the filter rules' policies ({@code ratelimit.filter.rules}) of each WebFlux exchange without blocking
+ * (admitted: the headers; denied: the rejection), runs the chain with the exchange's {@link ExchangeScope} in its
+ * Reactor context for {@code @RateLimited} methods, and releases every permit the exchange holds before its response
+ * ends (on error and cancellation too). Its default order, {@code -90}, follows Spring Security's ({@code -100}).
  */
 public final class RateLimitWebFilter implements WebFilter, Ordered {
 

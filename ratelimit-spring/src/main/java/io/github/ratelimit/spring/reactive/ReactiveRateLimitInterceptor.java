@@ -28,34 +28,12 @@ import org.springframework.util.ReflectionUtils;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
- * Checks the policies of {@link RateLimited} methods in WebFlux applications, without blocking.
- * <p>
- * A rate-limited method must return {@code Mono}, {@code Flux} or {@code Publisher}. The proxy returns a deferred
- * publisher of the same type: nothing happens until it is subscribed to; then it finds the exchange's
- * {@link ExchangeScope} in the Reactor context (put there by the {@link RateLimitWebFilter}), checks the method's
- * policies with its arguments (SpEL keys see them by name), and only when they admit it calls the method and
- * subscribes to its result, so a denied call runs none of the method's code. Each subscription is a new check and a
- * new call. An admitted check records its decision and permits in the exchange (the filter releases them when the
- * response ends, on error and on cancellation) and updates the response's rate-limit headers with all admitted
- * decisions of the exchange. A denied check gives back what the exchange's earlier admitted checks took (the filter
- * rules'), so a denied request uses no quota, and signals {@link RateLimitExceededException} with all decisions of
- * the exchange, the earlier ones as given back ({@link RateLimitDecision#mergeDenied}), which
- * {@link RateLimitWebExceptionHandler} turns into the rejection.
- * <p>
- * Without the filter ({@code ratelimit.filter.enabled=false}) the exchange is taken from Spring's
- * {@code ServerWebExchangeContextFilter}, when the application registers one, and each call releases its own permits
- * when its result terminates.
- * <p>
- * A subscription outside an exchange (a scheduled job, a message listener), and within one a call of a bean method
- * that may wait for its turn ({@code maxWait}), are checked as bean method calls by the
- * {@link RateLimitedCallInterceptor}: a denial signals {@link RateLimitExceededException} or is waited out with
- * delays, never a blocked thread. So are the calls of a non-controller bean's methods of other return types
- * (blocking, {@code CompletableFuture}).
- * <p>
- * A controller's handler methods of other return types cannot be checked without blocking the event loop, so they
- * fail at startup ({@link ReactiveRateLimitedMethodPostProcessor}); this interceptor refuses them too.
- * {@code CompletableFuture} and RxJava types are refused on controllers because the Reactor context, and with it the
- * exchange, does not reach through them.
+ * Checks {@link RateLimited} methods returning {@code Mono}, {@code Flux} or {@code Publisher} in WebFlux, on each
+ * subscription, in the exchange's {@link ExchangeScope} (from the Reactor context): admitted, the method runs and the
+ * headers cover every admitted decision; denied, it never runs and {@link RateLimitExceededException} carries all
+ * the exchange's decisions ({@link RateLimitDecision#mergeDenied}). Calls outside an exchange, that may wait, or of
+ * non-controller beans with other return types go to the {@link RateLimitedCallInterceptor}; controllers' other
+ * return types are refused (the Reactor context does not reach through them).
  */
 final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
@@ -126,7 +104,6 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 		});
 	}
 
-	/** Checks the call as a bean method call (outside an exchange, or waiting for its turn). */
 	@SuppressWarnings("unchecked")
 	private Flux<Object> beanCall(MethodInvocation invocation, @Nullable RequestContext request) {
 		try {
@@ -164,7 +141,7 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 		return scope.isFilterOwned() ? Mono.empty() : ExchangeScope.release(decision.permit());
 	}
 
-	/** Calls the method (again for every subscription, through a clone of the invocation). */
+	/** Calls the method, again for every subscription, through a clone of the invocation. */
 	private static Publisher<?> call(MethodInvocation invocation) {
 		try {
 			Object result = (invocation instanceof ProxyMethodInvocation proxied) ? proxied.invocableClone().proceed()
@@ -180,12 +157,7 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 		return returnType == Mono.class || returnType == Flux.class || returnType == Publisher.class;
 	}
 
-	/**
-	 * Fails when a rate-limited method of a type does not return {@code Mono}, {@code Flux} or {@code Publisher}.
-	 * @param type the bean's class
-	 * @param pointcut which methods are rate-limited
-	 * @throws IllegalStateException naming the method and what to do instead
-	 */
+	/** Fails, naming the method, if a rate-limited method returns no {@code Mono}, {@code Flux}, {@code Publisher}. */
 	static void checkReturnTypes(Class<?> type, Pointcut pointcut) {
 		Class<?> userClass = ClassUtils.getUserClass(type);
 		ReflectionUtils.doWithMethods(userClass, (method) -> {

@@ -14,14 +14,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Pointcut;
 
 /**
- * Proxies the beans with {@link RateLimited} methods of a WebFlux application with a
- * {@code ReactiveRateLimitInterceptor}, validates their annotations at startup, and fails the startup when a
- * controller's rate-limited method does not return {@code Mono}, {@code Flux} or {@code Publisher} (such a method
- * could only be checked by blocking the event loop). Other beans' methods may return anything: they are checked as
- * bean method calls ({@link RateLimitedCallInterceptor}).
- * <p>
- * The enforcer is looked up only when the first bean with {@code @RateLimited} methods is created, so that it, the
- * limiter and the Redis connection are ordinary beans, processed by every other post-processor.
+ * The post-processor of WebFlux applications: {@link RateLimited} beans get a {@code ReactiveRateLimitInterceptor},
+ * and a controller's rate-limited method that does not return {@code Mono}, {@code Flux} or {@code Publisher} fails
+ * the start. Other beans' methods are bean method calls ({@link RateLimitedCallInterceptor}).
  */
 public final class ReactiveRateLimitedMethodPostProcessor extends RateLimitedMethodPostProcessor {
 

@@ -15,12 +15,9 @@ import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 
 /**
- * The response the rest of the chain writes to: it releases the exchange's permits before the client can see the
- * response end, so a client that sends its next request once it has the previous response is never refused by the
- * permit of that previous one. A single-buffer body is held until the release completed; so is the chunk of a
- * streamed body that completes its declared {@code Content-Length} (a proxied response, say); a streamed body of
- * unknown length releases after its last chunk; a response without body releases before completing. The filter's
- * release when the exchange terminates stays in place for errors and cancellation; releasing twice does nothing.
+ * A response that releases the exchange's permits before the client can see it end, so a client's next request is
+ * never refused by its previous one's permit: before the single buffer, the chunk completing the declared
+ * {@code Content-Length}, or completion; after the last chunk of a body of unknown length.
  */
 class ReleasingResponse extends ServerHttpResponseDecorator {
 
@@ -31,12 +28,7 @@ class ReleasingResponse extends ServerHttpResponseDecorator {
 		this.release = release;
 	}
 
-	/**
-	 * A response that runs a release before the client can see it end.
-	 * @param delegate the response
-	 * @param release the release (run once per write that ends the response; it must tolerate running twice)
-	 * @return the response to hand down the chain
-	 */
+	/** A response that runs {@code release} (which must tolerate running twice) before the client can see it end. */
 	static ServerHttpResponse of(ServerHttpResponse delegate, Supplier<Mono<Void>> release) {
 		return (delegate instanceof ZeroCopyHttpOutputMessage) ? new ZeroCopy(delegate, release)
 				: new ReleasingResponse(delegate, release);

@@ -1,9 +1,7 @@
 /**
- * The WebFlux integration: {@link io.github.ratelimit.spring.reactive.RateLimitWebFilter} applies the filter rules,
- * {@code ReactiveRateLimitInterceptor} checks {@code @RateLimited} methods
- * returning {@code Mono}, {@code Flux} or {@code Publisher} when their result is subscribed to, and
- * {@link io.github.ratelimit.spring.reactive.RateLimitWebExceptionHandler} turns a method's denial into the 429
- * response. Nothing here blocks a thread.
+ * The WebFlux integration: {@link io.github.ratelimit.spring.reactive.RateLimitWebFilter} for the filter rules, an
+ * interceptor for {@code @RateLimited} reactive methods, and the
+ * {@link io.github.ratelimit.spring.reactive.RateLimitWebExceptionHandler} for their denials. Nothing here blocks.
  */
 @NullMarked
 package io.github.ratelimit.spring.reactive;

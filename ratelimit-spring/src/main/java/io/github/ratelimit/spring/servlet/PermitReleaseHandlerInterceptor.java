@@ -8,11 +8,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.web.servlet.AsyncHandlerInterceptor;
 
 /**
- * Releases the concurrency permits that {@link io.github.ratelimit.spring.RateLimited} handler methods took when
- * the request has no {@link RateLimitFilter} (disabled with {@code ratelimit.filter.enabled=false} or not
- * registered): after the handler completes, or, for an asynchronous handler, when the asynchronous request
- * completes, fails or times out. With the filter in the chain it does nothing: the filter releases them.
- * Register it for all handlers (e.g. as a {@link org.springframework.web.servlet.handler.MappedInterceptor}).
+ * Releases the permits {@link io.github.ratelimit.spring.RateLimited} handlers took when no {@link RateLimitFilter}
+ * does (the filter disabled): when the request, or its asynchronous processing, completes. Register it for all
+ * handlers (e.g. as a {@link org.springframework.web.servlet.handler.MappedInterceptor}).
  */
 public final class PermitReleaseHandlerInterceptor implements AsyncHandlerInterceptor {
 

@@ -17,24 +17,11 @@ import org.springframework.web.cors.CorsUtils;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Applies the filter rules ({@code ratelimit.filter.rules}) to every request and releases the request's concurrency
- * permits when its response completes.
- * <p>
- * For a request that rules match, all their policies are checked in one call: an admitted decision and its permit
- * are recorded in the request's scope, and the rate-limit headers are set on the response. A denied request
- * gets the rejection (429 with a problem body by default) and goes no further.
- * <p>
- * Every request, matched or not, has its permits released when the response completes, including those that
- * {@link io.github.ratelimit.spring.RateLimited} methods take later in the chain: right after the chain for a
- * synchronous request (also when it throws), and through an {@link jakarta.servlet.AsyncListener} for an
- * asynchronous one ({@code Callable}, {@code DeferredResult}, {@code SseEmitter}, {@code StreamingResponseBody},
- * ...) on completion, error or timeout. The filter checks once per request: asynchronous dispatches pass through
- * ({@link #shouldNotFilterAsyncDispatch()} stays true), and an error dispatch (the container's error page, Spring
- * Boot's {@code /error}) is not checked again but gets the rate-limit headers of the request's admitted decisions
- * back, since the container resets the response before it.
- * <p>
- * A {@link RateLimitExceededException} that reaches the filter (a {@code RateLimited} method called outside Spring
- * MVC's exception handling) is turned into the rejection as well, as long as the response is not committed.
+ * Checks the filter rules' policies ({@code ratelimit.filter.rules}) of each request in one call (admitted: the
+ * headers; denied: the rejection) and releases every permit the request holds, the
+ * {@link io.github.ratelimit.spring.RateLimited} methods' included, when its response completes, asynchronous ones
+ * included. Once per request: an error dispatch only gets the headers back. A {@link RateLimitExceededException}
+ * reaching it becomes the rejection too, unless the response is committed.
  */
 public final class RateLimitFilter extends OncePerRequestFilter {
 

@@ -22,10 +22,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
 
 /**
- * What the rate limiter knows of one servlet request: its {@link RequestContext}, the decisions made for it (the
- * filter rules', then the {@code @RateLimited} methods') and the concurrency permits it holds. The servlet mirror
- * of the reactive side's exchange scope: found under one internal request attribute, opened by the first of the
- * {@link RateLimitFilter} and the {@link ServletRateLimitedMethodInterceptor} to need it.
+ * What the rate limiter knows of one servlet request, under one request attribute: its context, the decisions made
+ * for it and the permits it holds (the mirror of the reactive side's exchange scope).
  */
 final class RequestScope {
 
@@ -42,10 +40,7 @@ final class RequestScope {
 
 	private final List<Permit> permits = new CopyOnWriteArrayList<>();
 
-	/**
-	 * Whether the {@link RateLimitFilter} releases the permits (else the {@link PermitReleaseHandlerInterceptor}
-	 * does).
-	 */
+	/** Whether the {@link RateLimitFilter} releases the permits (else the {@link PermitReleaseHandlerInterceptor}). */
 	private volatile boolean filterOwned;
 
 	/** Whether a releasing {@link AsyncListener} is registered. */
@@ -56,11 +51,7 @@ final class RequestScope {
 		this.context = new ServletRequestContext(request);
 	}
 
-	/**
-	 * The scope of a request, opened when absent.
-	 * @param request the request
-	 * @return its scope
-	 */
+	/** The scope of a request, opened when absent. */
 	static RequestScope of(HttpServletRequest request) {
 		RequestScope scope = find(request);
 		if (scope == null) {
@@ -70,11 +61,7 @@ final class RequestScope {
 		return scope;
 	}
 
-	/**
-	 * The scope of a request, if one was opened.
-	 * @param request the request
-	 * @return its scope, or null
-	 */
+	/** The scope of a request, or null if none was opened. */
 	static @Nullable RequestScope find(ServletRequest request) {
 		return (request.getAttribute(KEY) instanceof RequestScope scope) ? scope : null;
 	}
@@ -83,7 +70,6 @@ final class RequestScope {
 		return this.context;
 	}
 
-	/** Marks that the {@link RateLimitFilter} releases the permits of this request when its response completes. */
 	void ownRelease() {
 		this.filterOwned = true;
 	}
@@ -92,14 +78,7 @@ final class RequestScope {
 		return this.filterOwned;
 	}
 
-	/**
-	 * Checks targets for this request, blocking, and records the decision.
-	 * @param enforcer the enforcer
-	 * @param targets the policies
-	 * @param method the rate-limited method, or null in the filter
-	 * @param args its arguments, or null
-	 * @return the decision
-	 */
+	/** Checks targets for this request (method and arguments null in the filter) and records the decision. */
 	RateLimitDecision check(RateLimitEnforcer enforcer, List<RateLimitEnforcer.Target> targets,
 			@Nullable Method method, @Nullable Object @Nullable [] args) {
 		RateLimitDecision decision = enforcer.check(this.context, targets, method, args);
@@ -107,10 +86,7 @@ final class RequestScope {
 		return decision;
 	}
 
-	/**
-	 * Records a decision of this request, and its permit when it holds one.
-	 * @param decision the decision
-	 */
+	/** Records a decision of this request, and its permit when it holds one. */
 	void record(RateLimitDecision decision) {
 		this.decisions.add(decision);
 		if (decision.permit().holdsAny()) {
@@ -118,34 +94,22 @@ final class RequestScope {
 		}
 	}
 
-	/**
-	 * The decisions made so far for the request, admitted or not.
-	 * @return a snapshot
-	 */
+	/** A snapshot of the decisions made so far, admitted or not. */
 	List<RateLimitDecision> decisions() {
 		return List.copyOf(this.decisions);
 	}
 
-	/**
-	 * The admitted decisions made so far for the request: what its response reports, and what a denial gives back.
-	 * @return a snapshot
-	 */
+	/** A snapshot of the admitted decisions: what the response reports, and what a denial gives back. */
 	List<RateLimitDecision> admitted() {
 		return this.decisions.stream().filter(RateLimitDecision::allowed).toList();
 	}
 
-	/**
-	 * The permits the request holds, released when its response completes.
-	 * @return the live list
-	 */
+	/** The live list of the permits the request holds. */
 	List<Permit> permits() {
 		return this.permits;
 	}
 
-	/**
-	 * Gives back what the request's admitted decisions took (idempotent per decision): called when a denial becomes
-	 * the 429 response, so a denied request uses up no quota.
-	 */
+	/** Gives back what the admitted decisions took (once each) when a denial becomes the 429 response. */
 	void reverseAdmitted() {
 		for (RateLimitDecision decision : admitted()) {
 			try {
@@ -157,10 +121,7 @@ final class RequestScope {
 		}
 	}
 
-	/**
-	 * Releases the permits of the request once its response is complete: at once when the request is synchronous,
-	 * else when its asynchronous processing completes, fails or times out.
-	 */
+	/** Releases the permits at once for a synchronous request, else when its asynchronous processing ends. */
 	void releaseWhenComplete() {
 		if (this.request.isAsyncStarted()) {
 			if (!this.listening) {
@@ -173,10 +134,7 @@ final class RequestScope {
 		}
 	}
 
-	/**
-	 * Releases permits, each once ({@link Permit#release()} is idempotent). A failure is logged, not thrown: the
-	 * backend reclaims a permit that is never released after its policy's window.
-	 */
+	/** A failure is logged, not thrown: the backend reclaims an unreleased permit after its policy's window. */
 	private static void release(List<Permit> permits) {
 		for (Permit permit : permits) {
 			try {
@@ -188,11 +146,7 @@ final class RequestScope {
 		}
 	}
 
-	/**
-	 * Sets headers on a response, replacing values of the same name.
-	 * @param response the response
-	 * @param headers the headers
-	 */
+	/** Sets headers on a response, replacing values of the same name. */
 	static void setHeaders(HttpServletResponse response, HttpHeaders headers) {
 		headers.forEach((name, values) -> {
 			for (int i = 0; i < values.size(); i++) {
@@ -206,14 +160,7 @@ final class RequestScope {
 		});
 	}
 
-	/**
-	 * Writes a rejection: status, headers (replacing those of the same name) and body, in place of anything
-	 * buffered so far. A response that is already committed (by an earlier filter) cannot be changed and is left
-	 * as it is.
-	 * @param response the response
-	 * @param rejection the rejection
-	 * @throws IOException when the body cannot be written
-	 */
+	/** Writes a rejection in place of anything buffered; a committed response is left as it is. */
 	static void write(HttpServletResponse response, Rejection rejection) throws IOException {
 		if (response.isCommitted()) {
 			logger.debug("Response already committed: cannot write the rate-limit rejection");
@@ -230,9 +177,8 @@ final class RequestScope {
 	}
 
 	/**
-	 * Releases the permits when an asynchronous request completes, fails or times out, whichever comes first
-	 * (and again, without effect, for the others). Registers itself again when the request starts a new
-	 * asynchronous cycle, since the container drops the listeners of the previous one.
+	 * Releases the permits when an asynchronous request completes, fails or times out; registers itself again for a
+	 * new asynchronous cycle, since the container drops the previous one's listeners.
 	 */
 	private static final class ReleasingAsyncListener implements AsyncListener {
 

@@ -23,26 +23,11 @@ import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 
 /**
- * Checks the {@link io.github.ratelimit.spring.RateLimited} policies of a method before it runs, in a servlet
- * application; applied by the {@link ServletRateLimitedMethodPostProcessor}.
- * <p>
- * The request is the one bound to the calling thread ({@link RequestContextHolder}). A call outside a request (a
- * scheduled task, another thread) and, within a request, a call of a bean method that may wait for its turn
- * ({@code maxWait}) are checked as bean method calls by the {@link RateLimitedCallInterceptor} (a denial throws, or
- * waits), each call once. The check happens when the method is called, before it
- * runs, so every return type works the same: plain values, {@code ResponseEntity}, {@code Callable},
- * {@code DeferredResult}, {@code SseEmitter}, {@code StreamingResponseBody}.
- * <ul>
- * <li>Admitted: the decision and its permit join the request's, and the response gets the headers of all the request's decisions
- * together (the filter rules' and the methods'), the most restrictive policy giving {@code X-RateLimit-*}. The
- * permit is released when the response completes (by the {@link RateLimitFilter}, or by the
- * {@link PermitReleaseHandlerInterceptor} without the filter).</li>
- * <li>Denied: signals the denial; when it becomes the 429, every earlier admitted decision of the request is
- * reversed, so a denied request uses up no quota of
- * the filter rules' policies, and {@link RateLimitExceededException} is thrown with all the request's decisions;
- * the {@link RateLimitExceptionResolver} turns it into the rejection.</li>
- * </ul>
- * Methods inherited from {@code Object} ({@code toString()}, ...) are never rate-limited.
+ * Checks a {@link io.github.ratelimit.spring.RateLimited} method's policies when it is called, in the request bound
+ * to the thread (so every return type works alike): admitted, the decision joins the request's and the response gets
+ * the headers of all of them; denied, {@link RateLimitExceededException} carries all the request's decisions (the
+ * {@link RateLimitExceptionResolver} writes the 429 and gives back the earlier ones). Calls outside a request, or
+ * that may wait ({@code maxWait}), go to the {@link RateLimitedCallInterceptor}.
  */
 final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 

@@ -11,13 +11,9 @@ import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Proxies the beans with {@link io.github.ratelimit.spring.RateLimited} methods of a servlet application with a
- * {@code ServletRateLimitedMethodInterceptor}, and validates their annotations at startup. Every return type works,
- * since the check runs before the method on the calling thread. Calls outside a request are checked as bean method
- * calls ({@link RateLimitedCallInterceptor}).
- * <p>
- * The enforcer is looked up only when the first bean with {@code @RateLimited} methods is created, so that it, the
- * limiter and the Redis connection are ordinary beans, processed by every other post-processor.
+ * The post-processor of servlet applications: {@link io.github.ratelimit.spring.RateLimited} beans get a
+ * {@code ServletRateLimitedMethodInterceptor}; calls outside a request are bean method calls
+ * ({@link RateLimitedCallInterceptor}).
  */
 public final class ServletRateLimitedMethodPostProcessor extends RateLimitedMethodPostProcessor {
 

@@ -9,12 +9,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.web.util.ServletRequestPathUtils;
 
 /**
- * A {@link RequestContext} over an {@link HttpServletRequest}.
- * <p>
- * The client address is {@link HttpServletRequest#getRemoteAddr()} and nothing else: headers such as
- * {@code X-Forwarded-For} are never read here, since any client can set them. Behind trusted proxies, Spring Boot's
- * {@code server.forward-headers-strategy} (or the container's remote-IP valve) already puts the real client address
- * into {@code getRemoteAddr()} before this runs.
+ * A {@link RequestContext} over an {@link HttpServletRequest}. The client address is {@code getRemoteAddr()} only,
+ * never a header any client can set; behind trusted proxies {@code server.forward-headers-strategy} fills it.
  */
 final class ServletRequestContext implements RequestContext {
 
@@ -27,12 +23,8 @@ final class ServletRequestContext implements RequestContext {
 	}
 
 	/**
-	 * The path within the application: the request URI without the context path and, when the DispatcherServlet is
-	 * mapped to a path ({@code spring.mvc.servlet.path}), without that prefix too, still encoded, as Spring MVC
-	 * matches it against {@code PathPattern}s (matching decodes each segment and drops path parameters such as
-	 * {@code ;jsessionid}).
-	 * @param request the request
-	 * @return the path within the application, e.g. {@code /api/orders/42}
+	 * The path within the application, as Spring MVC matches it against {@code PathPattern}s: without the context path
+	 * and the servlet path, still encoded.
 	 */
 	static String pathWithinApplication(HttpServletRequest request) {
 		return ServletRequestPathUtils.parse(request).pathWithinApplication().value();
