@@ -1,6 +1,5 @@
 package io.github.ratelimit.spring.servlet;
 
-import io.github.ratelimit.spring.RateLimitEnforcer;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
