@@ -102,7 +102,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 	public DefaultRateLimiter(RateLimitBackend backend, ObservationRegistry observationRegistry,
 			@Nullable RateLimitObservationConvention observationConvention) {
 		this(builder(backend).guarded(false).observationRegistry(observationRegistry)
-			.observationConventionOrDefault(observationConvention));
+			.observationConventionOrNull(observationConvention));
 	}
 
 	private DefaultRateLimiter(Builder builder) {
@@ -446,7 +446,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 			return this;
 		}
 
-		private Builder observationConventionOrDefault(@Nullable RateLimitObservationConvention convention) {
+		private Builder observationConventionOrNull(@Nullable RateLimitObservationConvention convention) {
 			this.observationConvention = convention;
 			return this;
 		}

@@ -171,7 +171,7 @@ final class Guard {
 			}
 			Mono<?> answer = Mono.fromFuture(call, true);
 			if (this.timeout != null) {
-				answer = answer.timeout(this.timeout);
+				answer = answer.timeout(this.timeout, Mono.error(TimeoutException::new));
 			}
 			return answer.onErrorResume((ex) -> {
 				releaseFailed(ex);

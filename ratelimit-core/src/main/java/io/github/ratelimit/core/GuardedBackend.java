@@ -98,7 +98,8 @@ final class GuardedBackend implements Decider {
 			// the backend call runs on whatever its own subscription needs; cancelling this one never cancels it
 			Mono<RateLimitBackend.Acquisition> answer = Mono.fromFuture(call.answer, true);
 			if (this.guard.timeout != null) {
-				answer = answer.timeout(Duration.ofNanos(call.remainingNanos()));
+				// with a fallback: without one, Reactor names the step for the timeout's message on every subscription
+				answer = answer.timeout(Duration.ofNanos(call.remainingNanos()), Mono.error(TimeoutException::new));
 			}
 			return answer.map(call::answered)
 				.onErrorResume((ex) -> (ex instanceof TimeoutException) ? call.timedOut(false) : call.failed(ex, false))
@@ -140,7 +141,11 @@ final class GuardedBackend implements Decider {
 		/** What the breaker hears of the call: the answer, unless the caller gave up before the call settled. */
 		private final CompletableFuture<RateLimitBackend.Acquisition> accounted = new CompletableFuture<>();
 
+		/** Whether the breaker hears of the call ({@code SETTLED}) or forgets it ({@code CANCELLED}). */
 		private final AtomicInteger state = new AtomicInteger(PENDING);
+
+		/** Whether the request was decided (by the answer or the failure modes): a later cancel changes nothing. */
+		private final AtomicBoolean decided = new AtomicBoolean();
 
 		private final ShardBreaker breaker;
 
@@ -153,9 +158,18 @@ final class GuardedBackend implements Decider {
 		Call(RateLimitRequest request) {
 			this.request = request;
 			this.breaker = GuardedBackend.this.guard.breaker(request);
-			CallNotPermittedException refused = this.breaker.call(this::send);
-			if (refused != null) {
-				this.refusal = refused;
+			try {
+				this.breaker.call(this::send);
+			}
+			catch (RuntimeException ex) {
+				// the breaker failed (it never should): nothing it throws changes a decision, the budget bounds the call
+				logger.debug("Circuit breaker failed", ex);
+				if (this.answer == null && this.refusal == null) {
+					send();
+				}
+			}
+			if (this.answer == null && this.refusal == null) {
+				this.refusal = this.breaker.refusal();
 			}
 		}
 
@@ -192,6 +206,7 @@ final class GuardedBackend implements Decider {
 
 		/** The decision of an answer within the budget: the backend's, an admission mirrored by the fallback. */
 		RateLimitDecision answered(RateLimitBackend.Acquisition acquisition) {
+			this.decided.set(true);
 			this.state.compareAndSet(PENDING, SETTLED);
 			GuardedBackend.this.guard.decided();
 			return mirrored(decision(acquisition));
@@ -210,6 +225,7 @@ final class GuardedBackend implements Decider {
 		}
 
 		Mono<RateLimitDecision> failed(Throwable failure, boolean blocking) {
+			this.decided.set(true);
 			this.state.compareAndSet(PENDING, SETTLED);
 			GuardedBackend.this.guard.failed(BackendErrorKind.BACKEND_ERROR, failure);
 			return failureModes(failure, blocking);
@@ -224,27 +240,34 @@ final class GuardedBackend implements Decider {
 		Mono<RateLimitDecision> timedOut(boolean blocking) {
 			TimeoutException timeout = GuardedBackend.this.guard.timeoutException();
 			GuardedBackend.this.guard.failed(BackendErrorKind.TIMEOUT, timeout);
+			this.decided.set(true);
 			this.state.compareAndSet(PENDING, SETTLED);
 			// Reactor's timer, left to fire: the JDK's orTimeout would cancel its timer under a lock on the answering
 			// thread (an event loop)
 			Schedulers.parallel()
 				.schedule(() -> this.accounted.completeExceptionally(timeout),
 						Objects.requireNonNull(GuardedBackend.this.guard.timeout).toNanos(), TimeUnit.NANOSECONDS);
-			return late(failureModes(timeout, blocking), blocking);
+			return late(Mono.defer(() -> failureModes(timeout, blocking)), blocking);
 		}
 
 		/** The failure modes' decision when the blocking wait was interrupted: the breaker forgets the call. */
 		Mono<RateLimitDecision> interrupted(InterruptedException interrupt) {
+			this.decided.set(true);
 			if (this.state.compareAndSet(PENDING, CANCELLED)) {
 				this.breaker.releasePermission();
 			}
 			return late(failureModes(interrupt, true), true);
 		}
 
-		/** The caller gave up before the call settled: the breaker forgets it, and what it takes is given back. */
+		/**
+		 * The caller gave up before the request was decided: what the call takes is given back, and the breaker
+		 * forgets the call unless it has heard of it already.
+		 */
 		void cancelled() {
-			if (this.state.compareAndSet(PENDING, CANCELLED)) {
-				this.breaker.releasePermission();
+			if (this.decided.compareAndSet(false, true)) {
+				if (this.state.compareAndSet(PENDING, CANCELLED)) {
+					this.breaker.releasePermission();
+				}
 				undo();
 			}
 		}

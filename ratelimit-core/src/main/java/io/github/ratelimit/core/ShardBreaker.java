@@ -1,5 +1,6 @@
 package io.github.ratelimit.core;
 
+import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 
@@ -28,31 +29,22 @@ final class ShardBreaker {
 
 	/**
 	 * Makes a call when the breaker permits it; the breaker then records how the stage the call returns completes,
-	 * with its duration. Nothing the breaker throws stops a call: the budget still bounds it.
+	 * with its duration. Without a breaker, makes it.
 	 * @param call makes the call, never throwing, and returns what the breaker is to hear of it
-	 * @return null once the call is made; the breaker's refusal otherwise
+	 * @throws RuntimeException when the breaker fails (it never should)
 	 */
-	<T> @Nullable CallNotPermittedException call(Supplier<CompletionStage<T>> call) {
-		CircuitBreaker breaker = this.breaker;
-		if (breaker == null) {
+	<T> void call(Supplier<CompletionStage<T>> call) {
+		if (this.breaker != null) {
+			this.breaker.decorateCompletionStage(call).get();
+		}
+		else {
 			call.get();
-			return null;
 		}
-		boolean[] made = new boolean[1];
-		try {
-			breaker.decorateCompletionStage(() -> {
-				made[0] = true;
-				return call.get();
-			}).get();
-		}
-		catch (RuntimeException ex) {
-			logger.debug("Circuit breaker failed", ex);
-			if (!made[0]) {
-				call.get();
-			}
-			return null;
-		}
-		return made[0] ? null : CallNotPermittedException.createCallNotPermittedException(breaker);
+	}
+
+	/** Why a call the breaker did not make was not made. */
+	CallNotPermittedException refusal() {
+		return CallNotPermittedException.createCallNotPermittedException(Objects.requireNonNull(this.breaker));
 	}
 
 	/** Forgets a call that was made: its outcome is not recorded. */
