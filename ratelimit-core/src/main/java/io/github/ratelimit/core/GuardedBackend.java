@@ -204,10 +204,22 @@ final class GuardedBackend implements Decider {
 			return GuardedBackend.this.guard.remainingNanos(this.start);
 		}
 
-		/** The decision of an answer within the budget: the backend's, an admission mirrored by the fallback. */
-		RateLimitDecision answered(RateLimitBackend.Acquisition acquisition) {
+		/** The request is decided: a cancel changes nothing now, and the breaker hears of the call. */
+		private void settle() {
 			this.decided.set(true);
 			this.state.compareAndSet(PENDING, SETTLED);
+		}
+
+		/** The breaker forgets the call, unless it has heard of it already. */
+		private void forget() {
+			if (this.state.compareAndSet(PENDING, CANCELLED)) {
+				this.breaker.releasePermission();
+			}
+		}
+
+		/** The decision of an answer within the budget: the backend's, an admission mirrored by the fallback. */
+		RateLimitDecision answered(RateLimitBackend.Acquisition acquisition) {
+			settle();
 			GuardedBackend.this.guard.decided();
 			return mirrored(decision(acquisition));
 		}
@@ -215,18 +227,15 @@ final class GuardedBackend implements Decider {
 		/** The failure modes' decision of a call that was not made. */
 		Mono<RateLimitDecision> refused(boolean blocking) {
 			Throwable refusal = Objects.requireNonNull(this.refusal);
-			if (refusal instanceof CallNotPermittedException) {
-				GuardedBackend.this.guard.notPermitted();
+			if (!(refusal instanceof CallNotPermittedException)) {
+				return failed(refusal, blocking);
 			}
-			else {
-				GuardedBackend.this.guard.failed(BackendErrorKind.BACKEND_ERROR, refusal);
-			}
+			GuardedBackend.this.guard.notPermitted();
 			return failureModes(refusal, blocking);
 		}
 
 		Mono<RateLimitDecision> failed(Throwable failure, boolean blocking) {
-			this.decided.set(true);
-			this.state.compareAndSet(PENDING, SETTLED);
+			settle();
 			GuardedBackend.this.guard.failed(BackendErrorKind.BACKEND_ERROR, failure);
 			return failureModes(failure, blocking);
 		}
@@ -240,8 +249,7 @@ final class GuardedBackend implements Decider {
 		Mono<RateLimitDecision> timedOut(boolean blocking) {
 			TimeoutException timeout = GuardedBackend.this.guard.timeoutException();
 			GuardedBackend.this.guard.failed(BackendErrorKind.TIMEOUT, timeout);
-			this.decided.set(true);
-			this.state.compareAndSet(PENDING, SETTLED);
+			settle();
 			// Reactor's timer, left to fire: the JDK's orTimeout would cancel its timer under a lock on the answering
 			// thread (an event loop)
 			Schedulers.parallel()
@@ -253,9 +261,7 @@ final class GuardedBackend implements Decider {
 		/** The failure modes' decision when the blocking wait was interrupted: the breaker forgets the call. */
 		Mono<RateLimitDecision> interrupted(InterruptedException interrupt) {
 			this.decided.set(true);
-			if (this.state.compareAndSet(PENDING, CANCELLED)) {
-				this.breaker.releasePermission();
-			}
+			forget();
 			return late(failureModes(interrupt, true), true);
 		}
 
@@ -265,9 +271,7 @@ final class GuardedBackend implements Decider {
 		 */
 		void cancelled() {
 			if (this.decided.compareAndSet(false, true)) {
-				if (this.state.compareAndSet(PENDING, CANCELLED)) {
-					this.breaker.releasePermission();
-				}
+				forget();
 				undo();
 			}
 		}
