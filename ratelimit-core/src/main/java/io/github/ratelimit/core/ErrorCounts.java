@@ -17,6 +17,12 @@ final class ErrorCounts {
 		this.counts[kind.ordinal()].increment();
 	}
 
+	void add(BackendErrorKind kind, int times) {
+		if (times > 0) {
+			this.counts[kind.ordinal()].add(times);
+		}
+	}
+
 	long count(BackendErrorKind kind) {
 		return this.counts[kind.ordinal()].sum();
 	}

@@ -3,6 +3,7 @@ package io.github.ratelimit.core;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -19,10 +20,10 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * The time budget, the circuit breakers and the fallback of a guarded limiter, and what it remembers of its recent
- * decisions for health. A sharded backend (Redis Cluster) has a breaker per shard ({@link ShardBreakers}): a request
- * is guarded by the breaker of its entries' shard, and a request whose entries span shards is split
- * ({@link ShardSplit}), so that a failing master opens its own breaker only.
+ * The time budget and the circuit breakers of a guarded limiter, how its permits are released, and what it remembers
+ * of its recent decisions for health. A sharded backend (Redis Cluster) has a breaker per shard
+ * ({@link ShardBreakers}): a request is guarded by the breaker of its entries' shard, and a request whose entries
+ * span shards is split ({@link ShardSplit}), so that a failing master opens its own breaker only.
  */
 final class Guard {
 
@@ -31,10 +32,6 @@ final class Guard {
 
 	final @Nullable Duration timeout;
 
-	final RateLimitBackend fallback;
-
-	final Duration closedRetryAfter;
-
 	final ErrorCounts errors;
 
 	private final RateLimitBackend backend;
@@ -42,20 +39,17 @@ final class Guard {
 	private final @Nullable ShardBreakers breakers;
 
 	/** The guard of every call when there is no breaker. */
-	private final ShardBreaker unbroken = new ShardBreaker(null, this);
+	private final ShardBreaker unbroken = new ShardBreaker(null);
 
 	private final RecentDecisions recent = new RecentDecisions();
 
 	private volatile @Nullable Throwable lastFailure;
 
-	Guard(RateLimitBackend backend, @Nullable Duration timeout, @Nullable CircuitBreaker breaker,
-			RateLimitBackend fallback, Duration closedRetryAfter, ErrorCounts errors) {
+	Guard(RateLimitBackend backend, @Nullable Duration timeout, @Nullable CircuitBreaker breaker, ErrorCounts errors) {
 		this.backend = backend;
 		this.errors = errors;
 		this.timeout = timeout;
-		this.fallback = fallback;
-		this.closedRetryAfter = closedRetryAfter;
-		this.breakers = (breaker != null) ? new ShardBreakers(backend, breaker, this) : null;
+		this.breakers = (breaker != null) ? new ShardBreakers(backend, breaker) : null;
 	}
 
 	/** The configured breaker, or null. */
@@ -96,7 +90,7 @@ final class Guard {
 
 	/** Nanoseconds left of the budget of a call started then; zero when it is spent. */
 	long remainingNanos(long startNanos) {
-		return Math.max(0, java.util.Objects.requireNonNull(this.timeout).toNanos() - (System.nanoTime() - startNanos));
+		return Math.max(0, Objects.requireNonNull(this.timeout).toNanos() - (System.nanoTime() - startNanos));
 	}
 
 	TimeoutException timeoutException() {
@@ -113,6 +107,9 @@ final class Guard {
 		this.errors.add(kind);
 		this.lastFailure = failure;
 		this.recent.add(true);
+		if (kind == BackendErrorKind.BACKEND_ERROR && logger.isDebugEnabled()) {
+			logger.debug("Rate-limit backend failed; deciding by the policies' failure modes", failure);
+		}
 	}
 
 	/** A backend call was not made, its shard's circuit being open: the failure modes decide. */
@@ -140,34 +137,20 @@ final class Guard {
 	}
 
 	/**
-	 * Gives permits back within the budget, or without waiting at all while their shard's circuit is open.
+	 * Gives permits back within the budget, or without waiting at all while their shard's circuit is open (the
+	 * release is still sent: it lands when the backend is back, else the lease reclaims the permits).
 	 * @param entries the entries given back
 	 * @param release the backend's release, not yet subscribed to
 	 */
 	void release(List<RateLimitRequest.Entry> entries, Mono<Void> release) {
-		if (breaker(entries).circuitOpen()) {
-			release.subscribe(null, (ex) -> {
-				this.errors.add(BackendErrorKind.RELEASE_FAILED);
-				logger.debug("Could not release a rate-limit permit", ex);
-			});
-			return;
-		}
-		CompletableFuture<@Nullable Void> call = release.toFuture();
+		CompletableFuture<?> call = sent(entries, release);
 		try {
-			if (this.timeout != null) {
-				call.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
-			}
-			else {
-				call.get();
+			if (call != null) {
+				call.get((this.timeout != null) ? this.timeout.toNanos() : Long.MAX_VALUE, TimeUnit.NANOSECONDS);
 			}
 		}
-		catch (TimeoutException ex) {
-			this.errors.add(BackendErrorKind.RELEASE_FAILED);
-			logger.debug("A rate-limit permit release is still pending after " + millis(this.timeout));
-		}
-		catch (ExecutionException ex) {
-			this.errors.add(BackendErrorKind.RELEASE_FAILED);
-			logger.debug("Could not release a rate-limit permit; it is reclaimed when its lease ends", ex);
+		catch (ExecutionException | TimeoutException ex) {
+			releaseFailed(ex);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
@@ -182,20 +165,39 @@ final class Guard {
 	 */
 	Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, Mono<Void> release) {
 		return Mono.defer(() -> {
-			CompletableFuture<@Nullable Void> call = release.toFuture();
-			if (breaker(entries).circuitOpen()) {
+			CompletableFuture<?> call = sent(entries, release);
+			if (call == null) {
 				return Mono.empty();
 			}
-			Mono<Void> answer = Mono.fromFuture(call, true);
+			Mono<?> answer = Mono.fromFuture(call, true);
 			if (this.timeout != null) {
-				answer = answer.timeout(this.timeout);
+				answer = answer.timeout(this.timeout, Mono.error(TimeoutException::new));
 			}
 			return answer.onErrorResume((ex) -> {
-				this.errors.add(BackendErrorKind.RELEASE_FAILED);
-				logger.debug("Could not release a rate-limit permit within the budget", ex);
+				releaseFailed(ex);
 				return Mono.empty();
-			});
+			}).then();
 		});
+	}
+
+	/** Sends a release: its answer to wait for, or null while the shard's circuit is open (nothing to wait for). */
+	private @Nullable CompletableFuture<?> sent(List<RateLimitRequest.Entry> entries, Mono<Void> release) {
+		CompletableFuture<?> call = release.toFuture();
+		if (!breaker(entries).circuitOpen()) {
+			return call;
+		}
+		call.whenComplete((done, ex) -> {
+			if (ex != null) {
+				releaseFailed(ex);
+			}
+		});
+		return null;
+	}
+
+	private void releaseFailed(Throwable failure) {
+		this.errors.add(BackendErrorKind.RELEASE_FAILED);
+		logger.debug("A rate-limit permit release failed or is still pending after " + millis(this.timeout)
+				+ "; its lease reclaims what it holds", failure);
 	}
 
 	static String millis(@Nullable Duration duration) {

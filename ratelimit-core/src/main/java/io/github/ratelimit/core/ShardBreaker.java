@@ -1,22 +1,20 @@
 package io.github.ratelimit.core;
 
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.Objects;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-import reactor.core.scheduler.Schedulers;
 
 /**
- * The circuit breaker of one shard of a guarded limiter's backend (of the whole backend unless it is sharded), and
- * how its calls are accounted (architecture.md, "Breaker accounting"): every call asks for permission and is
- * recorded as a success or an error with its duration; a call that times out is recorded one more budget later.
- * Without a breaker every call is permitted and only the guard's own counts are kept.
+ * The circuit breaker of one shard of a guarded limiter's backend (of the whole backend unless it is sharded). Calls
+ * go through Resilience4j's own {@link CircuitBreaker#decorateCompletionStage decorator}, which asks for the
+ * permission and records what the caller says of the call with its duration (architecture.md, "Breaker
+ * accounting"). Without a breaker every call is made.
  */
 final class ShardBreaker {
 
@@ -25,48 +23,39 @@ final class ShardBreaker {
 
 	private final @Nullable CircuitBreaker breaker;
 
-	private final Guard guard;
-
-	ShardBreaker(@Nullable CircuitBreaker breaker, Guard guard) {
+	ShardBreaker(@Nullable CircuitBreaker breaker) {
 		this.breaker = breaker;
-		this.guard = guard;
-	}
-
-	@Nullable CircuitBreaker breaker() {
-		return this.breaker;
 	}
 
 	/**
-	 * Whether the breaker lets a call through. A breaker that fails (it never should) lets it through: the budget
-	 * still bounds the call.
+	 * Makes a call when the breaker permits it; the breaker then records how the stage the call returns completes,
+	 * with its duration. Without a breaker, makes it.
+	 * @param call makes the call, never throwing, and returns what the breaker is to hear of it
+	 * @throws RuntimeException when the breaker fails (it never should)
 	 */
-	boolean tryAcquirePermission() {
-		if (this.breaker == null) {
-			return true;
+	<T> void call(Supplier<CompletionStage<T>> call) {
+		if (this.breaker != null) {
+			this.breaker.decorateCompletionStage(call).get();
 		}
-		try {
-			return this.breaker.tryAcquirePermission();
-		}
-		catch (RuntimeException | Error ex) {
-			logger.debug("Circuit breaker failed to grant a permission", ex);
-			return true;
+		else {
+			call.get();
 		}
 	}
 
+	/** Why a call the breaker did not make was not made. */
+	CallNotPermittedException refusal() {
+		return CallNotPermittedException.createCallNotPermittedException(Objects.requireNonNull(this.breaker));
+	}
+
+	/** Forgets a call that was made: its outcome is not recorded. */
 	void releasePermission() {
-		CircuitBreaker breaker = this.breaker;
-		if (breaker != null) {
-			record(breaker::releasePermission);
-		}
-	}
-
-	/** Tells the breaker something; whatever it throws never changes the decision it is told about. */
-	private static void record(Runnable outcome) {
-		try {
-			outcome.run();
-		}
-		catch (RuntimeException | Error ex) {
-			logger.debug("Circuit breaker failed to record an outcome", ex);
+		if (this.breaker != null) {
+			try {
+				this.breaker.releasePermission();
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Circuit breaker failed to release a permission", ex);
+			}
 		}
 	}
 
@@ -83,67 +72,6 @@ final class ShardBreaker {
 
 	private static boolean isOpen(CircuitBreaker.State state) {
 		return state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN;
-	}
-
-	void onSuccess(long startNanos) {
-		this.guard.decided();
-		CircuitBreaker breaker = this.breaker;
-		if (breaker != null) {
-			record(() -> breaker.onSuccess(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS));
-		}
-	}
-
-	void onError(long startNanos, Throwable error) {
-		this.guard.failed(BackendErrorKind.BACKEND_ERROR, error);
-		CircuitBreaker breaker = this.breaker;
-		if (breaker != null) {
-			record(() -> breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, error));
-		}
-		if (logger.isDebugEnabled()) {
-			logger.debug("Rate-limit backend failed; deciding by the policies' failure modes", error);
-		}
-	}
-
-	/**
-	 * A call that did not answer within the budget: the request is decided by the failure modes now, but the
-	 * breaker hears of it only once it is clear whether Redis or this client was late. When the client stalls (a
-	 * garbage collection, a busy CPU) every call in flight times out at once although Redis answered in time, and
-	 * the answers are there as soon as the client runs again; counting those as failures would open the breaker on
-	 * a healthy Redis. So a call that answers within one more budget after its timeout is recorded as a success,
-	 * with its real duration; one that fails or stays silent is recorded as a failure.
-	 */
-	void onTimeout(long startNanos, CompletableFuture<?> call, TimeoutException timeout) {
-		this.guard.failed(BackendErrorKind.TIMEOUT, timeout);
-		CircuitBreaker breaker = this.breaker;
-		if (breaker == null || this.guard.timeout == null) {
-			return;
-		}
-		AtomicBoolean recorded = new AtomicBoolean();
-		call.whenComplete((answer, failure) -> {
-			if (recorded.compareAndSet(false, true)) {
-				long duration = System.nanoTime() - startNanos;
-				record(() -> {
-					if (failure == null) {
-						breaker.onSuccess(duration, TimeUnit.NANOSECONDS);
-					}
-					else {
-						breaker.onError(duration, TimeUnit.NANOSECONDS, failure);
-					}
-				});
-			}
-		});
-		Schedulers.parallel().schedule(() -> {
-			if (recorded.compareAndSet(false, true)) {
-				record(() -> breaker.onError(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS, timeout));
-			}
-		}, this.guard.timeout.toNanos(), TimeUnit.NANOSECONDS);
-	}
-
-	/** A call not made because the circuit is open: the failure that decides the request. */
-	CallNotPermittedException callNotPermitted() {
-		this.guard.notPermitted();
-		return CallNotPermittedException
-			.createCallNotPermittedException(java.util.Objects.requireNonNull(this.breaker));
 	}
 
 }

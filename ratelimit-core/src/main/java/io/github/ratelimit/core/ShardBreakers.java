@@ -27,8 +27,6 @@ final class ShardBreakers {
 
 	private final CircuitBreakerRegistry registry;
 
-	private final Guard guard;
-
 	private final ShardBreaker whole;
 
 	private final ConcurrentHashMap<String, ShardBreaker> byShard = new ConcurrentHashMap<>();
@@ -36,12 +34,11 @@ final class ShardBreakers {
 	/** Whether the whole backend's breaker is in the registry: until the backend names shards. */
 	private volatile boolean wholeListed;
 
-	ShardBreakers(RateLimitBackend backend, CircuitBreaker configured, Guard guard) {
+	ShardBreakers(RateLimitBackend backend, CircuitBreaker configured) {
 		this.backend = backend;
 		this.configured = configured;
 		this.registry = CircuitBreakerRegistry.of(configured.getCircuitBreakerConfig());
-		this.guard = guard;
-		this.whole = new ShardBreaker(configured, guard);
+		this.whole = new ShardBreaker(configured);
 		logTransitions(configured);
 		listWhole();
 	}
@@ -98,7 +95,7 @@ final class ShardBreakers {
 		}
 		CircuitBreaker breaker = this.registry.circuitBreaker(name(shard), this.configured.getCircuitBreakerConfig());
 		logTransitions(breaker);
-		ShardBreaker added = new ShardBreaker(breaker, this.guard);
+		ShardBreaker added = new ShardBreaker(breaker);
 		this.byShard.put(shard, added);
 		forgetGone(shard);
 		return added;

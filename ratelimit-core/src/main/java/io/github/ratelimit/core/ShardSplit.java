@@ -5,8 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -64,37 +62,6 @@ final class ShardSplit {
 			parts.add(part.build());
 		}
 		return new ShardSplit(request, parts, List.copyOf(byShard.values()));
-	}
-
-	/**
-	 * Decides the parts, the first on the calling thread and the others at the same time, without blocking.
-	 * @param blocking decides a part on the calling thread
-	 * @param async decides a part without blocking
-	 * @param giveBack gives back what a part took
-	 */
-	RateLimitDecision decide(Function<RateLimitRequest, RateLimitDecision> blocking,
-			Function<RateLimitRequest, Mono<RateLimitDecision>> async, Consumer<Permit> giveBack) {
-		List<CompletableFuture<RateLimitDecision>> others = new ArrayList<>();
-		for (RateLimitRequest part : this.parts.subList(1, this.parts.size())) {
-			others.add(async.apply(part).toFuture());
-		}
-		List<RateLimitDecision> decided = new ArrayList<>(this.parts.size());
-		try {
-			decided.add(blocking.apply(this.parts.get(0)));
-			for (CompletableFuture<RateLimitDecision> other : others) {
-				decided.add(other.join());
-			}
-		}
-		catch (RuntimeException | Error ex) {
-			// a part failed (a guarded part never should): what the others took is given back (once: idempotent)
-			decided.forEach((decision) -> giveBack.accept(decision.reversal()));
-			others.forEach((other) -> other.thenAccept((decision) -> giveBack.accept(decision.reversal())));
-			if (ex instanceof CompletionException && ex.getCause() instanceof RuntimeException cause) {
-				throw cause;
-			}
-			throw ex;
-		}
-		return combine(decided, giveBack);
 	}
 
 	/**

@@ -97,4 +97,14 @@ final class CountingBackend implements RateLimitBackend {
 		return this.delegate.kind();
 	}
 
+	@Override
+	public @Nullable String shard(RateLimitRequest.Entry entry) {
+		return this.delegate.shard(entry);
+	}
+
+	@Override
+	public java.util.Set<String> shards() {
+		return this.delegate.shards();
+	}
+
 }

@@ -6,12 +6,16 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Random;
+import java.util.stream.IntStream;
 
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -528,6 +532,40 @@ class DenialCacheTests {
 		assertThat(cached.allowed()).isFalse();
 		assertThat(cached.decisions().get(0).policy()).isSameAs(closed);
 		assertThat(backend.acquisitions()).isEqualTo(calls);
+	}
+
+	@ParameterizedTest
+	@EnumSource(GuardedRateLimiterTests.Path.class)
+	void aRequestAcrossClusterMastersIsDeniedFromTheCacheBeforeItIsSplitByMaster(GuardedRateLimiterTests.Path path) {
+		CountingBackend backend = counted(Backends.REDIS_CLUSTER);
+		DefaultRateLimiter limiter = DefaultRateLimiter.builder(backend)
+			.timeout(Duration.ofSeconds(5))
+			.circuitBreaker(CircuitBreaker.ofDefaults("split"))
+			.denialCache(RateLimitDenialCache.create())
+			.build();
+		RateLimitPolicy strict = policy("strict", Algorithm.FIXED_WINDOW, 1);
+		RateLimitPolicy roomy = policy("roomy", Algorithm.TOKEN_BUCKET, 100);
+		assertThat(path.check(limiter, RateLimitRequest.of(strict, "a")).allowed()).isTrue();
+		assertThat(path.check(limiter, RateLimitRequest.of(strict, "a")).allowed()).isFalse();
+		String other = IntStream.range(0, 100)
+			.mapToObj((i) -> "b" + i)
+			.filter((identity) -> !Objects.equals(backend.shard(new RateLimitRequest.Entry(roomy, identity, 1)),
+					backend.shard(new RateLimitRequest.Entry(strict, "a", 1))))
+			.findFirst()
+			.orElseThrow();
+		int calls = backend.acquisitions();
+		// two entries on the master of "a" (one of them denied in the cache), one on another master
+		RateLimitDecision decision = path.check(limiter, RateLimitRequest.builder()
+			.add(roomy, "a")
+			.add(strict, "a")
+			.add(roomy, other)
+			.build());
+		assertThat(decision.allowed()).isFalse();
+		assertThat(decision.decisions()).extracting((each) -> each.policy().name()).containsExactly("strict");
+		assertThat(backend.acquisitions()).as("no call to either master").isEqualTo(calls);
+		for (String identity : List.of("a", other)) {
+			assertThat(backend.inspect(RateLimitRequest.of(roomy, identity)).get(0).remaining()).isEqualTo(100);
+		}
 	}
 
 	@Test

@@ -1,0 +1,127 @@
+package io.github.ratelimit.core;
+
+import java.util.List;
+import java.util.Set;
+
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+/**
+ * A backend whose answers teach a {@link RateLimitDenialCache} and whose give-backs make it forget, and the layer
+ * that answers from that cache before anything else ({@link #answeringFirst}). The two sit at either end of the
+ * guard: a cached denial needs no call and no breaker, while the cache learns from every answer the backend gives,
+ * those that come after the time budget included, and forgets whatever is given back to the backend (a reversal, a
+ * late answer undone), the guard's give-backs included.
+ */
+final class DenialCachingBackend implements RateLimitBackend {
+
+	private final RateLimitBackend backend;
+
+	private final RateLimitDenialCache cache;
+
+	DenialCachingBackend(RateLimitBackend backend, RateLimitDenialCache cache) {
+		this.backend = backend;
+		this.cache = cache;
+	}
+
+	/**
+	 * The layer that denies from the cache a request whose denial it holds, without asking the next layer.
+	 * @param cache the cache
+	 * @param next the layer that decides otherwise
+	 * @return the layer
+	 */
+	static Decider answeringFirst(RateLimitDenialCache cache, Decider next) {
+		return new Decider() {
+
+			@Override
+			public RateLimitDecision decide(RateLimitRequest request) {
+				RateLimitDecision cached = cache.lookup(request);
+				return (cached != null) ? cached : next.decide(request);
+			}
+
+			@Override
+			public Mono<RateLimitDecision> decideAsync(RateLimitRequest request) {
+				return Mono.defer(() -> {
+					RateLimitDecision cached = cache.lookup(request);
+					return (cached != null) ? Mono.just(cached) : next.decideAsync(request);
+				});
+			}
+
+		};
+	}
+
+	/** Learns from the answer; the epoch and the time are read as the call is sent. */
+	@Override
+	public Acquisition acquire(RateLimitRequest request, String requestId) {
+		long epoch = this.cache.epoch();
+		long sent = System.nanoTime();
+		return learned(request, this.backend.acquire(request, requestId), sent, epoch);
+	}
+
+	@Override
+	public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
+		return Mono.defer(() -> {
+			long epoch = this.cache.epoch();
+			long sent = System.nanoTime();
+			return this.backend.acquireAsync(request, requestId)
+				.map((acquisition) -> learned(request, acquisition, sent, epoch));
+		});
+	}
+
+	private Acquisition learned(RateLimitRequest request, Acquisition acquisition, long sentNanos, long epoch) {
+		this.cache.record(request, acquisition.decisions(), acquisition.exhaustedForMicros(), sentNanos, epoch);
+		return acquisition;
+	}
+
+	/** Forgets the entries' cached denials once the release is over, whatever its outcome (it may have landed). */
+	@Override
+	public void release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
+			List<Long> sequences) {
+		try {
+			this.backend.release(entries, requestId, acquiredAtMicros, sequences);
+		}
+		finally {
+			this.cache.forget(entries);
+		}
+	}
+
+	@Override
+	public Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
+			List<Long> sequences) {
+		// before the outcome is passed on, so that whoever waits for the release finds the denials forgotten
+		return this.backend.releaseAsync(entries, requestId, acquiredAtMicros, sequences)
+			.doOnTerminate(() -> this.cache.forget(entries))
+			.doOnCancel(() -> this.cache.forget(entries));
+	}
+
+	@Override
+	public List<PolicyDecision> inspect(RateLimitRequest request) {
+		return this.backend.inspect(request);
+	}
+
+	@Override
+	public void reset(List<RateLimitRequest.Entry> entries) {
+		this.backend.reset(entries);
+	}
+
+	@Override
+	public long resetMatching(@Nullable String policyName, @Nullable String identity) {
+		return this.backend.resetMatching(policyName, identity);
+	}
+
+	@Override
+	public String kind() {
+		return this.backend.kind();
+	}
+
+	@Override
+	public @Nullable String shard(RateLimitRequest.Entry entry) {
+		return this.backend.shard(entry);
+	}
+
+	@Override
+	public Set<String> shards() {
+		return this.backend.shards();
+	}
+
+}

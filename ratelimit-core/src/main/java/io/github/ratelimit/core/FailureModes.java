@@ -1,0 +1,99 @@
+package io.github.ratelimit.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+/**
+ * Decides a request the backend could not decide, by its policies' failure modes: open entries are admitted
+ * unchecked, closed entries refused, local entries evaluated together on the fallback backend (atomically, as one
+ * request; what they took is given back when a closed entry refuses).
+ */
+final class FailureModes {
+
+	final RateLimitBackend fallback;
+
+	private final Duration closedRetryAfter;
+
+	private final Acquired.PermitsInFlight inFlight;
+
+	FailureModes(RateLimitBackend fallback, Duration closedRetryAfter, Acquired.PermitsInFlight inFlight) {
+		this.fallback = fallback;
+		this.closedRetryAfter = closedRetryAfter;
+		this.inFlight = inFlight;
+	}
+
+	/**
+	 * The failure modes' decision.
+	 * @param request the request
+	 * @param requestId its id
+	 * @param failure why the backend could not decide
+	 * @param blocking whether the caller may block: the fallback then decides on the caller's thread, which may wait
+	 * for its lock, rather than elsewhere when another thread holds it
+	 * @return the decision, at once unless the fallback must decide on another thread
+	 */
+	Mono<RateLimitDecision> decide(RateLimitRequest request, String requestId, Throwable failure, boolean blocking) {
+		List<RateLimitRequest.Entry> entries = request.entries();
+		PolicyDecision[] decisions = new PolicyDecision[entries.size()];
+		List<Integer> localIndexes = new ArrayList<>();
+		boolean refused = false;
+		for (int i = 0; i < entries.size(); i++) {
+			RateLimitRequest.Entry entry = entries.get(i);
+			switch (entry.policy().failureMode()) {
+				case OPEN -> decisions[i] = PolicyDecision.failedOpen(entry);
+				case CLOSED -> {
+					decisions[i] = PolicyDecision.failedClosed(entry, this.closedRetryAfter);
+					refused = true;
+				}
+				case LOCAL -> localIndexes.add(i);
+			}
+		}
+		RateLimitRequest local = localPart(request);
+		if (local == null) {
+			List<PolicyDecision> all = List.of(decisions);
+			return Mono.just(new RateLimitDecision(all, Permit.NONE, Permit.NONE, () -> all, failure));
+		}
+		boolean closedRefuses = refused;
+		Mono<RateLimitBackend.Acquisition> acquired = blocking
+				? Mono.fromCallable(() -> this.fallback.acquire(local, requestId))
+				: this.fallback.acquireAsync(local, requestId);
+		return acquired.flatMap((acquisition) -> {
+			for (int j = 0; j < localIndexes.size(); j++) {
+				decisions[localIndexes.get(j)] = acquisition.decisions().get(j).asLocalFallback();
+			}
+			// a closed policy refuses: what the local entries took goes back, and they report it given back
+			boolean givesBack = closedRefuses && acquisition.decisions().stream().allMatch(PolicyDecision::allowed);
+			List<PolicyDecision> all = givesBack ? Acquired.reversed(entries, List.of(decisions)) : List.of(decisions);
+			RateLimitDecision decided = Acquired.decision(entries, all, this.fallback, null, local.entries(),
+					requestId, acquisition, failure, this.inFlight);
+			if (!givesBack) {
+				return Mono.just(decided);
+			}
+			List<Long> times = acquisition.entryTimesMicros();
+			List<Long> sequences = acquisition.entrySequences();
+			return (blocking ? Mono.fromRunnable(() -> this.fallback.release(local.entries(), requestId, times, sequences))
+					: this.fallback.releaseAsync(local.entries(), requestId, times, sequences)).thenReturn(decided);
+		});
+	}
+
+	/** The entries of policies that fail to {@code local}, or null when there are none (most requests). */
+	static @Nullable RateLimitRequest localPart(RateLimitRequest request) {
+		RateLimitRequest.Builder local = null;
+		for (RateLimitRequest.Entry entry : request.entries()) {
+			if (entry.policy().failureMode() == FailureMode.LOCAL) {
+				if (local == null) {
+					local = RateLimitRequest.builder();
+					if (request.hasExplicitTime()) {
+						local.at(request.explicitTimeMicros());
+					}
+				}
+				local.add(entry.policy(), entry.identity(), entry.cost());
+			}
+		}
+		return (local != null) ? local.build() : null;
+	}
+
+}

@@ -1,0 +1,367 @@
+package io.github.ratelimit.core;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The backend as the last layer of a guarded limiter (architecture.md, "When Redis fails"): a backend that fails, does
+ * not answer within the time budget, or whose circuit is open never fails the caller; each policy's failure mode
+ * decides instead. A request whose entries span shards is split ({@link ShardSplit}), each part one {@link Call}
+ * under its shard's breaker. The blocking and the non-blocking path differ only in how they wait for a call.
+ */
+final class GuardedBackend implements Decider {
+
+	/** The limiter's category: what the guard logs is configured with the limiter. */
+	private static final Log logger = LogFactory.getLog(DefaultRateLimiter.class);
+
+	/** Where the fallback's mirrored permits are counted: nowhere read (the backend's permits are the ones held). */
+	private static final Acquired.PermitsInFlight MIRRORED = new Acquired.PermitsInFlight();
+
+	private final RateLimitBackend backend;
+
+	private final Guard guard;
+
+	private final FailureModes failureModes;
+
+	private final Acquired.PermitsInFlight inFlight;
+
+	GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failureModes,
+			Acquired.PermitsInFlight inFlight) {
+		this.backend = backend;
+		this.guard = guard;
+		this.failureModes = failureModes;
+		this.inFlight = inFlight;
+	}
+
+	@Override
+	public RateLimitDecision decide(RateLimitRequest request) {
+		ShardSplit split = this.guard.split(request);
+		// the parts are decided at the same time: the caller waits for them all
+		return (split != null) ? await(split.decideAsync(this::decidePartAsync, this::giveBack)) : decidePart(request);
+	}
+
+	@Override
+	public Mono<RateLimitDecision> decideAsync(RateLimitRequest request) {
+		ShardSplit split = this.guard.split(request);
+		return (split != null) ? split.decideAsync(this::decidePartAsync, this::giveBack) : decidePartAsync(request);
+	}
+
+	private void giveBack(Permit reversal) {
+		Acquired.giveBack(reversal, this.guard.errors);
+	}
+
+	/** Decides a request of one shard, waiting for its call on the caller's thread for the rest of the budget. */
+	private RateLimitDecision decidePart(RateLimitRequest part) {
+		Call call = new Call(part);
+		CompletableFuture<RateLimitBackend.Acquisition> answer = call.answer;
+		if (answer == null) {
+			return await(call.refused(true));
+		}
+		try {
+			return call.answered((this.guard.timeout != null)
+					? answer.get(call.remainingNanos(), TimeUnit.NANOSECONDS) : answer.get());
+		}
+		catch (ExecutionException ex) {
+			return await(call.failed((ex.getCause() != null) ? ex.getCause() : ex, true));
+		}
+		catch (TimeoutException ex) {
+			return await(call.timedOut(true));
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return await(call.interrupted(ex));
+		}
+	}
+
+	/** Decides a request of one shard without blocking: the rest of the budget is a timer. */
+	private Mono<RateLimitDecision> decidePartAsync(RateLimitRequest part) {
+		return Mono.defer(() -> {
+			Call call = new Call(part);
+			if (call.answer == null) {
+				return call.refused(false);
+			}
+			// the backend call runs on whatever its own subscription needs; cancelling this one never cancels it
+			Mono<RateLimitBackend.Acquisition> answer = Mono.fromFuture(call.answer, true);
+			if (this.guard.timeout != null) {
+				// with a fallback: without one, Reactor names the step for the timeout's message on every subscription
+				answer = answer.timeout(Duration.ofNanos(call.remainingNanos()), Mono.error(TimeoutException::new));
+			}
+			return answer.map(call::answered)
+				.onErrorResume((ex) -> (ex instanceof TimeoutException) ? call.timedOut(false) : call.failed(ex, false))
+				.doOnCancel(call::cancelled);
+		});
+	}
+
+	/** A decision on the blocking path: made at once, or on another thread (the fallback's) and waited for. */
+	private static RateLimitDecision await(Mono<RateLimitDecision> decision) {
+		try {
+			return decision.toFuture().join();
+		}
+		catch (CompletionException ex) {
+			throw (ex.getCause() instanceof RuntimeException cause) ? cause : ex;
+		}
+	}
+
+	/**
+	 * One backend call: made under its shard's breaker, waited for by the caller, and settled once: by the answer, or
+	 * by the failure modes, after which an answer that still comes is kept for an admitted request and given back for
+	 * a refused one. The breaker hears of it by the accounting rule (architecture.md, "Breaker accounting"): the
+	 * answer with its duration, one budget more for a call that timed out, nothing when the caller gave up first.
+	 */
+	private final class Call {
+
+		private static final int PENDING = 0;
+
+		private static final int SETTLED = 1;
+
+		private static final int CANCELLED = 2;
+
+		private final RateLimitRequest request;
+
+		private final String requestId = RequestIds.next();
+
+		/** The budget counts from before the call is dispatched: what dispatching takes is spent already. */
+		private final long start = System.nanoTime();
+
+		/** What the breaker hears of the call: the answer, unless the caller gave up before the call settled. */
+		private final CompletableFuture<RateLimitBackend.Acquisition> accounted = new CompletableFuture<>();
+
+		/** Whether the breaker hears of the call ({@code SETTLED}) or forgets it ({@code CANCELLED}). */
+		private final AtomicInteger state = new AtomicInteger(PENDING);
+
+		/** Whether the request was decided (by the answer or the failure modes): a later cancel changes nothing. */
+		private final AtomicBoolean decided = new AtomicBoolean();
+
+		private final ShardBreaker breaker;
+
+		/** The backend's answer, or null when the call was not made. */
+		private @Nullable CompletableFuture<RateLimitBackend.Acquisition> answer;
+
+		/** Why the call was not made: the breaker refused it, or it failed to start. */
+		private @Nullable Throwable refusal;
+
+		Call(RateLimitRequest request) {
+			this.request = request;
+			this.breaker = GuardedBackend.this.guard.breaker(request);
+			try {
+				this.breaker.call(this::send);
+			}
+			catch (RuntimeException ex) {
+				// the breaker failed (it never should): nothing it throws changes a decision, the budget bounds the call
+				logger.debug("Circuit breaker failed", ex);
+				if (this.answer == null && this.refusal == null) {
+					send();
+				}
+			}
+			if (this.answer == null && this.refusal == null) {
+				this.refusal = this.breaker.refusal();
+			}
+		}
+
+		private CompletionStage<RateLimitBackend.Acquisition> send() {
+			try {
+				CompletableFuture<RateLimitBackend.Acquisition> call = GuardedBackend.this.backend
+					.acquireAsync(this.request, this.requestId)
+					.toFuture();
+				call.whenComplete(this::account);
+				this.answer = call;
+				return this.accounted;
+			}
+			catch (RuntimeException ex) {
+				this.refusal = ex;
+				return CompletableFuture.failedFuture(ex);
+			}
+		}
+
+		private void account(RateLimitBackend.@Nullable Acquisition acquisition, @Nullable Throwable failure) {
+			this.state.compareAndSet(PENDING, SETTLED);
+			if (this.state.get() == SETTLED) {
+				if (failure == null) {
+					this.accounted.complete(acquisition);
+				}
+				else {
+					this.accounted.completeExceptionally(failure);
+				}
+			}
+		}
+
+		long remainingNanos() {
+			return GuardedBackend.this.guard.remainingNanos(this.start);
+		}
+
+		/** The request is decided: a cancel changes nothing now, and the breaker hears of the call. */
+		private void settle() {
+			this.decided.set(true);
+			this.state.compareAndSet(PENDING, SETTLED);
+		}
+
+		/** The breaker forgets the call, unless it has heard of it already. */
+		private void forget() {
+			if (this.state.compareAndSet(PENDING, CANCELLED)) {
+				this.breaker.releasePermission();
+			}
+		}
+
+		/** The decision of an answer within the budget: the backend's, an admission mirrored by the fallback. */
+		RateLimitDecision answered(RateLimitBackend.Acquisition acquisition) {
+			settle();
+			GuardedBackend.this.guard.decided();
+			return mirrored(decision(acquisition));
+		}
+
+		/** The failure modes' decision of a call that was not made. */
+		Mono<RateLimitDecision> refused(boolean blocking) {
+			Throwable refusal = Objects.requireNonNull(this.refusal);
+			if (!(refusal instanceof CallNotPermittedException)) {
+				return failed(refusal, blocking);
+			}
+			GuardedBackend.this.guard.notPermitted();
+			return failureModes(refusal, blocking);
+		}
+
+		Mono<RateLimitDecision> failed(Throwable failure, boolean blocking) {
+			settle();
+			GuardedBackend.this.guard.failed(BackendErrorKind.BACKEND_ERROR, failure);
+			return failureModes(failure, blocking);
+		}
+
+		/**
+		 * The failure modes' decision of a call that did not answer within the budget. The breaker hears of it one
+		 * budget later: when the client stalls (a garbage collection, a busy CPU) every call in flight times out at
+		 * once although Redis answered in time, and counting those as failures would open the breaker on a healthy
+		 * Redis.
+		 */
+		Mono<RateLimitDecision> timedOut(boolean blocking) {
+			TimeoutException timeout = GuardedBackend.this.guard.timeoutException();
+			GuardedBackend.this.guard.failed(BackendErrorKind.TIMEOUT, timeout);
+			settle();
+			// Reactor's timer, left to fire: the JDK's orTimeout would cancel its timer under a lock on the answering
+			// thread (an event loop)
+			Schedulers.parallel()
+				.schedule(() -> this.accounted.completeExceptionally(timeout),
+						Objects.requireNonNull(GuardedBackend.this.guard.timeout).toNanos(), TimeUnit.NANOSECONDS);
+			return late(Mono.defer(() -> failureModes(timeout, blocking)), blocking);
+		}
+
+		/** The failure modes' decision when the blocking wait was interrupted: the breaker forgets the call. */
+		Mono<RateLimitDecision> interrupted(InterruptedException interrupt) {
+			this.decided.set(true);
+			forget();
+			return late(failureModes(interrupt, true), true);
+		}
+
+		/**
+		 * The caller gave up before the request was decided: what the call takes is given back, and the breaker
+		 * forgets the call unless it has heard of it already.
+		 */
+		void cancelled() {
+			if (this.decided.compareAndSet(false, true)) {
+				forget();
+				undo();
+			}
+		}
+
+		private Mono<RateLimitDecision> failureModes(Throwable failure, boolean blocking) {
+			return GuardedBackend.this.failureModes.decide(this.request, this.requestId, failure, blocking);
+		}
+
+		/**
+		 * A decision made while the call still runs: what it takes is kept or given back once, by the decision, or by
+		 * a cancel before it.
+		 */
+		private Mono<RateLimitDecision> late(Mono<RateLimitDecision> decided, boolean blocking) {
+			AtomicBoolean handled = new AtomicBoolean();
+			Mono<RateLimitDecision> late = decided
+				.map((decision) -> handled.compareAndSet(false, true) ? keptWhenLate(decision) : decision);
+			if (blocking) {
+				return late;
+			}
+			// the timeout fired on a timer thread: the rest goes on where waiting is allowed, not on a shared timer
+			return late.doOnCancel(() -> {
+				if (handled.compareAndSet(false, true)) {
+					undo();
+				}
+			}).subscribeOn(Schedulers.boundedElastic());
+		}
+
+		/**
+		 * An admitted request is served, so what the call takes stays counted, its permits held with the request's
+		 * ({@link PendingPermits}); for a refused one it is given back.
+		 */
+		private RateLimitDecision keptWhenLate(RateLimitDecision decided) {
+			CompletableFuture<RateLimitBackend.Acquisition> call = Objects.requireNonNull(this.answer);
+			if (!decided.allowed()) {
+				undo();
+				return decided;
+			}
+			PendingPermits late = new PendingPermits(this.request);
+			call.whenComplete((acquisition, failure) -> late.land((acquisition != null) ? decision(acquisition) : null));
+			return late.joinedTo(decided);
+		}
+
+		/**
+		 * Gives back what the call takes once it answers: it would otherwise count against the identity, and a
+		 * concurrency permit would be held until its lease ends.
+		 */
+		private void undo() {
+			ErrorCounts errors = GuardedBackend.this.guard.errors;
+			Objects.requireNonNull(this.answer).whenComplete((acquisition, failure) -> {
+				if (acquisition == null) {
+					return;
+				}
+				errors.add(BackendErrorKind.GIVE_BACK_FAILED, acquisition.failedGiveBacks());
+				if (acquisition.decisions().stream().allMatch(PolicyDecision::allowed)) {
+					GuardedBackend.this.backend
+						.releaseAsync(this.request.entries(), this.requestId, acquisition.entryTimesMicros(),
+								acquisition.entrySequences())
+						.subscribe(null, (ex) -> {
+							errors.add(BackendErrorKind.GIVE_BACK_FAILED);
+							logger.debug("Could not give back a late rate-limit acquisition", ex);
+						});
+				}
+			});
+		}
+
+		private RateLimitDecision decision(RateLimitBackend.Acquisition acquisition) {
+			GuardedBackend.this.guard.errors.add(BackendErrorKind.GIVE_BACK_FAILED, acquisition.failedGiveBacks());
+			return Acquired.decision(this.request, this.requestId, acquisition, GuardedBackend.this.backend,
+					GuardedBackend.this.guard, GuardedBackend.this.inFlight);
+		}
+
+		/**
+		 * An admission the backend made, counted by the fallback too for the policies that fail to {@code local}:
+		 * once it decides, it knows every request this instance served, so it never admits more than the limit per
+		 * instance. Its own answer does not change the decision.
+		 */
+		private RateLimitDecision mirrored(RateLimitDecision decision) {
+			RateLimitRequest local = decision.allowed() ? FailureModes.localPart(this.request) : null;
+			if (local == null) {
+				return decision;
+			}
+			RateLimitBackend fallback = GuardedBackend.this.failureModes.fallback;
+			PendingPermits mirror = new PendingPermits(local);
+			fallback.acquireAsync(local, this.requestId)
+				.subscribe((acquisition) -> mirror.land(
+						Acquired.decision(local, this.requestId, acquisition, fallback, null, MIRRORED)),
+						(ex) -> mirror.land(null));
+			return mirror.joinedTo(decision);
+		}
+
+	}
+
+}

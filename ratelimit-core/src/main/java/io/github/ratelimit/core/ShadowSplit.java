@@ -1,0 +1,90 @@
+package io.github.ratelimit.core;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+/**
+ * A request's entries in two requests: those of policies in shadow mode, and the others. They are decided apart, at
+ * the same time, so that a shadow policy never changes what the others decide (the backend takes a request's
+ * entries all or nothing); when the others deny, what the shadow policies took is given back, as it would have been
+ * had they been enforced with them.
+ */
+record ShadowSplit(RateLimitRequest enforced, RateLimitRequest shadow) {
+
+	/** The split, or null when the entries are all of one kind (nothing to split). */
+	static @Nullable ShadowSplit of(RateLimitRequest request) {
+		int shadows = 0;
+		for (RateLimitRequest.Entry entry : request.entries()) {
+			if (entry.policy().shadow()) {
+				shadows++;
+			}
+		}
+		if (shadows == 0 || shadows == request.entries().size()) {
+			return null;
+		}
+		RateLimitRequest.Builder enforced = RateLimitRequest.builder();
+		RateLimitRequest.Builder shadow = RateLimitRequest.builder();
+		if (request.hasExplicitTime()) {
+			enforced.at(request.explicitTimeMicros());
+			shadow.at(request.explicitTimeMicros());
+		}
+		for (RateLimitRequest.Entry entry : request.entries()) {
+			(entry.policy().shadow() ? shadow : enforced).add(entry.policy(), entry.identity(), entry.cost());
+		}
+		return new ShadowSplit(enforced.build(), shadow.build());
+	}
+
+	/** Decides both parts, the enforced one on the caller's thread. */
+	RateLimitDecision decide(Decider decider, ErrorCounts errors) {
+		CompletableFuture<RateLimitDecision> shadow = decider.decideAsync(this.shadow).toFuture();
+		RateLimitDecision enforced;
+		try {
+			enforced = decider.decide(this.enforced);
+		}
+		catch (RuntimeException | Error ex) {
+			// unguarded: the failure reaches the caller, and what the shadow part takes is given back
+			shadow.thenAccept((decision) -> Acquired.giveBack(decision.reversal(), errors));
+			throw ex;
+		}
+		RateLimitDecision shadowDecision;
+		try {
+			shadowDecision = shadow.join();
+		}
+		catch (CompletionException ex) {
+			// unguarded: the failure reaches the caller, and what the enforced part took is given back
+			Acquired.giveBack(enforced.reversal(), errors);
+			throw (ex.getCause() instanceof RuntimeException cause) ? cause : ex;
+		}
+		return combine(enforced, shadowDecision, errors);
+	}
+
+	/** Decides both parts without blocking. */
+	Mono<RateLimitDecision> decideAsync(Decider decider, ErrorCounts errors) {
+		return Mono.zip(decider.decideAsync(this.enforced), decider.decideAsync(this.shadow))
+			.map((both) -> combine(both.getT1(), both.getT2(), errors));
+	}
+
+	/** The decision of both parts: the admission and the reversal of the enforced part, plus the shadow's. */
+	private static RateLimitDecision combine(RateLimitDecision enforced, RateLimitDecision shadow,
+			ErrorCounts errors) {
+		List<PolicyDecision> all = new ArrayList<>(enforced.allDecisions());
+		all.addAll(shadow.allDecisions());
+		Throwable failure = enforced.failure().or(shadow::failure).orElse(null);
+		if (!enforced.allowed()) {
+			Acquired.giveBack(shadow.reversal(), errors);
+			return new RateLimitDecision(all, Permit.NONE, Permit.NONE, () -> all, failure);
+		}
+		return new RateLimitDecision(all, PermitPair.of(enforced.permit(), shadow.permit()),
+				PermitPair.of(enforced.reversal(), shadow.reversal()), () -> {
+					List<PolicyDecision> reversed = new ArrayList<>(enforced.reversed().allDecisions());
+					reversed.addAll(shadow.reversed().allDecisions());
+					return reversed;
+				}, failure);
+	}
+
+}

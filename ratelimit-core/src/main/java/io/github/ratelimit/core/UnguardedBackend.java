@@ -1,0 +1,43 @@
+package io.github.ratelimit.core;
+
+import reactor.core.publisher.Mono;
+
+/**
+ * The backend as the last layer of an unguarded limiter: its answers as decisions, its failures thrown to the caller.
+ */
+final class UnguardedBackend implements Decider {
+
+	private final RateLimitBackend backend;
+
+	private final ErrorCounts errors;
+
+	private final Acquired.PermitsInFlight inFlight;
+
+	UnguardedBackend(RateLimitBackend backend, ErrorCounts errors, Acquired.PermitsInFlight inFlight) {
+		this.backend = backend;
+		this.errors = errors;
+		this.inFlight = inFlight;
+	}
+
+	@Override
+	public RateLimitDecision decide(RateLimitRequest request) {
+		String requestId = RequestIds.next();
+		return decision(request, requestId, this.backend.acquire(request, requestId));
+	}
+
+	@Override
+	public Mono<RateLimitDecision> decideAsync(RateLimitRequest request) {
+		return Mono.defer(() -> {
+			String requestId = RequestIds.next();
+			return this.backend.acquireAsync(request, requestId)
+				.map((acquisition) -> decision(request, requestId, acquisition));
+		});
+	}
+
+	private RateLimitDecision decision(RateLimitRequest request, String requestId,
+			RateLimitBackend.Acquisition acquisition) {
+		this.errors.add(BackendErrorKind.GIVE_BACK_FAILED, acquisition.failedGiveBacks());
+		return Acquired.decision(request, requestId, acquisition, this.backend, null, this.inFlight);
+	}
+
+}
