@@ -71,11 +71,14 @@ public final class RateLimitAutoConfiguration {
 			return new DefaultRateLimiter(backend, observations, convention);
 		}
 		RedisBackendProperties redis = properties.getRedis();
+		LocalRateLimitBackend fallback = new LocalRateLimitBackend(properties.getLocal().getMaximumKeys(),
+				LocalRateLimitBackend.systemClock());
 		DefaultRateLimiter.Builder builder = DefaultRateLimiter.builder(backend)
 			.observationRegistry(observations)
 			.timeout(redis.getTimeout())
-			.fallback(new LocalRateLimitBackend(properties.getLocal().getMaximumKeys(),
-					LocalRateLimitBackend.systemClock()));
+			.fallback(fallback);
+		// a reset announced here or on another instance starts the fallback's counts afresh too
+		overrides.ifAvailable((changes) -> changes.addListener(RateLimitOverrides.Listener.resetting(fallback)));
 		RedisBackendProperties.CircuitBreaker breaker = redis.getCircuitBreaker();
 		if (breaker.isEnabled()) {
 			builder.circuitBreaker(CircuitBreaker.of(CIRCUIT_BREAKER_NAME, circuitBreakerConfig(breaker)));

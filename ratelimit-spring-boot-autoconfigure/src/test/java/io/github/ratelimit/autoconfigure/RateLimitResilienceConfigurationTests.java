@@ -12,6 +12,7 @@ import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimiter;
+import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -220,6 +221,38 @@ class RateLimitResilienceConfigurationTests {
 			messages.append(cause.getMessage()).append('\n');
 		}
 		return messages.toString();
+	}
+
+	/**
+	 * The local fallback counts every admission Redis makes for a {@code local} policy; a reset (here announced, as
+	 * the endpoint does after resetting Redis) starts its count afresh too, so the next outage admits the identity.
+	 */
+	@Test
+	@Timeout(value = 60, unit = TimeUnit.SECONDS)
+	void aResetAnnouncedToTheApplicationStartsTheLocalFallbacksCountAfresh() {
+		try (RedisServer redis = RedisServer.start()) {
+			new ApplicationContextRunner()
+				.withConfiguration(
+						AutoConfigurations.of(DataRedisAutoConfiguration.class, RateLimitAutoConfiguration.class))
+				.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+						"ratelimit.redis.timeout=1s", "ratelimit.policies.own.algorithm=token-bucket",
+						"ratelimit.policies.own.limit=1", "ratelimit.policies.own.window=1h",
+						"ratelimit.policies.own.failure-mode=local")
+				.run((context) -> {
+					RateLimiter limiter = context.getBean(RateLimiter.class);
+					RateLimitPolicy own = context.getBean(RateLimitPolicyRegistry.class).get("own");
+					RateLimitRequest request = RateLimitRequest.of(own, "ip:203.0.113.9");
+					RateLimitDecision admitted = limiter.check(request);
+					assertThat(admitted.decisions().get(0).enforcement()).isEqualTo(Enforcement.ENFORCED);
+					assertThat(admitted.allowed()).isTrue();
+					context.getBean(RateLimitOverrides.class).announceReset("own", "ip:203.0.113.9");
+					redis.kill();
+					RateLimitDecision afresh = limiter.check(request);
+					assertThat(afresh.decisions().get(0).enforcement()).isEqualTo(Enforcement.LOCAL_FALLBACK);
+					assertThat(afresh.allowed()).isTrue();
+					assertThat(limiter.check(request).allowed()).isFalse();
+				});
+		}
 	}
 
 }

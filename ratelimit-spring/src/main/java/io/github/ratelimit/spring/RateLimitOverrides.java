@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 
+import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitDenialCache;
 import io.github.ratelimit.core.RateLimitPolicy;
 import org.apache.commons.logging.Log;
@@ -354,6 +355,27 @@ public final class RateLimitOverrides {
 		 * @param identity the identity (as requests name it, qualified by its source), or null for every identity
 		 */
 		void stateReset(@Nullable String policy, @Nullable String identity);
+
+		/**
+		 * A listener that makes a backend forget the state a reset names (the local fallback, whose counts include
+		 * every admission of this instance's {@code local} policies).
+		 * @param backend the backend
+		 * @return the listener
+		 */
+		static Listener resetting(RateLimitBackend backend) {
+			return new Listener() {
+
+				@Override
+				public void overrideChanged(String policy, @Nullable String identity) {
+				}
+
+				@Override
+				public void stateReset(@Nullable String policy, @Nullable String identity) {
+					backend.resetMatching(policy, identity);
+				}
+
+			};
+		}
 
 		/**
 		 * A listener that makes a denial cache forget what a change or reset affects: a changed override's whole
