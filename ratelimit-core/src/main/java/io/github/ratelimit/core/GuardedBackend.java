@@ -291,12 +291,13 @@ final class GuardedBackend implements Decider {
 			if (blocking) {
 				return late;
 			}
-			// the timeout fired on a timer thread: the rest goes on where waiting is allowed, not on a shared timer
-			return late.doOnCancel(() -> {
+			// the timeout fired on a timer thread: the rest goes on where waiting is allowed, not on a shared timer;
+			// the cancel hook below it, so that a cancel before that worker ran still gives back
+			return late.subscribeOn(Schedulers.boundedElastic()).doOnCancel(() -> {
 				if (handled.compareAndSet(false, true)) {
 					undo();
 				}
-			}).subscribeOn(Schedulers.boundedElastic());
+			});
 		}
 
 		/**
@@ -305,7 +306,7 @@ final class GuardedBackend implements Decider {
 		 */
 		private RateLimitDecision keptWhenLate(RateLimitDecision decided) {
 			CompletableFuture<RateLimitBackend.Acquisition> call = Objects.requireNonNull(this.answer);
-			if (!decided.allowed()) {
+			if (!admitsAll(decided)) {
 				undo();
 				return decided;
 			}
@@ -349,7 +350,7 @@ final class GuardedBackend implements Decider {
 		 * instance. Its own answer does not change the decision.
 		 */
 		private RateLimitDecision mirrored(RateLimitDecision decision) {
-			RateLimitRequest local = decision.allowed() ? FailureModes.localPart(this.request) : null;
+			RateLimitRequest local = admitsAll(decision) ? FailureModes.localPart(this.request) : null;
 			if (local == null) {
 				return decision;
 			}
@@ -362,6 +363,11 @@ final class GuardedBackend implements Decider {
 			return mirror.joinedTo(decision);
 		}
 
+	}
+
+	/** Whether every policy admitted, shadow ones included (a part of shadow policies only is always "allowed"). */
+	static boolean admitsAll(RateLimitDecision decision) {
+		return decision.allDecisions().stream().allMatch(PolicyDecision::allowed);
 	}
 
 }

@@ -48,7 +48,8 @@ record ShadowSplit(RateLimitRequest enforced, RateLimitRequest shadow) {
 		}
 		catch (RuntimeException | Error ex) {
 			// unguarded: the failure reaches the caller, and what the shadow part takes is given back
-			shadow.thenAccept((decision) -> Acquired.giveBack(decision.reversal(), errors));
+			shadow.thenAccept(
+					(decision) -> Acquired.giveBack(PermitPair.of(decision.reversal(), decision.permit()), errors));
 			throw ex;
 		}
 		RateLimitDecision shadowDecision;
@@ -57,7 +58,7 @@ record ShadowSplit(RateLimitRequest enforced, RateLimitRequest shadow) {
 		}
 		catch (CompletionException ex) {
 			// unguarded: the failure reaches the caller, and what the enforced part took is given back
-			Acquired.giveBack(enforced.reversal(), errors);
+			Acquired.giveBack(PermitPair.of(enforced.reversal(), enforced.permit()), errors);
 			throw (ex.getCause() instanceof RuntimeException cause) ? cause : ex;
 		}
 		return combine(enforced, shadowDecision, errors);
@@ -76,7 +77,7 @@ record ShadowSplit(RateLimitRequest enforced, RateLimitRequest shadow) {
 		all.addAll(shadow.allDecisions());
 		Throwable failure = enforced.failure().or(shadow::failure).orElse(null);
 		if (!enforced.allowed()) {
-			Acquired.giveBack(shadow.reversal(), errors);
+			Acquired.giveBack(PermitPair.of(shadow.reversal(), shadow.permit()), errors);
 			return new RateLimitDecision(all, Permit.NONE, Permit.NONE, () -> all, failure);
 		}
 		return new RateLimitDecision(all, PermitPair.of(enforced.permit(), shadow.permit()),

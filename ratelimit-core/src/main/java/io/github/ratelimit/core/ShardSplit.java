@@ -88,7 +88,8 @@ final class ShardSplit {
 			List<RateLimitDecision> reported = new ArrayList<>(decided.size());
 			for (RateLimitDecision decision : decided) {
 				if (admits(decision)) {
-					giveBack.accept(decision.reversal());
+					// the permit too: it counts as held in this instance until released
+					giveBack.accept(PermitPair.of(decision.reversal(), decision.permit()));
 					reported.add(decision.reversed());
 				}
 				else {

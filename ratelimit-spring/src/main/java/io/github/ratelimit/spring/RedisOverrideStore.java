@@ -157,12 +157,15 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		}
 	}
 
-	/** This instance's own reset, counted: its listeners heard of it already; a gap is resets missed meanwhile. */
+	/**
+	 * This instance's own reset, counted: its listeners heard of it already; a gap is resets missed meanwhile. A
+	 * reconcile that read the count between the increment and this already stood for it (and for the gap).
+	 */
 	private void ownReset(long count) {
 		boolean missed;
 		synchronized (this) {
-			missed = this.resetsSeen < 0 || count != this.resetsSeen + 1;
-			this.resetsSeen = count;
+			missed = this.resetsSeen < 0 || count > this.resetsSeen + 1;
+			this.resetsSeen = Math.max(this.resetsSeen, count);
 		}
 		if (missed) {
 			reset(null, null);

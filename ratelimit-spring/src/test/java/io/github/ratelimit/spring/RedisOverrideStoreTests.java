@@ -79,7 +79,7 @@ class RedisOverrideStoreTests {
 		a.awaitFirstCountRead();
 		b.awaitFirstCountRead();
 		a.overrides.announceReset("api", "ip:203.0.113.7");
-		assertThat(a.heard).as("heard at once where it was made").containsExactly("reset api ip:203.0.113.7");
+		assertThat(byMessage(a)).as("heard at once where it was made").containsExactly("reset api ip:203.0.113.7");
 		Wait.until("the other instance hears of the reset", PROPAGATION,
 				() -> b.heard.contains("reset api ip:203.0.113.7"));
 		b.overrides.announceReset(null, "ip:a:b:c");
