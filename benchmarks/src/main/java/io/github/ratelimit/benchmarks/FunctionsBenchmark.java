@@ -162,7 +162,7 @@ final class FunctionsBenchmark {
 
 		private void acquire() {
 			long n = this.next++;
-			this.unbatched.acquire(RateLimitRequest.of(POLICY, "id" + (n % Scenario.IDENTITIES)), "r" + n);
+			this.unbatched.acquire(RateLimitRequest.of(POLICY, "id" + (n % Scenario.IDENTITIES)), "r" + n).block();
 		}
 
 		/** Blocking callers for a while; decisions per second. */
@@ -183,7 +183,7 @@ final class FunctionsBenchmark {
 					}
 					long i = offset;
 					while (System.nanoTime() < end) {
-						this.batched.acquire(RateLimitRequest.of(POLICY, "id" + (i++ % Scenario.IDENTITIES)), "c" + i);
+						this.batched.acquire(RateLimitRequest.of(POLICY, "id" + (i++ % Scenario.IDENTITIES)), "c" + i).block();
 						done.increment();
 					}
 				});

@@ -385,25 +385,14 @@ final class HotIdentityBenchmark {
 		}
 
 		@Override
-		public Acquisition acquire(RateLimitRequest request, String requestId) {
-			return counted(this.delegate.acquire(request, requestId));
+		public Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
+			return this.delegate.acquire(request, requestId).map(this::counted);
 		}
 
 		@Override
-		public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
-			return this.delegate.acquireAsync(request, requestId).map(this::counted);
-		}
-
-		@Override
-		public void release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
-				List<Long> sequences) {
-			this.delegate.release(entries, requestId, acquiredAtMicros, sequences);
-		}
-
-		@Override
-		public Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId,
+		public Mono<Void> release(List<RateLimitRequest.Entry> entries, String requestId,
 				List<Long> acquiredAtMicros, List<Long> sequences) {
-			return this.delegate.releaseAsync(entries, requestId, acquiredAtMicros, sequences);
+			return this.delegate.release(entries, requestId, acquiredAtMicros, sequences);
 		}
 
 		@Override

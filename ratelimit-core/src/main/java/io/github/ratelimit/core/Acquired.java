@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -108,6 +109,27 @@ final class Acquired {
 		}
 	}
 
+	/**
+	 * Gives back what a backend call takes once it answers, for a caller that will not see its decision: it would
+	 * otherwise count against the identity, and a concurrency permit would be held until its lease ends.
+	 */
+	static void undo(RateLimitBackend backend, RateLimitRequest request, String requestId,
+			CompletableFuture<RateLimitBackend.Acquisition> answer, ErrorCounts errors) {
+		answer.whenComplete((acquisition, failure) -> {
+			if (acquisition == null) {
+				return;
+			}
+			errors.add(BackendErrorKind.GIVE_BACK_FAILED, acquisition.failedGiveBacks());
+			if (acquisition.decisions().stream().allMatch(PolicyDecision::allowed)) {
+				backend.release(request.entries(), requestId, acquisition.entryTimesMicros(), acquisition.entrySequences())
+					.subscribe(null, (ex) -> {
+						errors.add(BackendErrorKind.GIVE_BACK_FAILED);
+						logger.debug("Could not give back a rate-limit acquisition no caller saw", ex);
+					});
+			}
+		});
+	}
+
 	/** What a backend took for some entries of a request, given back once by its release. */
 	private static final class BackendPermit implements Permit {
 
@@ -151,29 +173,10 @@ final class Acquired {
 		}
 
 		private Mono<Void> backendRelease() {
-			return this.backend.releaseAsync(this.entries, this.requestId, this.acquiredAtMicros, this.sequences);
+			return this.backend.release(this.entries, this.requestId, this.acquiredAtMicros, this.sequences);
 		}
 
 		/** Releases once; unguarded, a release that fails can be tried again. */
-		@Override
-		public void release() {
-			if (this.released.compareAndSet(false, true)) {
-				if (this.guard != null) {
-					released();
-					this.guard.release(this.entries, backendRelease());
-					return;
-				}
-				try {
-					this.backend.release(this.entries, this.requestId, this.acquiredAtMicros, this.sequences);
-				}
-				catch (RuntimeException ex) {
-					this.released.set(false);
-					throw ex;
-				}
-				released();
-			}
-		}
-
 		@Override
 		public Mono<Void> releaseAsync() {
 			return Mono.defer(() -> {
@@ -182,7 +185,7 @@ final class Acquired {
 				}
 				if (this.guard != null) {
 					released();
-					return this.guard.releaseAsync(this.entries, backendRelease());
+					return this.guard.release(this.entries, backendRelease());
 				}
 				return backendRelease().doOnSuccess((done) -> released()).doOnError((ex) -> this.released.set(false));
 			});

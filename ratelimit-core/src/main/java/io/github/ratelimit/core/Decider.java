@@ -11,17 +11,10 @@ import reactor.core.publisher.Mono;
 interface Decider {
 
 	/**
-	 * Decides a request, blocking: at most the time budget when the layers hold one.
+	 * Decides a request without blocking: within the time budget when the layers hold one.
 	 * @param request the request, its entries all enforced or all shadow
 	 * @return the decision
 	 */
-	RateLimitDecision decide(RateLimitRequest request);
-
-	/**
-	 * Decides a request without blocking.
-	 * @param request the request, its entries all enforced or all shadow
-	 * @return the decision
-	 */
-	Mono<RateLimitDecision> decideAsync(RateLimitRequest request);
+	Mono<RateLimitDecision> decide(RateLimitRequest request);
 
 }

@@ -24,7 +24,7 @@ import reactor.core.publisher.Mono;
  * answer within the time budget, or whose circuit breaker is open, never fails the caller. Each policy's
  * {@link FailureMode} decides instead: {@link FailureMode#OPEN open} admits unchecked, {@link FailureMode#CLOSED
  * closed} refuses, {@link FailureMode#LOCAL local} decides in this instance's memory with the same algorithm. No
- * call waits longer than the budget, on the blocking and the non-blocking path alike; what an answer that arrives
+ * decision waits longer than the budget ({@link #check} waits on {@link #checkAsync}); what an answer that arrives
  * after the budget took stays counted for a request the failure modes admitted and is given back for one they
  * refused. Releasing a permit waits at most the budget too, and not at all while the circuit is open: a release the
  * backend does not confirm is still sent, and a concurrency permit that never reaches the backend is reclaimed after
@@ -222,35 +222,11 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	@Override
-	public RateLimitDecision check(RateLimitRequest request) {
-		if (request.entries().isEmpty()) {
-			return EMPTY;
-		}
-		if (this.observationRegistry.isNoop()) {
-			return decide(request);
-		}
-		RateLimitObservationContext context = observationContext(request);
-		Observation observation = observation(context).start();
-		try {
-			RateLimitDecision decision = decide(request);
-			context.setDecision(decision);
-			return decision;
-		}
-		catch (RuntimeException | Error ex) {
-			observation.error(ex);
-			throw ex;
-		}
-		finally {
-			observation.stop();
-		}
-	}
-
-	@Override
 	public Mono<RateLimitDecision> checkAsync(RateLimitRequest request) {
 		if (request.entries().isEmpty()) {
 			return Mono.just(EMPTY);
 		}
-		Mono<RateLimitDecision> decision = decideAsync(request);
+		Mono<RateLimitDecision> decision = decide(request);
 		if (this.observationRegistry.isNoop()) {
 			return decision;
 		}
@@ -302,14 +278,9 @@ public final class DefaultRateLimiter implements RateLimiter {
 	 * Decides a request: entries of policies in shadow mode apart from the others when both kinds are present
 	 * ({@link ShadowSplit}), each kind through the layers.
 	 */
-	private RateLimitDecision decide(RateLimitRequest request) {
+	private Mono<RateLimitDecision> decide(RateLimitRequest request) {
 		ShadowSplit split = ShadowSplit.of(request);
-		return logShadowDenials((split != null) ? split.decide(this.decider, this.errors) : this.decider.decide(request));
-	}
-
-	private Mono<RateLimitDecision> decideAsync(RateLimitRequest request) {
-		ShadowSplit split = ShadowSplit.of(request);
-		return ((split != null) ? split.decideAsync(this.decider, this.errors) : this.decider.decideAsync(request))
+		return ((split != null) ? split.decide(this.decider, this.errors) : this.decider.decide(request))
 			.map(this::logShadowDenials);
 	}
 

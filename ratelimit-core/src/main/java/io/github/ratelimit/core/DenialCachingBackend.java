@@ -34,16 +34,10 @@ final class DenialCachingBackend implements RateLimitBackend {
 		return new Decider() {
 
 			@Override
-			public RateLimitDecision decide(RateLimitRequest request) {
-				RateLimitDecision cached = cache.lookup(request);
-				return (cached != null) ? cached : next.decide(request);
-			}
-
-			@Override
-			public Mono<RateLimitDecision> decideAsync(RateLimitRequest request) {
+			public Mono<RateLimitDecision> decide(RateLimitRequest request) {
 				return Mono.defer(() -> {
 					RateLimitDecision cached = cache.lookup(request);
-					return (cached != null) ? Mono.just(cached) : next.decideAsync(request);
+					return (cached != null) ? Mono.just(cached) : next.decide(request);
 				});
 			}
 
@@ -52,18 +46,11 @@ final class DenialCachingBackend implements RateLimitBackend {
 
 	/** Learns from the answer; the epoch and the time are read as the call is sent. */
 	@Override
-	public Acquisition acquire(RateLimitRequest request, String requestId) {
-		long epoch = this.cache.epoch();
-		long sent = System.nanoTime();
-		return learned(request, this.backend.acquire(request, requestId), sent, epoch);
-	}
-
-	@Override
-	public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
+	public Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
 		return Mono.defer(() -> {
 			long epoch = this.cache.epoch();
 			long sent = System.nanoTime();
-			return this.backend.acquireAsync(request, requestId)
+			return this.backend.acquire(request, requestId)
 				.map((acquisition) -> learned(request, acquisition, sent, epoch));
 		});
 	}
@@ -73,23 +60,14 @@ final class DenialCachingBackend implements RateLimitBackend {
 		return acquisition;
 	}
 
-	/** Forgets the entries' cached denials once the release is over, whatever its outcome (it may have landed). */
+	/**
+	 * Forgets the entries' cached denials once the release is over, whatever its outcome (it may have landed), before
+	 * the outcome is passed on: whoever waits for the release finds the denials forgotten.
+	 */
 	@Override
-	public void release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
+	public Mono<Void> release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
 			List<Long> sequences) {
-		try {
-			this.backend.release(entries, requestId, acquiredAtMicros, sequences);
-		}
-		finally {
-			this.cache.forget(entries);
-		}
-	}
-
-	@Override
-	public Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
-			List<Long> sequences) {
-		// before the outcome is passed on, so that whoever waits for the release finds the denials forgotten
-		return this.backend.releaseAsync(entries, requestId, acquiredAtMicros, sequences)
+		return this.backend.release(entries, requestId, acquiredAtMicros, sequences)
 			.doOnTerminate(() -> this.cache.forget(entries))
 			.doOnCancel(() -> this.cache.forget(entries));
 	}

@@ -31,11 +31,9 @@ final class FailureModes {
 	 * @param request the request
 	 * @param requestId its id
 	 * @param failure why the backend could not decide
-	 * @param blocking whether the caller may block: the fallback then decides on the caller's thread, which may wait
-	 * for its lock, rather than elsewhere when another thread holds it
 	 * @return the decision, at once unless the fallback must decide on another thread
 	 */
-	Mono<RateLimitDecision> decide(RateLimitRequest request, String requestId, Throwable failure, boolean blocking) {
+	Mono<RateLimitDecision> decide(RateLimitRequest request, String requestId, Throwable failure) {
 		List<RateLimitRequest.Entry> entries = request.entries();
 		PolicyDecision[] decisions = new PolicyDecision[entries.size()];
 		List<Integer> localIndexes = new ArrayList<>();
@@ -57,10 +55,7 @@ final class FailureModes {
 			return Mono.just(new RateLimitDecision(all, Permit.NONE, Permit.NONE, () -> all, failure));
 		}
 		boolean closedRefuses = refused;
-		Mono<RateLimitBackend.Acquisition> acquired = blocking
-				? Mono.fromCallable(() -> this.fallback.acquire(local, requestId))
-				: this.fallback.acquireAsync(local, requestId);
-		return acquired.flatMap((acquisition) -> {
+		return this.fallback.acquire(local, requestId).flatMap((acquisition) -> {
 			for (int j = 0; j < localIndexes.size(); j++) {
 				decisions[localIndexes.get(j)] = acquisition.decisions().get(j).asLocalFallback();
 			}
@@ -74,8 +69,7 @@ final class FailureModes {
 			}
 			List<Long> times = acquisition.entryTimesMicros();
 			List<Long> sequences = acquisition.entrySequences();
-			return (blocking ? Mono.fromRunnable(() -> this.fallback.release(local.entries(), requestId, times, sequences))
-					: this.fallback.releaseAsync(local.entries(), requestId, times, sequences)).thenReturn(decided);
+			return this.fallback.release(local.entries(), requestId, times, sequences).thenReturn(decided);
 		});
 	}
 

@@ -5,8 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -141,29 +139,9 @@ final class Guard {
 	 * release is still sent: it lands when the backend is back, else the lease reclaims the permits).
 	 * @param entries the entries given back
 	 * @param release the backend's release, not yet subscribed to
-	 */
-	void release(List<RateLimitRequest.Entry> entries, Mono<Void> release) {
-		CompletableFuture<?> call = sent(entries, release);
-		try {
-			if (call != null) {
-				call.get((this.timeout != null) ? this.timeout.toNanos() : Long.MAX_VALUE, TimeUnit.NANOSECONDS);
-			}
-		}
-		catch (ExecutionException | TimeoutException ex) {
-			releaseFailed(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-	}
-
-	/**
-	 * {@link #release} without blocking.
-	 * @param entries the entries given back
-	 * @param release the backend's release, not yet subscribed to
 	 * @return completes once released, or once the budget is spent
 	 */
-	Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, Mono<Void> release) {
+	Mono<Void> release(List<RateLimitRequest.Entry> entries, Mono<Void> release) {
 		return Mono.defer(() -> {
 			CompletableFuture<?> call = sent(entries, release);
 			if (call == null) {

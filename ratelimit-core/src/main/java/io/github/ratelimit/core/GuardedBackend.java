@@ -3,9 +3,7 @@ package io.github.ratelimit.core;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -22,7 +20,7 @@ import reactor.core.scheduler.Schedulers;
  * The backend as the last layer of a guarded limiter (architecture.md, "When Redis fails"): a backend that fails, does
  * not answer within the time budget, or whose circuit is open never fails the caller; each policy's failure mode
  * decides instead. A request whose entries span shards is split ({@link ShardSplit}), each part one {@link Call}
- * under its shard's breaker. The blocking and the non-blocking path differ only in how they wait for a call.
+ * under its shard's breaker.
  */
 final class GuardedBackend implements Decider {
 
@@ -49,51 +47,21 @@ final class GuardedBackend implements Decider {
 	}
 
 	@Override
-	public RateLimitDecision decide(RateLimitRequest request) {
+	public Mono<RateLimitDecision> decide(RateLimitRequest request) {
 		ShardSplit split = this.guard.split(request);
-		// the parts are decided at the same time: the caller waits for them all
-		return (split != null) ? await(split.decideAsync(this::decidePartAsync, this::giveBack)) : decidePart(request);
-	}
-
-	@Override
-	public Mono<RateLimitDecision> decideAsync(RateLimitRequest request) {
-		ShardSplit split = this.guard.split(request);
-		return (split != null) ? split.decideAsync(this::decidePartAsync, this::giveBack) : decidePartAsync(request);
+		return (split != null) ? split.decide(this::decidePart, this::giveBack) : decidePart(request);
 	}
 
 	private void giveBack(Permit reversal) {
 		Acquired.giveBack(reversal, this.guard.errors);
 	}
 
-	/** Decides a request of one shard, waiting for its call on the caller's thread for the rest of the budget. */
-	private RateLimitDecision decidePart(RateLimitRequest part) {
-		Call call = new Call(part);
-		CompletableFuture<RateLimitBackend.Acquisition> answer = call.answer;
-		if (answer == null) {
-			return await(call.refused(true));
-		}
-		try {
-			return call.answered((this.guard.timeout != null)
-					? answer.get(call.remainingNanos(), TimeUnit.NANOSECONDS) : answer.get());
-		}
-		catch (ExecutionException ex) {
-			return await(call.failed((ex.getCause() != null) ? ex.getCause() : ex, true));
-		}
-		catch (TimeoutException ex) {
-			return await(call.timedOut(true));
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return await(call.interrupted(ex));
-		}
-	}
-
-	/** Decides a request of one shard without blocking: the rest of the budget is a timer. */
-	private Mono<RateLimitDecision> decidePartAsync(RateLimitRequest part) {
+	/** Decides a request of one shard: the rest of the budget is a timer. */
+	private Mono<RateLimitDecision> decidePart(RateLimitRequest part) {
 		return Mono.defer(() -> {
 			Call call = new Call(part);
 			if (call.answer == null) {
-				return call.refused(false);
+				return call.refused();
 			}
 			// the backend call runs on whatever its own subscription needs; cancelling this one never cancels it
 			Mono<RateLimitBackend.Acquisition> answer = Mono.fromFuture(call.answer, true);
@@ -102,19 +70,9 @@ final class GuardedBackend implements Decider {
 				answer = answer.timeout(Duration.ofNanos(call.remainingNanos()), Mono.error(TimeoutException::new));
 			}
 			return answer.map(call::answered)
-				.onErrorResume((ex) -> (ex instanceof TimeoutException) ? call.timedOut(false) : call.failed(ex, false))
+				.onErrorResume((ex) -> (ex instanceof TimeoutException) ? call.timedOut() : call.failed(ex))
 				.doOnCancel(call::cancelled);
 		});
-	}
-
-	/** A decision on the blocking path: made at once, or on another thread (the fallback's) and waited for. */
-	private static RateLimitDecision await(Mono<RateLimitDecision> decision) {
-		try {
-			return decision.toFuture().join();
-		}
-		catch (CompletionException ex) {
-			throw (ex.getCause() instanceof RuntimeException cause) ? cause : ex;
-		}
 	}
 
 	/**
@@ -176,7 +134,7 @@ final class GuardedBackend implements Decider {
 		private CompletionStage<RateLimitBackend.Acquisition> send() {
 			try {
 				CompletableFuture<RateLimitBackend.Acquisition> call = GuardedBackend.this.backend
-					.acquireAsync(this.request, this.requestId)
+					.acquire(this.request, this.requestId)
 					.toFuture();
 				call.whenComplete(this::account);
 				this.answer = call;
@@ -225,19 +183,19 @@ final class GuardedBackend implements Decider {
 		}
 
 		/** The failure modes' decision of a call that was not made. */
-		Mono<RateLimitDecision> refused(boolean blocking) {
+		Mono<RateLimitDecision> refused() {
 			Throwable refusal = Objects.requireNonNull(this.refusal);
 			if (!(refusal instanceof CallNotPermittedException)) {
-				return failed(refusal, blocking);
+				return failed(refusal);
 			}
 			GuardedBackend.this.guard.notPermitted();
-			return failureModes(refusal, blocking);
+			return failureModes(refusal);
 		}
 
-		Mono<RateLimitDecision> failed(Throwable failure, boolean blocking) {
+		Mono<RateLimitDecision> failed(Throwable failure) {
 			settle();
 			GuardedBackend.this.guard.failed(BackendErrorKind.BACKEND_ERROR, failure);
-			return failureModes(failure, blocking);
+			return failureModes(failure);
 		}
 
 		/**
@@ -246,7 +204,7 @@ final class GuardedBackend implements Decider {
 		 * once although Redis answered in time, and counting those as failures would open the breaker on a healthy
 		 * Redis.
 		 */
-		Mono<RateLimitDecision> timedOut(boolean blocking) {
+		Mono<RateLimitDecision> timedOut() {
 			TimeoutException timeout = GuardedBackend.this.guard.timeoutException();
 			GuardedBackend.this.guard.failed(BackendErrorKind.TIMEOUT, timeout);
 			settle();
@@ -255,14 +213,7 @@ final class GuardedBackend implements Decider {
 			Schedulers.parallel()
 				.schedule(() -> this.accounted.completeExceptionally(timeout),
 						Objects.requireNonNull(GuardedBackend.this.guard.timeout).toNanos(), TimeUnit.NANOSECONDS);
-			return late(Mono.defer(() -> failureModes(timeout, blocking)), blocking);
-		}
-
-		/** The failure modes' decision when the blocking wait was interrupted: the breaker forgets the call. */
-		Mono<RateLimitDecision> interrupted(InterruptedException interrupt) {
-			this.decided.set(true);
-			forget();
-			return late(failureModes(interrupt, true), true);
+			return late(Mono.defer(() -> failureModes(timeout)));
 		}
 
 		/**
@@ -276,21 +227,18 @@ final class GuardedBackend implements Decider {
 			}
 		}
 
-		private Mono<RateLimitDecision> failureModes(Throwable failure, boolean blocking) {
-			return GuardedBackend.this.failureModes.decide(this.request, this.requestId, failure, blocking);
+		private Mono<RateLimitDecision> failureModes(Throwable failure) {
+			return GuardedBackend.this.failureModes.decide(this.request, this.requestId, failure);
 		}
 
 		/**
 		 * A decision made while the call still runs: what it takes is kept or given back once, by the decision, or by
 		 * a cancel before it.
 		 */
-		private Mono<RateLimitDecision> late(Mono<RateLimitDecision> decided, boolean blocking) {
+		private Mono<RateLimitDecision> late(Mono<RateLimitDecision> decided) {
 			AtomicBoolean handled = new AtomicBoolean();
 			Mono<RateLimitDecision> late = decided
 				.map((decision) -> handled.compareAndSet(false, true) ? keptWhenLate(decision) : decision);
-			if (blocking) {
-				return late;
-			}
 			// the timeout fired on a timer thread: the rest goes on where waiting is allowed, not on a shared timer;
 			// the cancel hook below it, so that a cancel before that worker ran still gives back
 			return late.subscribeOn(Schedulers.boundedElastic()).doOnCancel(() -> {
@@ -320,22 +268,8 @@ final class GuardedBackend implements Decider {
 		 * concurrency permit would be held until its lease ends.
 		 */
 		private void undo() {
-			ErrorCounts errors = GuardedBackend.this.guard.errors;
-			Objects.requireNonNull(this.answer).whenComplete((acquisition, failure) -> {
-				if (acquisition == null) {
-					return;
-				}
-				errors.add(BackendErrorKind.GIVE_BACK_FAILED, acquisition.failedGiveBacks());
-				if (acquisition.decisions().stream().allMatch(PolicyDecision::allowed)) {
-					GuardedBackend.this.backend
-						.releaseAsync(this.request.entries(), this.requestId, acquisition.entryTimesMicros(),
-								acquisition.entrySequences())
-						.subscribe(null, (ex) -> {
-							errors.add(BackendErrorKind.GIVE_BACK_FAILED);
-							logger.debug("Could not give back a late rate-limit acquisition", ex);
-						});
-				}
-			});
+			Acquired.undo(GuardedBackend.this.backend, this.request, this.requestId, Objects.requireNonNull(this.answer),
+					GuardedBackend.this.guard.errors);
 		}
 
 		private RateLimitDecision decision(RateLimitBackend.Acquisition acquisition) {
@@ -356,7 +290,7 @@ final class GuardedBackend implements Decider {
 			}
 			RateLimitBackend fallback = GuardedBackend.this.failureModes.fallback;
 			PendingPermits mirror = new PendingPermits(local);
-			fallback.acquireAsync(local, this.requestId)
+			fallback.acquire(local, this.requestId)
 				.subscribe((acquisition) -> mirror.land(
 						Acquired.decision(local, this.requestId, acquisition, fallback, null, MIRRORED)),
 						(ex) -> mirror.land(null));

@@ -80,14 +80,6 @@ final class PendingPermits {
 		}
 
 		@Override
-		public void release() {
-			Permit permit = markReleased();
-			if (permit != null) {
-				permit.release();
-			}
-		}
-
-		@Override
 		public Mono<Void> releaseAsync() {
 			return Mono.defer(() -> {
 				Permit permit = markReleased();

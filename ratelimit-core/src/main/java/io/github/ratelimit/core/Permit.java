@@ -13,10 +13,6 @@ public interface Permit extends AutoCloseable {
 	Permit NONE = new Permit() {
 
 		@Override
-		public void release() {
-		}
-
-		@Override
 		public Mono<Void> releaseAsync() {
 			return Mono.empty();
 		}
@@ -28,14 +24,16 @@ public interface Permit extends AutoCloseable {
 
 	};
 
-	/** Gives the permits back, blocking until the backend has them. */
-	void release();
-
 	/**
 	 * Gives the permits back without blocking.
 	 * @return completes once released
 	 */
 	Mono<Void> releaseAsync();
+
+	/** Gives the permits back, waiting for {@link #releaseAsync}: at most a guarded limiter's time budget. */
+	default void release() {
+		Waits.await(releaseAsync());
+	}
 
 	/** @return whether at least one concurrency permit is held */
 	boolean holdsAny();

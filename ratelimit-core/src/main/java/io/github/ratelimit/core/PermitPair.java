@@ -13,16 +13,6 @@ record PermitPair(Permit first, Permit second) implements Permit {
 	}
 
 	@Override
-	public void release() {
-		try {
-			this.first.release();
-		}
-		finally {
-			this.second.release();
-		}
-	}
-
-	@Override
 	public Mono<Void> releaseAsync() {
 		return Mono.when(this.first.releaseAsync(), this.second.releaseAsync());
 	}

@@ -9,26 +9,19 @@ import reactor.core.publisher.Mono;
 
 /**
  * Where the counters live: Redis (shared by all instances) or local memory. A backend evaluates all entries of a
- * request as one unit: either every entry admits and every entry takes its cost, or none takes anything.
+ * request as one unit: either every entry admits and every entry takes its cost, or none takes anything. Decisions
+ * are non-blocking only; whoever must wait ({@link RateLimiter#check}) waits on them.
  */
 public interface RateLimitBackend {
 
 	/**
-	 * Evaluates and, when every entry admits, takes the cost of each entry.
+	 * Evaluates and, when every entry admits, takes the cost of each entry, without blocking the caller.
 	 * @param request the entries and the optional explicit time
 	 * @param requestId an id unique to this request: the token bucket and GCRA keep it as their last taker, so that
 	 * its release gives back exactly (the sorted sets number what they take instead: {@link Acquisition#entrySequences()})
 	 * @return one decision per entry, in the request's order, and the time of the evaluation
 	 */
-	Acquisition acquire(RateLimitRequest request, String requestId);
-
-	/**
-	 * The non-blocking form of {@link #acquire}.
-	 * @param request the entries and the optional explicit time
-	 * @param requestId an id unique to this request
-	 * @return one decision per entry and the time of the evaluation
-	 */
-	Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId);
+	Mono<Acquisition> acquire(RateLimitRequest request, String requestId);
 
 	/**
 	 * Gives back what {@link #acquire} took for these entries under this request id: concurrency permits when a
@@ -43,19 +36,9 @@ public interface RateLimitBackend {
 	 * @param acquiredAtMicros for each entry, the time its acquisition used ({@link Acquisition#entryTimesMicros()})
 	 * @param sequences for each entry, the first sequence number its acquisition took
 	 * ({@link Acquisition#entrySequences()})
-	 */
-	void release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
-			List<Long> sequences);
-
-	/**
-	 * The non-blocking form of {@link #release}.
-	 * @param entries the entries to give back
-	 * @param requestId the id used when acquiring
-	 * @param acquiredAtMicros for each entry, the time its acquisition used
-	 * @param sequences for each entry, the first sequence number its acquisition took
 	 * @return completes once released
 	 */
-	Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
+	Mono<Void> release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
 			List<Long> sequences);
 
 	/**

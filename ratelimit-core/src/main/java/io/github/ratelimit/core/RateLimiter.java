@@ -6,17 +6,21 @@ import reactor.core.publisher.Mono;
 public interface RateLimiter {
 
 	/**
-	 * Evaluates the request, blocking the calling thread for the backend round trip.
+	 * Evaluates the request without blocking a thread.
+	 * @param request the policies and identities of the request
+	 * @return the decision, emitted once the backend answers; release its {@link RateLimitDecision#permit() permit}
+	 * when the request completes
+	 */
+	Mono<RateLimitDecision> checkAsync(RateLimitRequest request);
+
+	/**
+	 * Evaluates the request, the calling thread waiting for {@link #checkAsync}: as long as the backend round trip,
+	 * at most a guarded limiter's time budget.
 	 * @param request the policies and identities of the request
 	 * @return the decision; release its {@link RateLimitDecision#permit() permit} when the request completes
 	 */
-	RateLimitDecision check(RateLimitRequest request);
-
-	/**
-	 * Evaluates the request without blocking a thread.
-	 * @param request the policies and identities of the request
-	 * @return the decision, emitted once the backend answers
-	 */
-	Mono<RateLimitDecision> checkAsync(RateLimitRequest request);
+	default RateLimitDecision check(RateLimitRequest request) {
+		return Waits.await(checkAsync(request));
+	}
 
 }

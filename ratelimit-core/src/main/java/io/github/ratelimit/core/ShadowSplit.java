@@ -2,8 +2,6 @@ package io.github.ratelimit.core;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -39,35 +37,19 @@ record ShadowSplit(RateLimitRequest enforced, RateLimitRequest shadow) {
 		return new ShadowSplit(enforced.build(), shadow.build());
 	}
 
-	/** Decides both parts, the enforced one on the caller's thread. */
-	RateLimitDecision decide(Decider decider, ErrorCounts errors) {
-		CompletableFuture<RateLimitDecision> shadow = decider.decideAsync(this.shadow).toFuture();
-		RateLimitDecision enforced;
-		try {
-			enforced = decider.decide(this.enforced);
-		}
-		catch (RuntimeException | Error ex) {
-			// unguarded: the failure reaches the caller, and what the shadow part takes is given back
-			shadow.thenAccept(
-					(decision) -> Acquired.giveBack(PermitPair.of(decision.reversal(), decision.permit()), errors));
-			throw ex;
-		}
-		RateLimitDecision shadowDecision;
-		try {
-			shadowDecision = shadow.join();
-		}
-		catch (CompletionException ex) {
-			// unguarded: the failure reaches the caller, and what the enforced part took is given back
-			Acquired.giveBack(PermitPair.of(enforced.reversal(), enforced.permit()), errors);
-			throw (ex.getCause() instanceof RuntimeException cause) ? cause : ex;
-		}
-		return combine(enforced, shadowDecision, errors);
+	/**
+	 * Decides both parts at the same time. A part decided while the other fails, or before the caller cancels, is
+	 * never seen by the caller: what it took is given back.
+	 */
+	Mono<RateLimitDecision> decide(Decider decider, ErrorCounts errors) {
+		return Mono.zip(decider.decide(this.enforced), decider.decide(this.shadow))
+			.map((both) -> combine(both.getT1(), both.getT2(), errors))
+			.doOnDiscard(RateLimitDecision.class, (unseen) -> giveBackAll(unseen, errors));
 	}
 
-	/** Decides both parts without blocking. */
-	Mono<RateLimitDecision> decideAsync(Decider decider, ErrorCounts errors) {
-		return Mono.zip(decider.decideAsync(this.enforced), decider.decideAsync(this.shadow))
-			.map((both) -> combine(both.getT1(), both.getT2(), errors));
+	/** Gives back all a decision holds (its permit too: it counts as held in this instance until released). */
+	static void giveBackAll(RateLimitDecision decision, ErrorCounts errors) {
+		Acquired.giveBack(PermitPair.of(decision.reversal(), decision.permit()), errors);
 	}
 
 	/** The decision of both parts: the admission and the reversal of the enforced part, plus the shadow's. */
@@ -77,7 +59,7 @@ record ShadowSplit(RateLimitRequest enforced, RateLimitRequest shadow) {
 		all.addAll(shadow.allDecisions());
 		Throwable failure = enforced.failure().or(shadow::failure).orElse(null);
 		if (!enforced.allowed()) {
-			Acquired.giveBack(PermitPair.of(shadow.reversal(), shadow.permit()), errors);
+			giveBackAll(shadow, errors);
 			return new RateLimitDecision(all, Permit.NONE, Permit.NONE, () -> all, failure);
 		}
 		return new RateLimitDecision(all, PermitPair.of(enforced.permit(), shadow.permit()),

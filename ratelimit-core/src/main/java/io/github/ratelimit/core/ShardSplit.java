@@ -65,16 +65,19 @@ final class ShardSplit {
 	}
 
 	/**
-	 * Decides the parts at the same time, without blocking.
-	 * @param async decides a part without blocking
+	 * Decides the parts at the same time. A part decided before the caller cancels is never seen by the caller: what
+	 * it took is given back.
+	 * @param decider decides a part
 	 * @param giveBack gives back what a part took
 	 */
-	Mono<RateLimitDecision> decideAsync(Function<RateLimitRequest, Mono<RateLimitDecision>> async,
+	Mono<RateLimitDecision> decide(Function<RateLimitRequest, Mono<RateLimitDecision>> decider,
 			Consumer<Permit> giveBack) {
 		return Flux.fromIterable(this.parts)
-			.flatMapSequential(async)
+			.flatMapSequential(decider)
 			.collectList()
-			.map((decided) -> combine(decided, giveBack));
+			.map((decided) -> combine(decided, giveBack))
+			.doOnDiscard(RateLimitDecision.class,
+					(unseen) -> giveBack.accept(PermitPair.of(unseen.reversal(), unseen.permit())));
 	}
 
 	private RateLimitDecision combine(List<RateLimitDecision> decided, Consumer<Permit> giveBack) {

@@ -24,7 +24,7 @@ final class CountingBackend implements RateLimitBackend {
 		this.delegate = delegate;
 	}
 
-	/** Acquisitions asked of the backend (blocking and non-blocking), failed ones included. */
+	/** Acquisitions asked of the backend failed ones included. */
 	int acquisitions() {
 		return this.acquisitions.get();
 	}
@@ -43,37 +43,20 @@ final class CountingBackend implements RateLimitBackend {
 	}
 
 	@Override
-	public Acquisition acquire(RateLimitRequest request, String requestId) {
-		this.acquisitions.incrementAndGet();
-		RuntimeException failing = this.failure;
-		if (failing != null) {
-			throw failing;
-		}
-		return this.delegate.acquire(request, requestId);
-	}
-
-	@Override
-	public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
+	public Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
 		return Mono.defer(() -> {
 			this.acquisitions.incrementAndGet();
 			RuntimeException failing = this.failure;
-			return (failing != null) ? Mono.error(failing) : this.delegate.acquireAsync(request, requestId);
+			return (failing != null) ? Mono.error(failing) : this.delegate.acquire(request, requestId);
 		});
 	}
 
 	@Override
-	public void release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
-			List<Long> sequences) {
-		this.releases.incrementAndGet();
-		this.delegate.release(entries, requestId, acquiredAtMicros, sequences);
-	}
-
-	@Override
-	public Mono<Void> releaseAsync(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
+	public Mono<Void> release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
 			List<Long> sequences) {
 		return Mono.defer(() -> {
 			this.releases.incrementAndGet();
-			return this.delegate.releaseAsync(entries, requestId, acquiredAtMicros, sequences);
+			return this.delegate.release(entries, requestId, acquiredAtMicros, sequences);
 		});
 	}
 

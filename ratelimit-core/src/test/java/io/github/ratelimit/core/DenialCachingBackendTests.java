@@ -66,24 +66,24 @@ class DenialCachingBackendTests {
 	}
 
 	private RateLimitBackend.Acquisition acquire(Path path, RateLimitRequest request, String requestId) {
-		return (path == Path.BLOCKING) ? this.backend.acquire(request, requestId)
-				: this.backend.acquireAsync(request, requestId).block();
+		return (path == Path.BLOCKING) ? this.backend.acquire(request, requestId).block()
+				: this.backend.acquire(request, requestId).block();
 	}
 
 	private void giveBack(Path path, RateLimitRequest request, String requestId,
 			RateLimitBackend.Acquisition acquisition) {
 		List<RateLimitRequest.Entry> entries = request.entries();
 		if (path == Path.BLOCKING) {
-			this.backend.release(entries, requestId, acquisition.entryTimesMicros(), acquisition.entrySequences());
+			this.backend.release(entries, requestId, acquisition.entryTimesMicros(), acquisition.entrySequences()).block();
 		}
 		else {
-			this.backend.releaseAsync(entries, requestId, acquisition.entryTimesMicros(), acquisition.entrySequences())
+			this.backend.release(entries, requestId, acquisition.entryTimesMicros(), acquisition.entrySequences())
 				.block();
 		}
 	}
 
 	private static RateLimitDecision decide(Path path, Decider decider, RateLimitRequest request) {
-		return (path == Path.BLOCKING) ? decider.decide(request) : decider.decideAsync(request).block();
+		return (path == Path.BLOCKING) ? Waits.await(decider.decide(request)) : decider.decide(request).block();
 	}
 
 }

@@ -61,7 +61,7 @@ class GuardedBackendTests {
 		this.factory.start();
 		this.backend = new RedisRateLimitBackend(this.factory);
 		// the first call opens the connection and loads the script, outside the guard
-		this.backend.acquire(RateLimitRequest.of(OPEN, "warm-up"), "warm-up");
+		this.backend.acquire(RateLimitRequest.of(OPEN, "warm-up"), "warm-up").block();
 		// never opens by itself: the test reads what it records
 		this.breaker = CircuitBreaker.of("accounting", CircuitBreakerConfig.custom()
 			.slidingWindowSize(100)
@@ -113,7 +113,7 @@ class GuardedBackendTests {
 		this.breaker.transitionToHalfOpenState();
 		this.redis.freeze();
 		try {
-			Disposable waiting = this.guarded.decideAsync(RateLimitRequest.of(OPEN, "cancelled")).subscribe();
+			Disposable waiting = this.guarded.decide(RateLimitRequest.of(OPEN, "cancelled")).subscribe();
 			assertThat(this.breaker.tryAcquirePermission()).as("the call holds the only probe").isFalse();
 			waiting.dispose();
 			assertThat(this.breaker.tryAcquirePermission()).as("released by the cancel").isTrue();
@@ -132,7 +132,7 @@ class GuardedBackendTests {
 
 	private RateLimitDecision decide(Path path, String identity) {
 		RateLimitRequest request = RateLimitRequest.of(OPEN, identity);
-		return (path == Path.BLOCKING) ? this.guarded.decide(request) : this.guarded.decideAsync(request).block();
+		return (path == Path.BLOCKING) ? Waits.await(this.guarded.decide(request)) : this.guarded.decide(request).block();
 	}
 
 }

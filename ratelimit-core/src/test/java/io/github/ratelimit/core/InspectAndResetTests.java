@@ -34,7 +34,7 @@ class InspectAndResetTests {
 		RateLimitBackend backend = kind.fresh().backend;
 		for (Algorithm algorithm : Algorithm.values()) {
 			RateLimitPolicy policy = policy(algorithm);
-			RateLimitBackend.Acquisition taken = backend.acquire(request(policy, "reader", 3, T0), "taker");
+			RateLimitBackend.Acquisition taken = backend.acquire(request(policy, "reader", 3, T0), "taker").block();
 			assertThat(taken.decisions().get(0).remaining()).as(algorithm.id()).isEqualTo(7);
 			for (int i = 0; i < 3; i++) {
 				PolicyDecision read = backend.inspect(request(policy, "reader", 1, T0)).get(0);
@@ -43,7 +43,7 @@ class InspectAndResetTests {
 				assertThat(read.resetAfter()).as(algorithm.id()).isPositive();
 			}
 			// the reads took nothing: the next request sees the same state
-			assertThat(backend.acquire(request(policy, "reader", 1, T0), "next").decisions().get(0).remaining())
+			assertThat(backend.acquire(request(policy, "reader", 1, T0), "next").block().decisions().get(0).remaining())
 				.as(algorithm.id())
 				.isEqualTo(6);
 		}
@@ -55,9 +55,9 @@ class InspectAndResetTests {
 		RateLimitBackend backend = kind.fresh().backend;
 		for (Algorithm algorithm : Algorithm.values()) {
 			RateLimitPolicy policy = policy(algorithm);
-			backend.acquire(request(policy, "full", 10, T0), "all");
+			backend.acquire(request(policy, "full", 10, T0), "all").block();
 			PolicyDecision read = backend.inspect(request(policy, "full", 1, T0 + 1_000)).get(0);
-			PolicyDecision denied = backend.acquire(request(policy, "full", 1, T0 + 1_000), "denied")
+			PolicyDecision denied = backend.acquire(request(policy, "full", 1, T0 + 1_000), "denied").block()
 				.decisions()
 				.get(0);
 			assertThat(read.allowed()).as(algorithm.id()).isFalse();
@@ -73,12 +73,12 @@ class InspectAndResetTests {
 		RateLimitBackend backend = kind.fresh().backend;
 		for (Algorithm algorithm : Algorithm.values()) {
 			RateLimitPolicy policy = policy(algorithm);
-			backend.acquire(request(policy, "reset", 10, T0), "all");
-			backend.acquire(request(policy, "kept", 4, T0), "some");
+			backend.acquire(request(policy, "reset", 10, T0), "all").block();
+			backend.acquire(request(policy, "kept", 4, T0), "some").block();
 			backend.reset(request(policy, "reset", 1, T0).entries());
 			assertThat(backend.inspect(request(policy, "reset", 1, T0)).get(0).remaining()).as(algorithm.id())
 				.isEqualTo(10);
-			assertThat(backend.acquire(request(policy, "reset", 10, T0), "again").decisions().get(0).allowed())
+			assertThat(backend.acquire(request(policy, "reset", 10, T0), "again").block().decisions().get(0).allowed())
 				.as(algorithm.id())
 				.isTrue();
 			assertThat(backend.inspect(request(policy, "kept", 1, T0)).get(0).remaining()).as(algorithm.id())
@@ -92,7 +92,7 @@ class InspectAndResetTests {
 		Backends.Fixture fixture = kind.fresh();
 		RateLimitPolicy a = policy(Algorithm.FIXED_WINDOW);
 		RateLimitPolicy b = policy(Algorithm.SLIDING_WINDOW_LOG);
-		fixture.backend.acquire(RateLimitRequest.builder().add(a, "x").add(b, "x").add(a, "y").at(T0).build(), "r");
+		fixture.backend.acquire(RateLimitRequest.builder().add(a, "x").add(b, "x").add(a, "y").at(T0).build(), "r").block();
 		assertThat(fixture.keys()).hasSize(3);
 		fixture.backend.reset(List.of(new RateLimitRequest.Entry(a, "x", 1), new RateLimitRequest.Entry(b, "x", 1)));
 		assertThat(fixture.keys()).singleElement().asString().contains("{y}");

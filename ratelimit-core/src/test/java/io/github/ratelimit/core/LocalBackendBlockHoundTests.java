@@ -52,10 +52,10 @@ class LocalBackendBlockHoundTests {
 	@Test
 	void acquiringOnANonBlockingThreadNeverWaitsForAnotherThreadsLock() throws Exception {
 		LocalRateLimitBackend backend = new LocalRateLimitBackend();
-		assertContendedCallsNeverBlock((i) -> backend.acquireAsync(request(), "async-" + i)
-			.flatMap((acquisition) -> backend.releaseAsync(request().entries(), "async-" + i,
+		assertContendedCallsNeverBlock((i) -> backend.acquire(request(), "async-" + i)
+			.flatMap((acquisition) -> backend.release(request().entries(), "async-" + i,
 					acquisition.entryTimesMicros(), acquisition.entrySequences())),
-				(i) -> backend.acquire(request(), "blocking-" + i));
+				(i) -> backend.acquire(request(), "blocking-" + i).block());
 	}
 
 	@Test
@@ -69,7 +69,7 @@ class LocalBackendBlockHoundTests {
 			.fallback(fallback)
 			.build();
 		assertContendedCallsNeverBlock((i) -> limiter.checkAsync(request()).flatMap((d) -> d.reversal().releaseAsync()),
-				(i) -> fallback.acquire(request(), "blocking-" + i));
+				(i) -> fallback.acquire(request(), "blocking-" + i).block());
 	}
 
 	private static RateLimitRequest request() {

@@ -34,7 +34,7 @@ class RefundTests {
 
 	private static long remaining(RateLimitBackend backend, RateLimitPolicy policy, String identity, long time,
 			String requestId) {
-		return backend.acquire(request(policy, identity, time), requestId).decisions().get(0).remaining();
+		return backend.acquire(request(policy, identity, time), requestId).block().decisions().get(0).remaining();
 	}
 
 	@ParameterizedTest
@@ -48,14 +48,14 @@ class RefundTests {
 				.window(Duration.ofMinutes(1))
 				.build();
 			long t = T0 + 5 * SECOND;
-			RateLimitBackend.Acquisition first = backend.acquire(request(policy, "retry", t), "first");
-			RateLimitBackend.Acquisition second = backend.acquire(request(policy, "retry", t), "second");
+			RateLimitBackend.Acquisition first = backend.acquire(request(policy, "retry", t), "first").block();
+			RateLimitBackend.Acquisition second = backend.acquire(request(policy, "retry", t), "second").block();
 			assertThat(first.decisions().get(0).allowed()).isTrue();
 			assertThat(second.decisions().get(0).allowed()).isTrue();
 			List<RateLimitRequest.Entry> entries = request(policy, "retry", t).entries();
 			// the first release ran, its answer was lost, it is sent again
-			backend.release(entries, "first", first.entryTimesMicros(), first.entrySequences());
-			backend.release(entries, "first", first.entryTimesMicros(), first.entrySequences());
+			backend.release(entries, "first", first.entryTimesMicros(), first.entrySequences()).block();
+			backend.release(entries, "first", first.entryTimesMicros(), first.entrySequences()).block();
 			// exactly the first request's one unit came back, once: the second one's stays taken (the probe takes
 			// one). The buckets were last written at the first request's time, so they know no refill absorbed it.
 			assertThat(remaining(backend, policy, "retry", t, "probe")).as(algorithm.id()).isEqualTo(8);
@@ -74,16 +74,16 @@ class RefundTests {
 				.build();
 			long t = T0 + 5 * SECOND;
 			List<RateLimitRequest.Entry> entries = request(policy, "twice", t).entries();
-			RateLimitBackend.Acquisition first = backend.acquire(request(policy, "twice", t), "first");
-			backend.release(entries, "first", first.entryTimesMicros(), first.entrySequences());
+			RateLimitBackend.Acquisition first = backend.acquire(request(policy, "twice", t), "first").block();
+			backend.release(entries, "first", first.entryTimesMicros(), first.entrySequences()).block();
 			// the mark of the first refund (its time) does not stop the refund of a request of another time
-			RateLimitBackend.Acquisition second = backend.acquire(request(policy, "twice", t + SECOND), "second");
+			RateLimitBackend.Acquisition second = backend.acquire(request(policy, "twice", t + SECOND), "second").block();
 			assertThat(second.decisions().get(0).remaining()).as(algorithm.id()).isEqualTo(9);
-			backend.release(entries, "second", second.entryTimesMicros(), second.entrySequences());
-			backend.release(entries, "second", second.entryTimesMicros(), second.entrySequences());
+			backend.release(entries, "second", second.entryTimesMicros(), second.entrySequences()).block();
+			backend.release(entries, "second", second.entryTimesMicros(), second.entrySequences()).block();
 			assertThat(remaining(backend, policy, "twice", t + SECOND, "probe")).as(algorithm.id()).isEqualTo(9);
 			// nor does the first one's refund, made again, give anything now that the bucket was written later
-			backend.release(entries, "first", first.entryTimesMicros(), first.entrySequences());
+			backend.release(entries, "first", first.entryTimesMicros(), first.entrySequences()).block();
 			assertThat(remaining(backend, policy, "twice", t + SECOND, "probe-2")).as(algorithm.id()).isEqualTo(8);
 		}
 	}
@@ -99,9 +99,9 @@ class RefundTests {
 				.window(Duration.ofSeconds(10))
 				.build();
 			long t = T0 + 5 * SECOND;
-			backend.acquire(request(policy, "last", t), "one");
-			RateLimitBackend.Acquisition two = backend.acquire(request(policy, "last", t + SECOND / 2), "two");
-			backend.release(request(policy, "last", t).entries(), "two", two.entryTimesMicros(), two.entrySequences());
+			backend.acquire(request(policy, "last", t), "one").block();
+			RateLimitBackend.Acquisition two = backend.acquire(request(policy, "last", t + SECOND / 2), "two").block();
+			backend.release(request(policy, "last", t).entries(), "two", two.entryTimesMicros(), two.entrySequences()).block();
 			// as if "two" had never come: one taken at t, half a token refilled since
 			assertThat(remaining(backend, policy, "last", t + SECOND / 2, "probe")).as(algorithm.id()).isEqualTo(8);
 		}
@@ -119,11 +119,11 @@ class RefundTests {
 				.burst(10)
 				.build();
 			long t = T0 + 5 * SECOND;
-			RateLimitBackend.Acquisition early = backend.acquire(request(policy, "cap", t), "early");
+			RateLimitBackend.Acquisition early = backend.acquire(request(policy, "cap", t), "early").block();
 			// two seconds on the bucket is full again: the early request holds nothing any more
-			assertThat(backend.acquire(request(policy, "cap", t + 2 * SECOND), "later").decisions().get(0).remaining())
+			assertThat(backend.acquire(request(policy, "cap", t + 2 * SECOND), "later").block().decisions().get(0).remaining())
 				.isEqualTo(9);
-			backend.release(request(policy, "cap", t).entries(), "early", early.entryTimesMicros(), early.entrySequences());
+			backend.release(request(policy, "cap", t).entries(), "early", early.entryTimesMicros(), early.entrySequences()).block();
 			assertThat(remaining(backend, policy, "cap", t + 2 * SECOND, "probe")).as(algorithm.id()).isEqualTo(8);
 		}
 	}

@@ -48,14 +48,14 @@ class SequencedEntriesTests {
 		for (Algorithm algorithm : SEQUENCED) {
 			RateLimitPolicy policy = policy(algorithm, 10);
 			long t = T0 + 5 * SECOND;
-			RateLimitBackend.Acquisition first = backend.acquire(request(policy, 3, t), "first");
-			RateLimitBackend.Acquisition second = backend.acquire(request(policy, 2, t), "second");
+			RateLimitBackend.Acquisition first = backend.acquire(request(policy, 3, t), "first").block();
+			RateLimitBackend.Acquisition second = backend.acquire(request(policy, 2, t), "second").block();
 			assertThat(first.entrySequences()).as(algorithm.id()).containsExactly(1L);
 			assertThat(second.entrySequences()).as(algorithm.id()).containsExactly(4L);
 			assertThat(second.decisions().get(0).remaining()).isEqualTo(5);
 			// a window later every entry is trimmed; the sequence goes on, and is not counted as an entry
 			long later = t + 10 * SECOND + 1;
-			RateLimitBackend.Acquisition third = backend.acquire(request(policy, 1, later), "third");
+			RateLimitBackend.Acquisition third = backend.acquire(request(policy, 1, later), "third").block();
 			assertThat(third.entrySequences()).as(algorithm.id()).containsExactly(6L);
 			assertThat(third.decisions().get(0).remaining()).as(algorithm.id()).isEqualTo(9);
 			if (kind != Backends.LOCAL) {
@@ -71,13 +71,13 @@ class SequencedEntriesTests {
 		for (Algorithm algorithm : SEQUENCED) {
 			RateLimitPolicy policy = policy(algorithm, 2);
 			long t = T0 + 5 * SECOND;
-			assertThat(backend.acquire(request(policy, 2, t), "full").entrySequences()).containsExactly(1L);
-			RateLimitBackend.Acquisition denied = backend.acquire(request(policy, 1, t), "denied");
+			assertThat(backend.acquire(request(policy, 2, t), "full").block().entrySequences()).containsExactly(1L);
+			RateLimitBackend.Acquisition denied = backend.acquire(request(policy, 1, t), "denied").block();
 			assertThat(denied.decisions().get(0).allowed()).isFalse();
 			assertThat(denied.entrySequences()).as(algorithm.id()).containsExactly(0L);
 			// a release of nothing gives nothing
 			backend.release(request(policy, 1, t).entries(), "denied", denied.entryTimesMicros(),
-					denied.entrySequences());
+					denied.entrySequences()).block();
 			assertThat(remaining(backend, policy, t)).as(algorithm.id()).isZero();
 		}
 	}
@@ -89,19 +89,19 @@ class SequencedEntriesTests {
 		for (Algorithm algorithm : SEQUENCED) {
 			RateLimitPolicy policy = policy(algorithm, 10);
 			long t = T0 + 5 * SECOND;
-			RateLimitBackend.Acquisition a = backend.acquire(request(policy, 2, t), "a");
-			RateLimitBackend.Acquisition b = backend.acquire(request(policy, 3, t), "b");
-			RateLimitBackend.Acquisition c = backend.acquire(request(policy, 1, t + 1), "c");
+			RateLimitBackend.Acquisition a = backend.acquire(request(policy, 2, t), "a").block();
+			RateLimitBackend.Acquisition b = backend.acquire(request(policy, 3, t), "b").block();
+			RateLimitBackend.Acquisition c = backend.acquire(request(policy, 1, t + 1), "c").block();
 			// b's release is sent, its answer lost, and it is sent again
 			List<RateLimitRequest.Entry> entries = request(policy, 3, t).entries();
-			backend.release(entries, "b", b.entryTimesMicros(), b.entrySequences());
-			backend.release(entries, "b", b.entryTimesMicros(), b.entrySequences());
+			backend.release(entries, "b", b.entryTimesMicros(), b.entrySequences()).block();
+			backend.release(entries, "b", b.entryTimesMicros(), b.entrySequences()).block();
 			assertThat(remaining(backend, policy, t + 2)).as("%s: only b's 3 came back", algorithm.id()).isEqualTo(7);
 			// a release that names another time than its acquisition's removes nothing
-			backend.release(request(policy, 2, t).entries(), "a", List.of(t + 1), a.entrySequences());
+			backend.release(request(policy, 2, t).entries(), "a", List.of(t + 1), a.entrySequences()).block();
 			assertThat(remaining(backend, policy, t + 2)).as(algorithm.id()).isEqualTo(7);
-			backend.release(request(policy, 2, t).entries(), "a", a.entryTimesMicros(), a.entrySequences());
-			backend.release(request(policy, 1, t + 1).entries(), "c", c.entryTimesMicros(), c.entrySequences());
+			backend.release(request(policy, 2, t).entries(), "a", a.entryTimesMicros(), a.entrySequences()).block();
+			backend.release(request(policy, 1, t + 1).entries(), "c", c.entryTimesMicros(), c.entrySequences()).block();
 			assertThat(remaining(backend, policy, t + 2)).as(algorithm.id()).isEqualTo(10);
 		}
 	}
@@ -113,11 +113,11 @@ class SequencedEntriesTests {
 		for (Algorithm algorithm : SEQUENCED) {
 			RateLimitPolicy policy = policy(algorithm, 10);
 			long t = T0 + 5 * SECOND;
-			RateLimitBackend.Acquisition old = backend.acquire(request(policy, 2, t), "old");
+			RateLimitBackend.Acquisition old = backend.acquire(request(policy, 2, t), "old").block();
 			backend.reset(request(policy, 1, t).entries());
-			RateLimitBackend.Acquisition fresh = backend.acquire(request(policy, 2, t + 1), "fresh");
+			RateLimitBackend.Acquisition fresh = backend.acquire(request(policy, 2, t + 1), "fresh").block();
 			assertThat(fresh.entrySequences()).as("the numbers start again").isEqualTo(old.entrySequences());
-			backend.release(request(policy, 2, t).entries(), "old", old.entryTimesMicros(), old.entrySequences());
+			backend.release(request(policy, 2, t).entries(), "old", old.entryTimesMicros(), old.entrySequences()).block();
 			assertThat(remaining(backend, policy, t + 2)).as("%s: the fresh request still holds its 2", algorithm.id())
 				.isEqualTo(8);
 		}
@@ -129,14 +129,14 @@ class SequencedEntriesTests {
 		RateLimitBackend backend = kind.fresh().backend;
 		RateLimitPolicy policy = policy(Algorithm.CONCURRENCY, RateLimitPolicy.MAX_ENTRY_LIMIT);
 		long t = T0 + 5 * SECOND;
-		RateLimitBackend.Acquisition all = backend.acquire(request(policy, RateLimitPolicy.MAX_ENTRY_LIMIT, t), "all");
+		RateLimitBackend.Acquisition all = backend.acquire(request(policy, RateLimitPolicy.MAX_ENTRY_LIMIT, t), "all").block();
 		assertThat(all.decisions().get(0).allowed()).isTrue();
 		assertThat(all.decisions().get(0).remaining()).isZero();
-		assertThat(backend.acquire(request(policy, 1, t), "one more").decisions().get(0).allowed()).isFalse();
+		assertThat(backend.acquire(request(policy, 1, t), "one more").block().decisions().get(0).allowed()).isFalse();
 		backend.release(request(policy, RateLimitPolicy.MAX_ENTRY_LIMIT, t).entries(), "all", all.entryTimesMicros(),
-				all.entrySequences());
+				all.entrySequences()).block();
 		RateLimitBackend.Acquisition again = backend.acquire(request(policy, RateLimitPolicy.MAX_ENTRY_LIMIT, t),
-				"again");
+				"again").block();
 		assertThat(again.decisions().get(0).allowed()).isTrue();
 		assertThat(again.entrySequences()).containsExactly((long) RateLimitPolicy.MAX_ENTRY_LIMIT + 1);
 	}

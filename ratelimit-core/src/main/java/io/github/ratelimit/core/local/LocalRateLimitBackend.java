@@ -88,23 +88,17 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		return "local";
 	}
 
-	@Override
-	public Acquisition acquire(RateLimitRequest request, String requestId) {
-		String[] keys = keys(request.entries());
-		ReentrantLock[] held = lock(keys, true);
-		return acquireLocked(request, requestId, keys, Objects.requireNonNull(held));
-	}
-
 	/** On the caller's thread when the keys' locks are free at once, else on a bounded elastic thread. */
 	@Override
-	public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
+	public Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
 		return Mono.defer(() -> {
 			String[] keys = keys(request.entries());
 			ReentrantLock[] held = lock(keys, false);
 			if (held != null) {
 				return Mono.just(acquireLocked(request, requestId, keys, held));
 			}
-			return Mono.fromSupplier(() -> acquire(request, requestId)).subscribeOn(Schedulers.boundedElastic());
+			return Mono.fromSupplier(() -> acquireLocked(request, requestId, keys, waitFor(keys)))
+				.subscribeOn(Schedulers.boundedElastic());
 		});
 	}
 
@@ -213,15 +207,9 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		return removed;
 	}
 
+	/** Like {@link #acquire}: on the caller's thread unless a lock is taken. */
 	@Override
-	public void release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
-		String[] keys = keys(entries);
-		releaseLocked(entries, requestId, acquiredAtMicros, sequences, keys, Objects.requireNonNull(lock(keys, true)));
-	}
-
-	/** Like {@link #acquireAsync}: on the caller's thread unless a lock is taken. */
-	@Override
-	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, List<Long> acquiredAtMicros,
+	public Mono<Void> release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros,
 			List<Long> sequences) {
 		return Mono.defer(() -> {
 			String[] keys = keys(entries);
@@ -230,7 +218,8 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 				releaseLocked(entries, requestId, acquiredAtMicros, sequences, keys, held);
 				return Mono.<Void>empty();
 			}
-			return Mono.<Void>fromRunnable(() -> release(entries, requestId, acquiredAtMicros, sequences))
+			return Mono.<Void>fromRunnable(
+					() -> releaseLocked(entries, requestId, acquiredAtMicros, sequences, keys, waitFor(keys)))
 				.subscribeOn(Schedulers.boundedElastic());
 		});
 	}
@@ -271,6 +260,11 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 	 * Locks the keys' stripes in ascending order (no cycle); without {@code wait}, null and nothing held when one is
 	 * taken.
 	 */
+	/** The keys' locks, waited for: only ever on a bounded elastic thread. */
+	private ReentrantLock[] waitFor(String[] keys) {
+		return Objects.requireNonNull(lock(keys, true));
+	}
+
 	private ReentrantLock @Nullable [] lock(String[] keys, boolean wait) {
 		boolean[] needed = new boolean[STRIPES];
 		int count = 0;

@@ -108,7 +108,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 				.limit(1)
 				.window(Duration.ofSeconds(1))
 				.build();
-			releaseAsync(List.of(new Entry(policy, WARM_UP, 1)), WARM_UP, List.of(now), List.of(0L)).block();
+			release(List.of(new Entry(policy, WARM_UP, 1)), WARM_UP, List.of(now), List.of(0L)).block();
 		}
 	}
 
@@ -165,26 +165,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	@Override
-	public Acquisition acquire(RateLimitRequest request, String requestId) {
+	public Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
+		if (!this.connection.knowsTopology()) {
+			return afterTopologyKnown(() -> acquire(request, requestId));
+		}
 		SingleEntryCall single = singleEntryCall(request);
 		if (single == null) {
 			return this.slotCalls.acquire(request, requestId);
-		}
-		CallBatcher batcher = batcherFor(single);
-		if (batcher != null) {
-			return single.acquisition(this.connection.await(batcher.submit(single)));
-		}
-		return single.acquisition(this.transport.call(single.encoded()));
-	}
-
-	@Override
-	public Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
-		if (!this.connection.knowsTopology()) {
-			return afterTopologyKnown(() -> acquireAsync(request, requestId));
-		}
-		SingleEntryCall single = singleEntryCall(request);
-		if (single == null) {
-			return this.slotCalls.acquireAsync(request, requestId);
 		}
 		CallBatcher batcher = batcherFor(single);
 		if (batcher != null) {
@@ -212,22 +199,16 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	/**
-	 * Gives back what a request took, slot by slot: every slot is given back even when another fails; the first
-	 * failure is thrown afterwards, with the others suppressed.
+	 * Gives back what a request took, the slots concurrently, each to its end: every slot is given back even when
+	 * another fails; the first failure is passed on afterwards, with the others suppressed.
 	 */
 	@Override
-	public void release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
-		this.slotCalls.release(entries, requestId, acquiredAtMicros, sequences);
-	}
-
-	/** {@link #release} without blocking: the slots are given back concurrently, each to its end. */
-	@Override
-	public Mono<Void> releaseAsync(List<Entry> entries, String requestId, List<Long> acquiredAtMicros,
+	public Mono<Void> release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros,
 			List<Long> sequences) {
 		if (!this.connection.knowsTopology()) {
-			return afterTopologyKnown(() -> releaseAsync(entries, requestId, acquiredAtMicros, sequences));
+			return afterTopologyKnown(() -> release(entries, requestId, acquiredAtMicros, sequences));
 		}
-		return this.slotCalls.releaseAsync(entries, requestId, acquiredAtMicros, sequences);
+		return this.slotCalls.release(entries, requestId, acquiredAtMicros, sequences);
 	}
 
 	/** Asking a non-Lettuce factory whether it is a Cluster opens a connection: not on the caller's thread. */

@@ -48,44 +48,11 @@ final class SlotCalls {
 		this.transport = transport;
 	}
 
-	/** Acquires a request, slot after slot, giving back what admitting slots took when another denies or fails. */
-	Acquisition acquire(RateLimitRequest request, String requestId) {
-		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
-		if (calls.size() == 1) {
-			ScriptCall call = calls.get(0);
-			return ScriptReply.acquisition(request.entries(), calls,
-					List.of(execute(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())));
-		}
-		List<List<Long>> results = new ArrayList<>(calls.size());
-		try {
-			for (ScriptCall call : calls) {
-				results.add(execute(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of()));
-			}
-		}
-		catch (RuntimeException ex) {
-			// a later slot failed: give back what the earlier slots took, then report the failure
-			for (int i = 0; i < results.size(); i++) {
-				if (ScriptReply.admits(results.get(i))) {
-					releaseQuietly(calls.get(i), results.get(i), ex);
-				}
-			}
-			throw ex;
-		}
-		int failed = 0;
-		for (int i : ScriptReply.refundsNeeded(results)) {
-			try {
-				giveBack(calls.get(i), results.get(i));
-			}
-			catch (RuntimeException ex) {
-				giveBackFailed(calls.get(i), ex);
-				failed++;
-			}
-		}
-		return ScriptReply.acquisition(request.entries(), calls, results).withFailedGiveBacks(failed);
-	}
-
-	/** {@link #acquire} without blocking: the slots are called concurrently. */
-	Mono<Acquisition> acquireAsync(RateLimitRequest request, String requestId) {
+	/**
+	 * Acquires a request, the slots concurrently; when one denies or fails, what the admitting slots took is given
+	 * back.
+	 */
+	Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
 		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
 		if (calls.size() == 1) {
 			ScriptCall call = calls.get(0);
@@ -106,7 +73,7 @@ final class SlotCalls {
 		if (failure != null) {
 			return Flux.range(0, calls.size())
 				.filter((i) -> outcomes.get(i).error() == null && ScriptReply.admits(outcomes.get(i).result()))
-				.flatMap((i) -> giveBackAsync(calls.get(i), outcomes.get(i).result()).onErrorResume((ex) -> {
+				.flatMap((i) -> giveBack(calls.get(i), outcomes.get(i).result()).onErrorResume((ex) -> {
 					failure.addSuppressed(ex);
 					return Mono.empty();
 				}))
@@ -115,7 +82,7 @@ final class SlotCalls {
 		List<List<Long>> results = outcomes.stream().map(Outcome::result).toList();
 		AtomicInteger failed = new AtomicInteger();
 		return Flux.fromIterable(ScriptReply.refundsNeeded(results))
-			.flatMap((i) -> giveBackAsync(calls.get(i), results.get(i)).onErrorResume((ex) -> {
+			.flatMap((i) -> giveBack(calls.get(i), results.get(i)).onErrorResume((ex) -> {
 				giveBackFailed(calls.get(i), ex);
 				failed.incrementAndGet();
 				return Mono.empty();
@@ -134,29 +101,8 @@ final class SlotCalls {
 		return ScriptReply.inspection(request.entries(), calls, replies);
 	}
 
-	/** Gives back every slot even when one fails; the first failure is thrown afterwards, the others suppressed. */
-	void release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
-		RuntimeException failure = null;
-		for (ScriptCall call : calls(entries, requestId, -1)) {
-			try {
-				execute(call, Mode.RELEASE, call.timeOf(acquiredAtMicros), call.sequencesOf(sequences));
-			}
-			catch (RuntimeException ex) {
-				if (failure == null) {
-					failure = ex;
-				}
-				else {
-					failure.addSuppressed(ex);
-				}
-			}
-		}
-		if (failure != null) {
-			throw failure;
-		}
-	}
-
-	/** {@link #release} without blocking: the slots are given back concurrently, each to its end. */
-	Mono<Void> releaseAsync(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
+	/** Gives back every slot, concurrently, even when one fails: the first failure is passed on, the others suppressed. */
+	Mono<Void> release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
 		List<ScriptCall> calls = calls(entries, requestId, -1);
 		return Flux.fromIterable(calls)
 			.flatMapDelayError((call) -> executeAsync(call, Mode.RELEASE, call.timeOf(acquiredAtMicros),
@@ -190,21 +136,8 @@ final class SlotCalls {
 	}
 
 	/** Gives back what one call of an acquire took, by its reply's time and sequence numbers. */
-	private void giveBack(ScriptCall call, List<Long> reply) {
-		execute(call, Mode.RELEASE, ScriptReply.timeMicros(reply), ScriptReply.sequences(reply));
-	}
-
-	private Mono<List<Long>> giveBackAsync(ScriptCall call, List<Long> reply) {
+	private Mono<List<Long>> giveBack(ScriptCall call, List<Long> reply) {
 		return executeAsync(call, Mode.RELEASE, ScriptReply.timeMicros(reply), ScriptReply.sequences(reply));
-	}
-
-	private void releaseQuietly(ScriptCall call, List<Long> reply, RuntimeException failure) {
-		try {
-			giveBack(call, reply);
-		}
-		catch (RuntimeException ex) {
-			failure.addSuppressed(ex);
-		}
 	}
 
 	private static void giveBackFailed(ScriptCall call, Throwable failure) {

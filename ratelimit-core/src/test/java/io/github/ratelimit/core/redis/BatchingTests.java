@@ -127,8 +127,8 @@ class BatchingTests {
 		// the second request's release gives back its two members and nothing of the others, and nothing more when
 		// it is sent again
 		List<RateLimitRequest.Entry> second = RateLimitRequest.builder().add(policy, "someone", 2).build().entries();
-		backend.release(second, "second", List.of(now), List.of(2L));
-		backend.release(second, "second", List.of(now), List.of(2L));
+		backend.release(second, "second", List.of(now), List.of(2L)).block();
+		backend.release(second, "second", List.of(now), List.of(2L)).block();
 		assertThat(redis.opsForZSet().rangeByScore(key, now, now)).containsExactlyInAnyOrder("1", "4");
 		assertThat(redis.opsForZSet().score(key, "#")).as("the sequence").isEqualTo(-4.0);
 	}

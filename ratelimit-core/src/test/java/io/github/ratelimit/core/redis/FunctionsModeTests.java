@@ -225,14 +225,14 @@ class FunctionsModeTests {
 	private static void threeCalls(RedisRateLimitBackend backend, String round) {
 		assertThat(acquire(backend, BUCKET, "id", round + "-1").allowed()).isTrue();
 		RateLimitRequest both = RateLimitRequest.builder().add(BUCKET, "id", 1).add(WINDOW, "id", 1).build();
-		Acquisition acquired = backend.acquire(both, round + "-2");
+		Acquisition acquired = backend.acquire(both, round + "-2").block();
 		assertThat(acquired.decisions()).allMatch(PolicyDecision::allowed);
-		backend.release(both.entries(), round + "-2", acquired.entryTimesMicros(), acquired.entrySequences());
+		backend.release(both.entries(), round + "-2", acquired.entryTimesMicros(), acquired.entrySequences()).block();
 	}
 
 	private static PolicyDecision acquire(RedisRateLimitBackend backend, RateLimitPolicy policy, String identity,
 			String requestId) {
-		return backend.acquire(RateLimitRequest.builder().add(policy, identity, 1).build(), requestId)
+		return backend.acquire(RateLimitRequest.builder().add(policy, identity, 1).build(), requestId).block()
 			.decisions()
 			.get(0);
 	}

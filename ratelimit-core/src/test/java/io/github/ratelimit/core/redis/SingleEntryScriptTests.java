@@ -105,8 +105,8 @@ class SingleEntryScriptTests {
 			RateLimitRequest.Entry entry = new RateLimitRequest.Entry(policy, identities.get(random.nextInt(identities.size())), cost);
 			RateLimitRequest request = RateLimitRequest.builder().add(entry.policy(), entry.identity(), cost).at(now).build();
 			String requestId = "r" + step;
-			Acquisition bySingle = single.acquire(request, requestId);
-			Acquisition byDriver = driver.acquire(request, requestId);
+			Acquisition bySingle = single.acquire(request, requestId).block();
+			Acquisition byDriver = driver.acquire(request, requestId).block();
 			assertThat(figures(bySingle.decisions().get(0))).as("step %d, %s", step, policy.name())
 				.isEqualTo(figures(byDriver.decisions().get(0)));
 			assertThat(bySingle.timeMicros()).isEqualTo(byDriver.timeMicros());
@@ -124,9 +124,9 @@ class SingleEntryScriptTests {
 			if (!held.isEmpty() && random.nextInt(3) == 0) {
 				Held release = held.remove(random.nextInt(held.size()));
 				single.release(List.of(release.entry), release.requestId, List.of(release.timeMicros),
-						List.of(release.sequence));
+						List.of(release.sequence)).block();
 				driver.release(List.of(release.entry), release.requestId, List.of(release.timeMicros),
-						List.of(release.sequence));
+						List.of(release.sequence)).block();
 			}
 			if (step % 50 == 0) {
 				for (RateLimitPolicy p : policies) {
@@ -163,7 +163,7 @@ class SingleEntryScriptTests {
 				now += random.nextInt(5_000);
 				long cost = 1 + random.nextInt((int) Math.min(2, policy.capacity()));
 				Acquisition acquisition = backend.acquire(
-						RateLimitRequest.builder().add(policy, "someone", cost).at(now).build(), "r" + round + "." + i);
+						RateLimitRequest.builder().add(policy, "someone", cost).at(now).build(), "r" + round + "." + i).block();
 				exhausted = acquisition.decisions().get(0).allowed() ? acquisition.exhaustedForMicros() : 0;
 			}
 			if (exhausted == 0) {
@@ -231,7 +231,7 @@ class SingleEntryScriptTests {
 				}
 				long cost = 1 + random.nextInt((int) Math.min(2, policy.capacity()));
 				Acquisition acquisition = backend.acquire(
-						RateLimitRequest.builder().add(policy, "someone", cost).at(now).build(), "r" + round + "." + i);
+						RateLimitRequest.builder().add(policy, "someone", cost).at(now).build(), "r" + round + "." + i).block();
 				PolicyDecision admission = acquisition.decisions().get(0);
 				if (!admission.allowed()) {
 					continue;
@@ -300,7 +300,7 @@ class SingleEntryScriptTests {
 		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory, "which:");
 		LuaScripts scripts = new LuaScripts();
 		for (RateLimitPolicy policy : policies()) {
-			assertThat(backend.acquire(RateLimitRequest.of(policy, "someone"), "id").decisions().get(0).allowed()).isTrue();
+			assertThat(backend.acquire(RateLimitRequest.of(policy, "someone"), "id").block().decisions().get(0).allowed()).isTrue();
 			String own = scripts.forSingleEntry(policy).single().getSha1();
 			String driver = scripts.forAlgorithms(List.of(policy.algorithm())).getSha1();
 			List<Boolean> loaded = redis.execute((RedisCallback<List<Boolean>>) (connection) -> connection.scriptingCommands()
