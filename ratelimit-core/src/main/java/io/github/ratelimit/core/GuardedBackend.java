@@ -67,10 +67,10 @@ final class GuardedBackend implements Decider {
 			Mono<RateLimitBackend.Acquisition> answer = Mono.fromFuture(call.answer, true);
 			if (this.guard.timeout != null) {
 				// with a fallback: without one, Reactor names the step for the timeout's message on every subscription
-				answer = answer.timeout(Duration.ofNanos(call.remainingNanos()), Mono.error(TimeoutException::new));
+				answer = answer.timeout(Duration.ofNanos(call.remainingNanos()), Mono.error(BudgetSpent::new));
 			}
 			return answer.map(call::answered)
-				.onErrorResume((ex) -> (ex instanceof TimeoutException) ? call.timedOut() : call.failed(ex))
+				.onErrorResume((ex) -> (ex instanceof BudgetSpent) ? call.timedOut() : call.failed(ex))
 				.doOnCancel(call::cancelled);
 		});
 	}
@@ -211,7 +211,11 @@ final class GuardedBackend implements Decider {
 			// Reactor's timer, left to fire: the JDK's orTimeout would cancel its timer under a lock on the answering
 			// thread (an event loop)
 			Schedulers.parallel()
-				.schedule(() -> this.accounted.completeExceptionally(timeout),
+				.schedule(() -> {
+					if (this.state.get() == SETTLED) {
+						this.accounted.completeExceptionally(timeout);
+					}
+				},
 						Objects.requireNonNull(GuardedBackend.this.guard.timeout).toNanos(), TimeUnit.NANOSECONDS);
 			return late(Mono.defer(() -> failureModes(timeout)));
 		}
@@ -295,6 +299,15 @@ final class GuardedBackend implements Decider {
 						Acquired.decision(local, this.requestId, acquisition, fallback, null, MIRRORED)),
 						(ex) -> mirror.land(null));
 			return mirror.joinedTo(decision);
+		}
+
+	}
+
+	/** The time budget ran out: a signal of the guard's own, never confused with a backend's timeout. */
+	private static final class BudgetSpent extends RuntimeException {
+
+		BudgetSpent() {
+			super(null, null, false, false);
 		}
 
 	}
