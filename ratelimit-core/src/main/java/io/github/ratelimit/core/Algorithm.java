@@ -1,7 +1,9 @@
 package io.github.ratelimit.core;
 
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.function.Predicate;
+import java.util.stream.Collectors;
 
 /**
  * The rate-limit algorithms. Each one is a Lua script on Redis and a Java twin in the local backend, with the same
@@ -68,13 +70,7 @@ public enum Algorithm {
 
 	/** The ids of the algorithms that match, for messages: {@code token-bucket and gcra}. */
 	static String ids(Predicate<Algorithm> which, String separator) {
-		StringBuilder ids = new StringBuilder();
-		for (Algorithm algorithm : values()) {
-			if (which.test(algorithm)) {
-				ids.append(ids.length() == 0 ? "" : separator).append(algorithm.id);
-			}
-		}
-		return ids.toString();
+		return Arrays.stream(values()).filter(which).map(Algorithm::id).collect(Collectors.joining(separator));
 	}
 
 	/**
