@@ -256,8 +256,8 @@ public final class RateLimitDenialCache {
 		// end: the interval ends at the newest entry's time plus the interval, reset-after less the window plus the
 		// interval; a denial that ends later waits for quota
 		return policy.algorithm() != Algorithm.SLIDING_WINDOW_LOG || policy.minIntervalMicros() == 0
-				|| micros(decision.retryAfter()) > micros(decision.resetAfter()) - policy.windowMicros()
-						+ policy.minIntervalMicros();
+				|| RateLimitPolicy.toMicros(decision.retryAfter()) > RateLimitPolicy.toMicros(decision.resetAfter())
+						- policy.windowMicros() + policy.minIntervalMicros();
 	}
 
 	/** Whether two policies of one name decide alike: the same algorithm and limits (not cost, mode or shadow). */
@@ -265,10 +265,6 @@ public final class RateLimitDenialCache {
 		return cached == requested || (cached.algorithm() == requested.algorithm()
 				&& cached.limit() == requested.limit() && cached.burst() == requested.burst()
 				&& cached.window().equals(requested.window()) && cached.minInterval().equals(requested.minInterval()));
-	}
-
-	private static long micros(Duration duration) {
-		return duration.getSeconds() * 1_000_000L + duration.getNano() / 1_000L;
 	}
 
 	private record Key(String policy, String identity) {
@@ -280,8 +276,8 @@ public final class RateLimitDenialCache {
 
 		static @Nullable Denial of(RateLimitRequest.Entry entry, PolicyDecision decision, RateLimitRequest request,
 				long sentNanos) {
-			long retryMicros = micros(decision.retryAfter());
-			long resetMicros = micros(decision.resetAfter());
+			long retryMicros = RateLimitPolicy.toMicros(decision.retryAfter());
+			long resetMicros = RateLimitPolicy.toMicros(decision.resetAfter());
 			if (retryMicros <= 0) {
 				return null;
 			}

@@ -230,7 +230,7 @@ public final class RateLimitPolicy {
 		return toMicros(this.minInterval);
 	}
 
-	private static long toMicros(Duration duration) {
+	static long toMicros(Duration duration) {
 		return duration.getSeconds() * 1_000_000L + duration.getNano() / 1_000L;
 	}
 
