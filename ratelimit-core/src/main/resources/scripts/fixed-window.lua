@@ -1,10 +1,6 @@
 -- Fixed window. State: hash {w = window number, l = window length, c = count, u = refunds made}. Windows are
--- aligned on multiples of the window since the epoch; the count starts again at every boundary, so up to
--- 2 * limit pass across one boundary.
--- A changed window: the stored count still counts in the current window when its own window overlaps it (it may
--- hold requests made within it), and is rewritten as the current window's so that it counts there only. A clock
--- that went back (a failover to a server whose clock is behind) finds a later window: it keeps counting it until
--- that window ends, and waits and TTLs last until then.
+-- aligned on multiples of the window since the epoch, so up to 2 * limit pass across one boundary. A changed window
+-- or a clock gone back: architecture, "State that outlives a policy change".
 ALG.fw = {
   check = function(c)
     local k = math.floor(c.now / c.window)

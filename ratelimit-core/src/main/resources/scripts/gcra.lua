@@ -1,11 +1,8 @@
--- GCRA (generic cell rate algorithm, the leaky bucket as a meter). Emission interval T = window / limit; a
--- request of cost n is admitted when, after adding n * T, the theoretical arrival time (TAT) is at most burst * T
--- ahead of now. The same limits as the token bucket. State: one string "s:d:i:q": the time it was written, the
--- backlog d = TAT - s (storing the TAT itself, about 1.7e15 us, would round every fractional interval), the
--- interval i it was measured in, and q: empty, or 'r' once a request of time s was refunded.
--- A changed policy reads the same state: the backlog keeps its number of cells (converted to the new interval), at
--- most a full tolerance of the new burst. A clock that went back finds s in the future, which only lengthens the
--- backlog: every wait already counts from the TAT.
+-- GCRA (generic cell rate algorithm). Emission interval T = window / limit; a request of cost n is admitted when,
+-- after adding n * T, the theoretical arrival time (TAT) is at most burst * T ahead of now. State: one string
+-- "s:d:i:q": the time written, the backlog d = TAT - s (the TAT itself, about 1.7e15 us, would round every fraction),
+-- the interval i it was measured in, and q: empty, or 'r' once a request of time s was refunded. A changed policy
+-- or a clock gone back: architecture, "State that outlives a policy change".
 local function gc_read(c)
   local value = redis.call('GET', c.key)
   if not value then

@@ -1,13 +1,9 @@
 -- Sliding window counter. State: hash {w = current window number, l = window length, c = its count, p = previous
 -- window's count, u = refunds made}. The estimate is p * (share of the previous window still inside the sliding
--- window) + c. Exact for evenly spread traffic; at most limit per aligned window, so never more than 2 * limit in
--- any sliding window.
--- Durations are computed from elapsed = now - window start, an exact small integer, and waits as
--- window * (a - b) / a, exact whenever the true wait is a whole number of microseconds.
--- A changed window: whatever the stored counts may hold of the last window (their windows end after now - window)
--- counts in the current window, rewritten as the current window's so that it counts there only, and weighs as the
--- previous window's after it. A clock that went back finds a later window: the state is read as at that window's
--- start (the previous window weighs in full) and every wait and TTL counts from there.
+-- window) + c: exact for evenly spread traffic, never more than 2 * limit in any sliding window. Durations come from
+-- elapsed = now - window start, an exact small integer, and waits as window * (a - b) / a, exact whenever the true
+-- wait is a whole number of microseconds. A changed window or a clock gone back: architecture, "State that outlives
+-- a policy change".
 local function sc_reset(c, current_count, previous_count)
   if current_count > 0 then
     return 2 * c.window - c.elapsed

@@ -1,17 +1,9 @@
--- Shared by the sliding window log and the concurrency set (included only when one of them is used): a sorted
--- set of the entries that hold quota, each scored with the time it was taken; an entry stops counting once it is
--- c.window old. A changed policy reads the same entries: a shorter window drops more of them, a longer one counts
--- those still kept (what the old window had already dropped is gone), a smaller limit waits for enough of them to
--- go. Entries scored in the future (the clock went back) count until they are window old, and the key lives as
--- long.
--- Members are numbers of the key's own sequence, not request ids: a small integer, which a listpack stores in one
--- to four bytes. The sequence is kept in the set itself, as the member SEQ scored with the negated last number given
--- out (ZINCRBY hands out a request's numbers atomically); entries are scored with times (>= 0), so every read that
--- counts or trims skips it: trims start at score 0, the count is ZCARD - 1 (SEQ exists whenever the key does: the
--- first commit makes it) and the oldest entry is at rank 1. An acquisition of cost n takes the members s .. s+n-1
--- and reports s (c.seq); its refund removes exactly those, only while member s still has the acquisition's score,
--- so it never removes another request's entries (the numbers start again only when the key is gone) and gives back
--- at most once.
+-- Shared by the sliding window log and the concurrency set (included only when one of them is used): a sorted set of
+-- the entries that hold quota, each scored with the time it was taken and counting until it is c.window old. Members
+-- are numbers of the key's own sequence, kept in the member SEQ scored with the negated last number given out, so
+-- every read that counts or trims skips it (trims from score 0, the count is ZCARD - 1, the oldest is at rank 1). A
+-- refund removes its acquisition's members c.seq .. c.seq+cost-1, only while c.seq still has the acquisition's
+-- score (architecture, "Sorted sets").
 local SEQ = '#'
 
 -- The score of the entry at index (0: the oldest; -1: the newest).

@@ -1,9 +1,6 @@
 -- Token bucket. State: hash {t = tokens, s = time of t, q = the time of the acquire last refunded, once one was}.
--- limit tokens per window refill a bucket of burst tokens. The key expires when the bucket would be full again,
--- which is the same as no key.
--- A changed policy reads the same state: the tokens left, at most a full bucket of the new burst, refilled at the
--- new rate. A clock that went back (a failover to a server whose clock is behind) finds s in the future: nothing
--- refills before s, every wait counts from s, and the later time is kept.
+-- limit tokens per window refill a bucket of burst tokens; the key expires when the bucket would be full again. A
+-- changed policy or a clock gone back: architecture, "State that outlives a policy change".
 local function tb_fill_time(c, tokens)
   return math.ceil((c.burst - tokens) * c.window / c.limit)
 end
@@ -42,12 +39,8 @@ ALG.tb = {
     redis.call('HSET', c.key, 't', num(c.left), 's', num(c.at))
     pexpire(c.key, c.za)
   end,
-  -- Exact while the bucket was last written at the time of this request's acquire (c.now): no refill has happened
-  -- since it took its cost, so the cost goes back whole, whether this request or another of the same microsecond
-  -- took last. Once the bucket was written at a later time, the arithmetic no longer tells how much of the cost the
-  -- request still holds (a refill capped at burst may have absorbed it), so nothing goes back. The acquire stores
-  -- nothing to name its request: q keeps the acquire time refunded last, so a refund is made once (a second one of
-  -- the same microsecond finds q and gives nothing back, which errs on the side of the limit).
+  -- The cost goes back whole while the bucket was last written at the acquire's time (c.now), else nothing; q keeps
+  -- the acquire time refunded last, so a refund is made once (architecture, "Refunds").
   refund = function(c)
     local st = redis.call('HMGET', c.key, 't', 's', 'q')
     if st[1] and tonumber(st[2]) == c.now and tonumber(st[3]) ~= c.now then

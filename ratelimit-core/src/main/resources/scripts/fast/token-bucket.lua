@@ -1,8 +1,6 @@
--- Single-entry acquire of the token bucket, written straight through: the same arithmetic and the same state as
--- token-bucket.lua's check and commit (keep the two in step; the conformance suite runs both against the local
--- backend: requests of one entry take this script, requests of several the driver), without the driver's tables and
--- closures, which cost Redis about a third of the call. It defines decide(key, cost, now) as
--- single.lua does, for the same callers (single-call.lua, batch-call.lua).
+-- Single-entry acquire of the token bucket, written straight through: the same arithmetic and state as
+-- token-bucket.lua's check and commit (keep the two in step), without the driver's tables and closures, which cost
+-- Redis about a third of the call. It defines decide(key, cost, now) as single.lua does.
 local function decide(key, cost, now)
   local st = redis.call('HMGET', key, 't', 's')
   local tokens = BURST

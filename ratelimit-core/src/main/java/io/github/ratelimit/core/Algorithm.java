@@ -1,7 +1,9 @@
 package io.github.ratelimit.core;
 
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.function.Predicate;
+import java.util.stream.Collectors;
 
 /**
  * The rate-limit algorithms. Each one is a Lua script on Redis and a Java twin in the local backend, with the same
@@ -9,41 +11,22 @@ import java.util.function.Predicate;
  */
 public enum Algorithm {
 
-	/**
-	 * Token bucket: {@code limit} tokens per {@code window} refill a bucket of {@code burst} tokens. Exact, allows
-	 * bursts up to {@code burst}; one small hash per key.
-	 */
+	/** Token bucket: {@code limit} tokens per {@code window} refill a bucket of {@code burst}. Exact; a small hash. */
 	TOKEN_BUCKET("token-bucket", "tb"),
 
-	/**
-	 * Generic cell rate algorithm: the token bucket's limits, metered as a theoretical arrival time that each admitted
-	 * request pushes {@code window / limit} per unit of cost ahead, at most {@code burst} intervals ahead of now. Exact
-	 * and the leanest in Redis: one short string per key.
-	 */
+	/** Generic cell rate algorithm: the token bucket's limits as a theoretical arrival time. Exact; a short string. */
 	GCRA("gcra", "gc"),
 
-	/**
-	 * Sliding window log: a sorted set of the admitted requests (one member per unit of cost) scored by their time.
-	 * Exact in every window; optional minimum interval between requests. Memory grows with the limit.
-	 */
+	/** Sliding window log: a sorted set of admissions. Exact; a minimum interval; memory per request. */
 	SLIDING_WINDOW_LOG("sliding-window-log", "s2"),
 
-	/**
-	 * Sliding window counter: the current window's count plus the previous one's weighted by its overlap. Approximate
-	 * (exact for evenly spread traffic, never twice the limit in any window); two counters per key.
-	 */
+	/** Sliding window counter: this window's count plus the previous one's weighted. Approximate; two counters. */
 	SLIDING_WINDOW_COUNTER("sliding-window-counter", "sc"),
 
-	/**
-	 * Fixed window: one counter per aligned window, started again at every boundary. The cheapest; admits up to
-	 * twice the limit across a window boundary.
-	 */
+	/** Fixed window: a counter per aligned window. The cheapest; up to twice the limit across a boundary. */
 	FIXED_WINDOW("fixed-window", "fw"),
 
-	/**
-	 * Concurrency: at most {@code limit} requests in flight (a sorted set of permits). A permit is released by the
-	 * caller, or reclaimed once held longer than {@code window}.
-	 */
+	/** Concurrency: at most {@code limit} permits in flight, each released or reclaimed after {@code window}. */
 	CONCURRENCY("concurrency", "c2");
 
 	private final String id;
@@ -55,56 +38,39 @@ public enum Algorithm {
 		this.code = code;
 	}
 
-	/** @return the configuration name, e.g. {@code token-bucket} */
+	/** {@return the configuration name, e.g. {@code token-bucket}} */
 	public String id() {
 		return this.id;
 	}
 
-	/**
-	 * The two-character code in Redis keys and script arguments; the sorted sets' codes carry their key layout's
-	 * version ({@code s2}, {@code c2}), so an earlier layout never shares their keys.
-	 * @return the short code
-	 */
+	/** {@return the two-character code in keys and script arguments (the sorted sets' carry a layout version)} */
 	public String code() {
 		return this.code;
 	}
 
-	/** @return whether a {@code burst} (a bucket capacity other than the limit) applies: token bucket and GCRA */
+	/** {@return whether a {@code burst} applies: token bucket and GCRA} */
 	public boolean supportsBurst() {
 		return this == TOKEN_BUCKET || this == GCRA;
 	}
 
-	/** @return whether a minimum interval between two admitted requests of one key applies: sliding window log */
+	/** {@return whether a minimum interval applies: sliding window log} */
 	public boolean supportsMinInterval() {
 		return this == SLIDING_WINDOW_LOG;
 	}
 
-	/**
-	 * Whether the state keeps one entry per unit of cost (a sorted set), so the limit is bounded by
-	 * {@link RateLimitPolicy#MAX_ENTRY_LIMIT}.
-	 * @return true for the sliding window log and concurrency
-	 */
+	/** {@return whether the state keeps an entry per unit of cost, up to {@link RateLimitPolicy#MAX_ENTRY_LIMIT}} */
 	public boolean keepsEntries() {
 		return this == SLIDING_WINDOW_LOG || this == CONCURRENCY;
 	}
 
-	/**
-	 * Whether an admitted request holds what it took until it releases its {@link Permit} (or the window reclaims it).
-	 * @return true for concurrency
-	 */
+	/** {@return whether an admission holds what it took until its {@link Permit} is released: concurrency} */
 	public boolean holdsPermits() {
 		return this == CONCURRENCY;
 	}
 
 	/** The ids of the algorithms that match, for messages: {@code token-bucket and gcra}. */
 	static String ids(Predicate<Algorithm> which, String separator) {
-		StringBuilder ids = new StringBuilder();
-		for (Algorithm algorithm : values()) {
-			if (which.test(algorithm)) {
-				ids.append(ids.length() == 0 ? "" : separator).append(algorithm.id);
-			}
-		}
-		return ids.toString();
+		return Arrays.stream(values()).filter(which).map(Algorithm::id).collect(Collectors.joining(separator));
 	}
 
 	/**

@@ -3,9 +3,8 @@ package io.github.ratelimit.core;
 import java.util.Locale;
 
 /**
- * The kinds of backend trouble a guarded {@link DefaultRateLimiter} counts ({@link DefaultRateLimiter#errorCount}).
- * None of them fails a caller: decisions are made by the failure modes, and what could not be given back is
- * reclaimed by expiry or by a permit's lease.
+ * The kinds of backend trouble a guarded {@link DefaultRateLimiter} counts ({@link DefaultRateLimiter#errorCount});
+ * none fails a caller.
  */
 public enum BackendErrorKind {
 
@@ -24,7 +23,7 @@ public enum BackendErrorKind {
 	/** A permit's release failed or was not confirmed within the budget. */
 	RELEASE_FAILED;
 
-	/** @return the kind as a metric tag value: its name in lower case ({@code give_back_failed}) */
+	/** {@return the kind as a metric tag value: its name in lower case ({@code give_back_failed})} */
 	public String tagValue() {
 		return name().toLowerCase(Locale.ROOT);
 	}

@@ -18,12 +18,12 @@ public enum Enforcement {
 	/** The backend failed and the policy is enforced in this instance's memory instead. Figures are this instance's. */
 	LOCAL_FALLBACK;
 
-	/** @return whether the decision carries figures (remaining, reset) worth reporting: enforced or local */
+	/** {@return whether the decision carries figures (remaining, reset) worth reporting: enforced or local} */
 	public boolean hasFigures() {
 		return this == ENFORCED || this == LOCAL_FALLBACK;
 	}
 
-	/** @return whether the backend failed for this decision (every failure-mode outcome) */
+	/** {@return whether the backend failed for this decision (every failure-mode outcome)} */
 	public boolean degraded() {
 		return this != ENFORCED;
 	}

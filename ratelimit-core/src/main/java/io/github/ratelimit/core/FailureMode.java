@@ -8,19 +8,13 @@ import java.util.Locale;
  */
 public enum FailureMode {
 
-	/**
-	 * The request goes through, unchecked and uncounted: the application keeps serving, unprotected by this policy
-	 * until the backend answers again. The default.
-	 */
+	/** The request goes through, unchecked and uncounted, until the backend answers again. The default. */
 	OPEN("open"),
 
 	/** The request is refused. A web request gets 503 (the client did nothing wrong) with {@code Retry-After}. */
 	CLOSED("closed"),
 
-	/**
-	 * The policy is enforced in this instance's memory with the same algorithm: each instance admits up to the
-	 * limit on its own, so the application as a whole admits up to the limit times the number of instances.
-	 */
+	/** The policy is enforced in this instance's memory: up to the limit per instance. */
 	LOCAL("local");
 
 	private final String id;
@@ -29,7 +23,7 @@ public enum FailureMode {
 		this.id = id;
 	}
 
-	/** @return the configuration name: {@code open}, {@code closed} or {@code local} */
+	/** {@return the configuration name: {@code open}, {@code closed} or {@code local}} */
 	public String id() {
 		return this.id;
 	}

@@ -1,9 +1,6 @@
 package io.github.ratelimit.core;
 
-/**
- * A policy value is invalid. The message names the policy and the field, and {@link #field()} gives the field so
- * that configuration layers can point at the property that holds it.
- */
+/** A policy value is invalid: the message names the policy and the {@link #field()}, for the property's name. */
 public class InvalidPolicyException extends IllegalArgumentException {
 
 	private static final long serialVersionUID = 1L;
@@ -18,12 +15,12 @@ public class InvalidPolicyException extends IllegalArgumentException {
 		this.field = field;
 	}
 
-	/** @return the name of the invalid policy */
+	/** {@return the name of the invalid policy} */
 	public String policy() {
 		return this.policy;
 	}
 
-	/** @return the invalid field, as named in configuration ({@code limit}, {@code min-interval}, ...) */
+	/** {@return the invalid field, as named in configuration ({@code limit}, {@code min-interval}, ...)} */
 	public String field() {
 		return this.field;
 	}

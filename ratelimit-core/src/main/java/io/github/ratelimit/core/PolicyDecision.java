@@ -43,7 +43,7 @@ public record PolicyDecision(RateLimitPolicy policy, String identity, boolean al
 	}
 
 	/**
-	 * Builds a decision from the backends' raw microsecond figures.
+	 * A backend's decision from its raw figures: negative ones read as 0, the retry-after as 0 when admitted.
 	 * @param entry the request entry
 	 * @param allowed whether the policy admits
 	 * @param remaining the remaining quota
@@ -88,7 +88,7 @@ public record PolicyDecision(RateLimitPolicy policy, String identity, boolean al
 		return Duration.of(Math.max(0, micros), ChronoUnit.MICROS);
 	}
 
-	/** @return the policy's limit */
+	/** {@return the policy's limit} */
 	public long limit() {
 		return this.policy.limit();
 	}

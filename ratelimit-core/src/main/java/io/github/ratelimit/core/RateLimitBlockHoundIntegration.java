@@ -4,10 +4,8 @@ import reactor.blockhound.BlockHound;
 import reactor.blockhound.integration.BlockHoundIntegration;
 
 /**
- * Tells BlockHound (through {@link java.util.ServiceLoader}) which waits on non-blocking threads are short critical
- * sections in memory, never I/O: the {@code ReentrantLock} of Resilience4j's circuit breaker, and Caffeine's
- * maintenance lock, which a writer takes itself when the write buffer stays full (architecture, "Breaker
- * accounting").
+ * BlockHound's allowances (a {@link java.util.ServiceLoader} service) for short in-memory locks: Resilience4j's circuit
+ * breaker and Caffeine's maintenance (architecture, "Breaker accounting").
  */
 public final class RateLimitBlockHoundIntegration implements BlockHoundIntegration {
 

@@ -55,26 +55,13 @@ public final class RateLimitDecision {
 		this(decisions, permit, reversal, () -> decisions);
 	}
 
-	/**
-	 * A decision.
-	 * @param decisions one decision per policy
-	 * @param permit the concurrency permits held
-	 * @param reversal gives back everything an admitted request took
-	 * @param reversedDecisions the decisions as they stand once the reversal has given everything back
-	 */
+	/** A decision whose {@link #reversed()} view is {@code reversedDecisions}. */
 	RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal,
 			Supplier<List<PolicyDecision>> reversedDecisions) {
 		this(decisions, permit, reversal, reversedDecisions, null);
 	}
 
-	/**
-	 * A decision, made by the policies' failure modes when {@code failure} is not null.
-	 * @param decisions one decision per policy
-	 * @param permit the concurrency permits held
-	 * @param reversal gives back everything an admitted request took
-	 * @param reversedDecisions the decisions as they stand once the reversal has given everything back
-	 * @param failure why the backend could not decide, or null when it did
-	 */
+	/** A decision, made by the policies' failure modes when {@code failure} is not null. */
 	RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal,
 			Supplier<List<PolicyDecision>> reversedDecisions, @Nullable Throwable failure) {
 		this.failure = failure;
@@ -91,70 +78,43 @@ public final class RateLimitDecision {
 		this.reversedDecisions = reversedDecisions;
 	}
 
-	/**
-	 * Whether every policy admits the request.
-	 * @return true when admitted
-	 */
+	/** {@return whether every policy admits the request} */
 	public boolean allowed() {
 		return this.allowed;
 	}
 
-	/**
-	 * Whether a policy that fails closed refused the request because the backend could not decide: the client did
-	 * nothing wrong (a web request gets 503, not 429).
-	 * @return true when refused by a {@link FailureMode#CLOSED} policy
-	 */
+	/** {@return whether a {@link FailureMode#CLOSED} policy refused because the backend could not decide (503)} */
 	public boolean failedClosed() {
 		return this.decisions.stream().anyMatch((decision) -> decision.enforcement() == Enforcement.FAILED_CLOSED);
 	}
 
-	/**
-	 * Whether the backend failed and the policies' failure modes decided.
-	 * @return true when any decision is not {@link Enforcement#ENFORCED}
-	 */
+	/** {@return whether the backend failed and the failure modes decided (a decision not {@code ENFORCED})} */
 	public boolean degraded() {
 		return this.decisions.stream().anyMatch((decision) -> decision.enforcement().degraded());
 	}
 
-	/**
-	 * Why the backend could not decide, when it could not: a timeout, a connection failure, an error from Redis, or
-	 * the open circuit breaker.
-	 * @return the failure, empty when the backend decided
-	 */
+	/** {@return why the backend could not decide (timeout, connection, Redis error, open breaker), or empty} */
 	public Optional<Throwable> failure() {
 		return Optional.ofNullable(this.failure);
 	}
 
-	/**
-	 * One decision per policy, in request order, except the policies in shadow mode.
-	 * @return the decisions
-	 */
+	/** {@return one decision per policy, in request order, except the policies in shadow mode} */
 	public List<PolicyDecision> decisions() {
 		return this.decisions;
 	}
 
-	/**
-	 * The decisions of the policies in shadow mode, in request order: what each would have decided. A shadow policy
-	 * that would have denied ({@link PolicyDecision#allowed()} false) admitted the request all the same.
-	 * @return the shadow decisions, empty when no shadow policy applied
-	 */
+	/** {@return what the policies in shadow mode would have decided, in request order (they admit all the same)} */
 	public List<PolicyDecision> shadowDecisions() {
 		return this.shadowDecisions;
 	}
 
-	/**
-	 * Whether a policy in shadow mode would have denied the request (had the backend or the fallback decide).
-	 * @return true when a shadow policy would have denied
-	 */
+	/** {@return whether a policy in shadow mode would have denied the request (backend or fallback deciding)} */
 	public boolean shadowDenied() {
 		return this.shadowDecisions.stream()
 			.anyMatch((decision) -> !decision.allowed() && decision.enforcement() != Enforcement.FAILED_CLOSED);
 	}
 
-	/**
-	 * Every decision, the shadow policies' after the others'.
-	 * @return all the decisions
-	 */
+	/** Every decision, the shadow policies' after the others'. */
 	List<PolicyDecision> allDecisions() {
 		if (this.shadowDecisions.isEmpty()) {
 			return this.decisions;
@@ -164,55 +124,38 @@ public final class RateLimitDecision {
 		return all;
 	}
 
-	/**
-	 * The policy that decided: when denied, the denying policy that asks the longest wait; when admitted, the one
-	 * with the least remaining. Empty when no policy applied.
-	 * @return the deciding policy's decision
-	 */
+	/** {@return the deciding policy: when denied the one asking the longest wait, else the least remaining} */
 	public Optional<PolicyDecision> deciding() {
 		return this.decisions.stream().min(MOST_RESTRICTIVE);
 	}
 
-	/**
-	 * How long to wait before the same request can be admitted: the longest wait of the denying policies, zero when
-	 * admitted.
-	 * @return the wait
-	 */
+	/** {@return how long until the same request can be admitted: the longest wait of the denying policies} */
 	public Duration retryAfter() {
 		return this.decisions.stream().map(PolicyDecision::retryAfter).max(Comparator.naturalOrder()).orElse(Duration.ZERO);
 	}
 
-	/**
-	 * The concurrency permits this request holds; {@link Permit#NONE} when it holds none (also when denied).
-	 * @return the permit to release when the request completes
-	 */
+	/** {@return the concurrency permits to release when the request completes; {@link Permit#NONE} for none} */
 	public Permit permit() {
 		return this.permit;
 	}
 
 	/**
-	 * Gives back everything this admitted request took from every policy, as if it had not been made: for when a
-	 * later check of the same request (say, a method's own policies after the filter's) denies it. Concurrency
-	 * permits are given back too. {@link Permit#NONE} for a denied request.
-	 * @return the reversal, idempotent
+	 * Gives back everything this admitted request took (permits too), for when a later check of the same request
+	 * denies it.
+	 * @return the reversal, idempotent; {@link Permit#NONE} for a denied request
 	 */
 	public Permit reversal() {
 		return this.reversal;
 	}
 
-	/**
-	 * This decision as it stands once {@link #reversal()} has given everything back: each policy's remaining
-	 * includes this request's cost again. For the headers of a request denied by a later check.
-	 * @return the reversed view, holding no permits
-	 */
+	/** {@return this decision once {@link #reversal()} gave everything back (the cost remaining again), no permits} */
 	public RateLimitDecision reversed() {
 		return new RateLimitDecision(this.reversedDecisions.get(), Permit.NONE, Permit.NONE,
 				this.reversedDecisions, this.failure);
 	}
 
 	/**
-	 * Several decisions of one request (say a filter's and a method's) as one, for the headers: all their policies,
-	 * admitted only when each was. The result holds no permits.
+	 * Several decisions of one request (a filter's and a method's) as one, for the headers; it holds no permits.
 	 * @param decisions the decisions
 	 * @return the merged decision
 	 */
@@ -226,8 +169,7 @@ public final class RateLimitDecision {
 	}
 
 	/**
-	 * The decision to report when a later check denies a request that earlier checks admitted: the earlier
-	 * decisions as they stand once given back ({@link #reversed()}), with the denying one.
+	 * The decision to report when a later check denies what earlier ones admitted: those {@link #reversed()}, and it.
 	 * @param earlier the request's earlier decisions, whose reversal the caller releases
 	 * @param denying the denying decision
 	 * @return the merged decision for the headers and the rejection

@@ -14,49 +14,12 @@ import com.github.benmanes.caffeine.cache.Expiry;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A bounded, in-memory cache of the backend's denials, so that an identity the backend denied until a time {@code T}
- * is denied again until {@code T} without asking the backend: a hot identity (an abusive client, a retry storm) then
- * costs the backend one call per {@code T}, not one per request. Given to a limiter with
- * {@link DefaultRateLimiter.Builder#denialCache(RateLimitDenialCache)}.
- * <p>
- * <strong>What is cached.</strong> Only denials the backend made ({@link Enforcement#ENFORCED}), and an admission
- * of a single-entry request that the backend says took the last of the quota
- * ({@link RateLimitBackend.Acquisition#exhaustedForMicros()}), kept as the denial a request of cost 1 would get right
- * after it; never a decision of a failure mode, never a {@link Algorithm#CONCURRENCY concurrency} policy (its
- * permits come back at any time), and only denials whose figures cannot change before {@code T} while time alone
- * passes: those that report the most a denial of their cost can have remaining ({@code cost - 1}: every denial of
- * cost 1 but a sliding window log's minimum-interval denial while quota is left), unless a sliding window log's
- * minimum interval outlasts the wait for quota (which then comes back before it ends), and every fixed-window
- * denial.
- * A denial is kept under its policy's name, the identity and the cost, with the policy's decision parameters
- * (algorithm, limit, window, burst, minimum interval): a request under other parameters (an override, a tier) or of
- * another cost is not answered from it (a fixed-window denial also answers larger costs: its figures are the same),
- * and the backend's denial of such a request forgets it (the call may have rewritten the state under its parameters,
- * as a sliding window counter does for a changed window).
- * <p>
- * <strong>What an answer says.</strong> The cached request's figures, counted down: the same limit and remaining,
- * the reset-after and the retry-after less the time since the denying call was sent, so {@code Retry-After} still
- * points at {@code T}. Those are the figures the backend itself would give at that time if nothing else had
- * happened to the identity, for every algorithm, to the backend's rounding of a microsecond; on the backend's clock
- * the wait counts from when the call was sent, so it can end earlier than the backend's by the call's latency (a
- * retry then reaches the backend, which decides). A request of several policies is denied from the cache when any
- * of its policies' denial is cached: it reports the cached denials only, since nothing was asked of its other
- * policies (nothing is invented for them, as a policy that failed open reports nothing either); a backend call would
- * have taken nothing from them, since it takes all of a request or nothing. Shadow policies are cached like the
- * others and never refuse: their denials are kept apart by {@link RateLimitDecision}.
- * <p>
- * <strong>Why it is not exact in every case</strong>, and so not on by default in the starter: it never admits
- * (it only denies), and what it denies the backend would deny too <em>while only requests take quota</em>. Quota
- * given back or removed elsewhere is seen only at {@code T}: a reversal or refund made by another instance (this
- * limiter's own give-backs forget the identity at once), a reset or a policy change the application does not tell
- * the cache about ({@link #invalidate(String, String)}, {@link #invalidatePolicy(String)},
- * {@link #invalidateAll()}; the Spring integration does this on every instance for the endpoint's resets and
- * runtime overrides), and another instance taking under other limits (a configuration rolled out instance by
- * instance) whose state reads as more room under these. Requests of the same identity through other instances
- * make the true wait longer than the cached one, as they would make the backend's own earlier answer.
- * <p>
- * At most {@code maximumSize} identities and policies are kept (Caffeine's eviction beyond); each is dropped at its
- * {@code T}. Thread-safe.
+ * A bounded, in-memory cache of the backend's denials: an identity the backend denied until a time {@code T} is denied
+ * again until {@code T} without a backend call, with the denial's figures counted down. Only denials the backend made
+ * ({@link Enforcement#ENFORCED}, never concurrency) whose figures cannot change before {@code T} while time alone
+ * passes are kept, per policy, identity and cost, under the limits they were made with. It never admits; quota given
+ * back elsewhere is seen only at {@code T}, so it is opt-in ({@link DefaultRateLimiter.Builder#denialCache}); the
+ * reasoning per algorithm is in docs/configuration.md, "Local denial cache". Bounded and thread-safe.
  */
 public final class RateLimitDenialCache {
 
@@ -74,7 +37,9 @@ public final class RateLimitDenialCache {
 	private final LongAdder hits = new LongAdder();
 
 	private RateLimitDenialCache(long maximumSize) {
-		this.denials = Caffeine.newBuilder().maximumSize(maximumSize).expireAfter(new UntilLastDenialEnds()).build();
+		this.denials = Caffeine.newBuilder().maximumSize(maximumSize).expireAfter(Expiry.writing(
+				(Key key, Denials kept) -> Duration.ofNanos(Math.max(0, kept.expiresAtNanos() - System.nanoTime()))))
+			.build();
 	}
 
 	/**
@@ -98,9 +63,7 @@ public final class RateLimitDenialCache {
 		return new RateLimitDenialCache(maximumSize);
 	}
 
-	/**
-	 * Forgets every cached denial: for a reset of everything, or a change of every policy.
-	 */
+	/** Forgets every cached denial: for a reset of everything, or a change of every policy. */
 	public void invalidateAll() {
 		this.epoch.incrementAndGet();
 		this.denials.invalidateAll();
@@ -153,19 +116,12 @@ public final class RateLimitDenialCache {
 		return this.hits.sum();
 	}
 
-	/**
-	 * The current epoch: read before a backend call is sent, handed back to {@link #record}.
-	 * @return the epoch
-	 */
+	/** The current epoch: read before a backend call is sent, handed back to {@link #record}. */
 	long epoch() {
 		return this.epoch.get();
 	}
 
-	/**
-	 * The decision of a request that a cached denial answers, or null when the backend must decide.
-	 * @param request the request
-	 * @return the denial from the cache, or null
-	 */
+	/** The decision of a request that a cached denial answers, or null when the backend must decide. */
 	@Nullable RateLimitDecision lookup(RateLimitRequest request) {
 		if (this.denials.estimatedSize() == 0) {
 			return null;
@@ -197,17 +153,10 @@ public final class RateLimitDenialCache {
 	}
 
 	/**
-	 * Learns from the backend's answer to a request: its cacheable denials are kept, and an admission forgets the
-	 * denials of what it took (their figures no longer hold). An admission of one entry that took the last of the
-	 * quota, as the backend says ({@code exhaustedForMicros}), is kept as the denial a request of cost 1 would get
-	 * right after it: so a hot identity's next requests are answered here from its admission on, not from its first
-	 * denial on.
-	 * @param request the request
-	 * @param decisions the backend's decisions, one per entry
-	 * @param exhaustedForMicros for an admitted request of one entry, the retry-after a request of cost 1 would get
-	 * right after it, or 0 (see {@link RateLimitBackend.Acquisition#exhaustedForMicros()})
-	 * @param sentNanos when the call was sent ({@link System#nanoTime()}), unused for a request at an explicit time
-	 * @param epoch the {@link #epoch()} read before the call was sent
+	 * Learns from the backend's answer: its cacheable denials are kept, an admission forgets the denials of what it
+	 * took, and an admission of one entry that left no room for a request of cost 1 ({@code exhaustedForMicros}, see
+	 * {@link RateLimitBackend.Acquisition#exhaustedForMicros()}) is kept as that request's denial. {@code sentNanos}
+	 * is when the call was sent, {@code epoch} the {@link #epoch()} read before.
 	 */
 	void record(RateLimitRequest request, List<PolicyDecision> decisions, long exhaustedForMicros, long sentNanos,
 			long epoch) {
@@ -241,23 +190,11 @@ public final class RateLimitDenialCache {
 					|| !figuresHoldUntilRetry(entry, decision) || this.epoch.get() != epoch) {
 				continue;
 			}
-			Denial denial = Denial.of(entry, decision, request, sentNanos);
-			if (denial == null) {
-				continue;
-			}
-			this.denials.asMap().compute(key, (k, cached) -> Denials.with(cached, entry.policy(), denial));
-			if (this.epoch.get() != epoch) {
-				// invalidated while this was being put: whatever it was, it may have been about this identity
-				this.denials.invalidate(key);
-			}
+			keep(key, entry.policy(), Denial.of(entry, decision, request, sentNanos), false, epoch);
 		}
 	}
 
-	/**
-	 * Keeps what an admission that took the last of the quota means for a request of cost 1 right after it: denied,
-	 * nothing remaining, the admission's reset-after, and the retry-after the backend said; the same figures the
-	 * backend would give (its waits count down from there while time alone passes).
-	 */
+	/** Keeps the denial a request of cost 1 gets right after an admission that left no room for it. */
 	private void recordExhausted(RateLimitRequest request, PolicyDecision admission, long exhaustedForMicros,
 			long sentNanos, long epoch) {
 		RateLimitRequest.Entry entry = request.entries().get(0);
@@ -268,23 +205,23 @@ public final class RateLimitDenialCache {
 		RateLimitRequest.Entry next = new RateLimitRequest.Entry(entry.policy(), entry.identity(), 1);
 		PolicyDecision denied = new PolicyDecision(entry.policy(), entry.identity(), false, 0, admission.resetAfter(),
 				Duration.ofNanos(TimeUnit.MICROSECONDS.toNanos(exhaustedForMicros)), Enforcement.ENFORCED);
-		Denial denial = Denial.of(next, denied, request, sentNanos);
+		// what was kept for this identity said less than this admission knows: start from it alone
+		keep(new Key(entry.policy().name(), entry.identity()), entry.policy(),
+				Denial.of(next, denied, request, sentNanos), true, epoch);
+	}
+
+	private void keep(Key key, RateLimitPolicy policy, @Nullable Denial denial, boolean alone, long epoch) {
 		if (denial == null) {
 			return;
 		}
-		Key key = new Key(entry.policy().name(), entry.identity());
-		// what was kept for this identity said less than this admission knows: start from it alone
-		this.denials.asMap().compute(key, (k, cached) -> Denials.with(null, entry.policy(), denial));
+		this.denials.asMap().compute(key, (k, cached) -> Denials.with(alone ? null : cached, policy, denial));
 		if (this.epoch.get() != epoch) {
+			// invalidated while this was being put: whatever it was, it may have been about this identity
 			this.denials.invalidate(key);
 		}
 	}
 
-	/**
-	 * Forgets the denials of entries whose cost was given back (a reversal, a late answer undone): the backend now
-	 * has more room than they say.
-	 * @param entries the entries given back
-	 */
+	/** Forgets the denials of entries whose cost was given back (a reversal, a late answer undone). */
 	void forget(List<RateLimitRequest.Entry> entries) {
 		boolean any = false;
 		for (RateLimitRequest.Entry entry : entries) {
@@ -304,9 +241,8 @@ public final class RateLimitDenialCache {
 	}
 
 	/**
-	 * Whether nothing a denial reports can change before its retry-after while time alone passes. While denied at a
-	 * cost, the remaining quota can only grow towards {@code cost - 1}: a denial that reports that already keeps
-	 * all its figures (its waits count down). A fixed window's count stays as it is until the window ends.
+	 * Whether nothing a denial reports can change before its retry-after while time alone passes: it reports
+	 * {@code cost - 1} remaining already, or it is a fixed window's.
 	 */
 	private static boolean figuresHoldUntilRetry(RateLimitRequest.Entry entry, PolicyDecision decision) {
 		RateLimitPolicy policy = entry.policy();
@@ -320,8 +256,8 @@ public final class RateLimitDenialCache {
 		// end: the interval ends at the newest entry's time plus the interval, reset-after less the window plus the
 		// interval; a denial that ends later waits for quota
 		return policy.algorithm() != Algorithm.SLIDING_WINDOW_LOG || policy.minIntervalMicros() == 0
-				|| micros(decision.retryAfter()) > micros(decision.resetAfter()) - policy.windowMicros()
-						+ policy.minIntervalMicros();
+				|| RateLimitPolicy.toMicros(decision.retryAfter()) > RateLimitPolicy.toMicros(decision.resetAfter())
+						- policy.windowMicros() + policy.minIntervalMicros();
 	}
 
 	/** Whether two policies of one name decide alike: the same algorithm and limits (not cost, mode or shadow). */
@@ -331,24 +267,17 @@ public final class RateLimitDenialCache {
 				&& cached.window().equals(requested.window()) && cached.minInterval().equals(requested.minInterval()));
 	}
 
-	private static long micros(Duration duration) {
-		return duration.getSeconds() * 1_000_000L + duration.getNano() / 1_000L;
-	}
-
 	private record Key(String policy, String identity) {
 	}
 
-	/**
-	 * One denial: of a cost, from a time to its end ({@code T}), on the request's explicit clock (microseconds) or
-	 * this JVM's monotonic one (nanoseconds), with the figures it reported.
-	 */
+	/** One denial of a cost until {@code T}, on the request's explicit clock (µs) or the monotonic one (ns). */
 	private record Denial(long cost, boolean explicit, long from, long until, long resetAt, long remaining,
 			long expiresAtNanos) {
 
 		static @Nullable Denial of(RateLimitRequest.Entry entry, PolicyDecision decision, RateLimitRequest request,
 				long sentNanos) {
-			long retryMicros = micros(decision.retryAfter());
-			long resetMicros = micros(decision.resetAfter());
+			long retryMicros = RateLimitPolicy.toMicros(decision.retryAfter());
+			long resetMicros = RateLimitPolicy.toMicros(decision.resetAfter());
 			if (retryMicros <= 0) {
 				return null;
 			}
@@ -367,9 +296,8 @@ public final class RateLimitDenialCache {
 		}
 
 		/**
-		 * Whether this denial answers a request of that entry at that time: the same cost (a fixed window's for any
-		 * larger cost too), from its time until one microsecond before its end, since the backend's own waits are
-		 * rounded to a microsecond.
+		 * Whether this denial answers that entry now: the same cost (a fixed window's any larger one too), until a
+		 * microsecond before its end (the backend's rounding).
 		 */
 		boolean answers(RateLimitRequest.Entry entry, boolean explicit, long now) {
 			long margin = explicit ? 1 : 1_000;
@@ -421,32 +349,11 @@ public final class RateLimitDenialCache {
 		}
 
 		long expiresAtNanos() {
-			long latest = Long.MIN_VALUE;
+			long latest = this.byCost.get(0).expiresAtNanos;
 			for (Denial denial : this.byCost) {
-				latest = (latest == Long.MIN_VALUE || denial.expiresAtNanos - latest > 0) ? denial.expiresAtNanos
-						: latest;
+				latest = (denial.expiresAtNanos - latest > 0) ? denial.expiresAtNanos : latest;
 			}
 			return latest;
-		}
-
-	}
-
-	/** Keeps a policy and identity until its last denial ends. */
-	private static final class UntilLastDenialEnds implements Expiry<Key, Denials> {
-
-		@Override
-		public long expireAfterCreate(Key key, Denials denials, long currentTime) {
-			return Math.max(0, denials.expiresAtNanos() - currentTime);
-		}
-
-		@Override
-		public long expireAfterUpdate(Key key, Denials denials, long currentTime, long currentDuration) {
-			return Math.max(0, denials.expiresAtNanos() - currentTime);
-		}
-
-		@Override
-		public long expireAfterRead(Key key, Denials denials, long currentTime, long currentDuration) {
-			return currentDuration;
 		}
 
 	}

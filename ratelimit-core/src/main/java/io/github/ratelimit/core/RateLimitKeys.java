@@ -8,10 +8,9 @@ import java.util.Base64;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Turns a policy and a raw identity into a storage key, {@code <prefix>{<identity>}:<policy>:<algorithm>}: the
- * identity is the Cluster hash tag, so one identity's policies share a slot. Only short, plain identities (at most
- * {@value #MAX_RAW_LENGTH} characters of {@code [A-Za-z0-9._:@/+=-]}) are kept raw; any other becomes {@code ~} and
- * the base64url SHA-256 of its UTF-8 bytes, which no raw identity can equal.
+ * The storage key of a policy and an identity, {@code <prefix>{<identity>}:<policy>:<algorithm>} (the identity is the
+ * Cluster hash tag). Identities of at most {@value #MAX_RAW_LENGTH} characters of {@code [A-Za-z0-9._:@/+=-]} stay
+ * raw; any other becomes {@code ~} and the base64url SHA-256 of its UTF-8 bytes.
  */
 public final class RateLimitKeys {
 
@@ -35,6 +34,7 @@ public final class RateLimitKeys {
 	}
 
 	/**
+	 * The storage key of a policy and an identity.
 	 * @param policy the policy
 	 * @param identity the raw identity
 	 * @return the storage key

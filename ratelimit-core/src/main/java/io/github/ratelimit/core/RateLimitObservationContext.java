@@ -7,8 +7,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What an observation of one decision knows: the policies, the kind of backend and, once made, the
- * {@link RateLimitDecision} (or the failure an unguarded limiter threw). It holds no identity: identities are
- * personal data and unbounded, so a handler reads the decisions' policies and outcomes only.
+ * {@link RateLimitDecision}. It holds no identity (personal data, unbounded).
  */
 public class RateLimitObservationContext extends Observation.Context {
 
@@ -28,22 +27,25 @@ public class RateLimitObservationContext extends Observation.Context {
 		this.backend = backend;
 	}
 
-	/** @return the policies of the request's entries, in order */
+	/** {@return the policies of the request's entries, in order} */
 	public List<RateLimitPolicy> policies() {
 		return this.policies;
 	}
 
-	/** @return the limiter's backend ({@code redis}, {@code local}, {@code custom}), even when failure modes decided */
+	/** {@return the limiter's backend ({@code redis}, {@code local}, {@code custom}), whoever decided} */
 	public String backend() {
 		return this.backend;
 	}
 
-	/** @return the decision, or null before it is made or when the limiter threw */
+	/** {@return the decision, or null before it is made or when the limiter threw} */
 	public @Nullable RateLimitDecision decision() {
 		return this.decision;
 	}
 
-	/** @param decision the decision, once made */
+	/**
+	 * Sets the decision, once made.
+	 * @param decision the decision
+	 */
 	public void setDecision(RateLimitDecision decision) {
 		this.decision = decision;
 	}

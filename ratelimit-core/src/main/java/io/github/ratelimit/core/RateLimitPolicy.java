@@ -22,16 +22,10 @@ public final class RateLimitPolicy {
 	/** Shortest accepted window. */
 	public static final Duration MIN_WINDOW = Duration.ofMillis(1);
 
-	/**
-	 * Largest limit of the algorithms that keep one entry per request ({@link Algorithm#keepsEntries()}: the sliding
-	 * window log and concurrency): memory grows with it.
-	 */
+	/** Largest limit of the algorithms that keep an entry per request ({@link Algorithm#keepsEntries()}). */
 	public static final long MAX_ENTRY_LIMIT = 100_000L;
 
-	/**
-	 * Longest time any state may describe: the time to refill a whole burst, {@code burst * window / limit}. Keeps
-	 * every duration and TTL an exact integer in double precision (below 2^52 microseconds, about 142 years).
-	 */
+	/** Longest refill of a whole burst ({@code burst * window / limit}), 2^52 µs: durations stay exact doubles. */
 	public static final double MAX_HORIZON_MICROS = 0x1p52;
 
 	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
@@ -127,10 +121,7 @@ public final class RateLimitPolicy {
 		return new Builder(name);
 	}
 
-	/**
-	 * A builder that starts from this policy's values.
-	 * @return a builder holding a copy of this policy
-	 */
+	/** {@return a builder that starts from this policy's values} */
 	public Builder toBuilder() {
 		Builder builder = new Builder(this.name).algorithm(this.algorithm)
 			.limit(this.limit)
@@ -189,34 +180,22 @@ public final class RateLimitPolicy {
 		return this.algorithm;
 	}
 
-	/**
-	 * Requests admitted per window (for {@link Algorithm#CONCURRENCY}: requests in flight).
-	 * @return the limit
-	 */
+	/** {@return requests admitted per window (for {@link Algorithm#CONCURRENCY}: requests in flight)} */
 	public long limit() {
 		return this.limit;
 	}
 
-	/**
-	 * The window (for {@link Algorithm#CONCURRENCY}: the longest a permit is held before it is reclaimed).
-	 * @return the window
-	 */
+	/** {@return the window (for {@link Algorithm#CONCURRENCY}: the longest a permit is held)} */
 	public Duration window() {
 		return this.window;
 	}
 
-	/**
-	 * The bucket capacity for token bucket and GCRA (defaults to the limit); equal to the limit for the others.
-	 * @return the burst
-	 */
+	/** {@return the bucket capacity of token bucket and GCRA (by default the limit); the limit for the others} */
 	public long burst() {
 		return this.burst;
 	}
 
-	/**
-	 * The minimum time between two admitted requests of one key (sliding window log only), zero when unset.
-	 * @return the minimum interval
-	 */
+	/** {@return the minimum time between two admitted requests of a key (sliding window log), zero when unset} */
 	public Duration minInterval() {
 		return this.minInterval;
 	}
@@ -226,27 +205,17 @@ public final class RateLimitPolicy {
 		return this.cost;
 	}
 
-	/**
-	 * What the policy does when its backend cannot decide.
-	 * @return the failure mode, {@link FailureMode#OPEN} unless set
-	 */
+	/** {@return what the policy does when its backend cannot decide, {@link FailureMode#OPEN} unless set} */
 	public FailureMode failureMode() {
 		return this.failureMode;
 	}
 
-	/**
-	 * Whether the policy runs in shadow mode: checked and counted apart from the request's other policies, reported in
-	 * {@link RateLimitDecision#shadowDecisions()}, never denying.
-	 * @return true in shadow mode
-	 */
+	/** {@return whether the policy is in shadow mode: counted apart, in {@link RateLimitDecision#shadowDecisions()}} */
 	public boolean shadow() {
 		return this.shadow;
 	}
 
-	/**
-	 * The most a single request may cost: the burst for token bucket and GCRA, the limit otherwise.
-	 * @return the capacity
-	 */
+	/** {@return the most a request may cost: the burst for token bucket and GCRA, the limit otherwise} */
 	public long capacity() {
 		return this.algorithm.supportsBurst() ? this.burst : this.limit;
 	}
@@ -261,7 +230,7 @@ public final class RateLimitPolicy {
 		return toMicros(this.minInterval);
 	}
 
-	private static long toMicros(Duration duration) {
+	static long toMicros(Duration duration) {
 		return duration.getSeconds() * 1_000_000L + duration.getNano() / 1_000L;
 	}
 
@@ -296,8 +265,7 @@ public final class RateLimitPolicy {
 	}
 
 	/**
-	 * Limits replacing some of a policy's own ({@link #with(Limits)}): what a configured override, a tier and a
-	 * runtime override set. Each value left null keeps the policy's.
+	 * Limits replacing some of a policy's own ({@link #with(Limits)}); each value left null keeps the policy's.
 	 *
 	 * @param limit requests admitted per window
 	 * @param window the window length

@@ -41,12 +41,12 @@ public final class RateLimitRequest {
 		return this.entries;
 	}
 
-	/** @return whether {@link Builder#at(long)} set an explicit time instead of the backend's clock */
+	/** {@return whether {@link Builder#at(long)} set an explicit time instead of the backend's clock} */
 	public boolean hasExplicitTime() {
 		return this.explicitTimeMicros >= 0;
 	}
 
-	/** @return the explicit time in microseconds since the epoch, or -1 for the backend's clock */
+	/** {@return the explicit time in microseconds since the epoch, or -1 for the backend's clock} */
 	public long explicitTimeMicros() {
 		return this.explicitTimeMicros;
 	}
@@ -113,8 +113,7 @@ public final class RateLimitRequest {
 		}
 
 		/**
-		 * Evaluates at an explicit time instead of the backend's clock: for tests and replays (the Redis server's clock
-		 * keeps instances with skewed clocks in agreement).
+		 * Evaluates at an explicit time instead of the backend's clock: for tests and replays.
 		 * @param epochMicros microseconds since the epoch, not negative
 		 * @return this builder
 		 */

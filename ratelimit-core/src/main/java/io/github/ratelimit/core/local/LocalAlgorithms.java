@@ -256,22 +256,8 @@ final class LocalAlgorithms {
 			double previous = 0;
 			if (state != null) {
 				double w = state.a;
-				double l = state.length;
-				if (l != c.window) {
-					if ((w + 1) * l > c.now - c.window) {
-						count = count + state.b;
-					}
-					if (w * l > c.now - c.window) {
-						count = count + state.c;
-					}
-					if (count > 0) {
-						state.a = current;
-						state.length = c.window;
-						state.b = count;
-						state.c = 0;
-						state.ttlMicros = LocalAlgorithm.ttlMicros(c, 2 * c.window - c.elapsed);
-						c.rewritten = true;
-					}
+				if (state.length != c.window) {
+					count = rewriteForWindow(c, state, current);
 				}
 				else if (w > current) {
 					count = state.b;
@@ -306,19 +292,45 @@ final class LocalAlgorithms {
 			}
 			else {
 				c.ok = false;
-				double room = c.limit - count - c.cost;
-				if (room >= 0 && previous > 0) {
-					c.retry = Math.ceil(c.window * (previous - room) / previous) - c.elapsed;
-				}
-				else {
-					double nextRoom = c.limit - c.cost;
-					c.retry = c.window - c.elapsed;
-					if (count > nextRoom) {
-						c.retry = c.retry + Math.ceil(c.window * (count - nextRoom) / count);
-					}
-				}
-				c.retry = c.retry + ahead;
+				c.retry = retry(c, count, previous, c.cost);
 			}
+		}
+
+		/** The stored counts that may hold requests of the last window, rewritten as the current window's. */
+		private static double rewriteForWindow(Eval c, State state, double current) {
+			double count = 0;
+			if ((state.a + 1) * state.length > c.now - c.window) {
+				count = count + state.b;
+			}
+			if (state.a * state.length > c.now - c.window) {
+				count = count + state.c;
+			}
+			if (count > 0) {
+				state.a = current;
+				state.length = c.window;
+				state.b = count;
+				state.c = 0;
+				state.ttlMicros = LocalAlgorithm.ttlMicros(c, 2 * c.window - c.elapsed);
+				c.rewritten = true;
+			}
+			return count;
+		}
+
+		/** sc_retry: the wait of a denied request of that cost, at {@code c.elapsed} into the window. */
+		private static double retry(Eval c, double count, double previous, double cost) {
+			double retry;
+			double room = c.limit - count - cost;
+			if (room >= 0 && previous > 0) {
+				retry = Math.ceil(c.window * (previous - room) / previous) - c.elapsed;
+			}
+			else {
+				double nextRoom = c.limit - cost;
+				retry = c.window - c.elapsed;
+				if (count > nextRoom) {
+					retry = retry + Math.ceil(c.window * (count - nextRoom) / count);
+				}
+			}
+			return retry + c.ahead;
 		}
 
 		@Override

@@ -7,12 +7,8 @@ import java.util.TreeSet;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The state of one key: the Java form of the Redis value. Which fields are used depends on the algorithm, as the
- * hash fields do in Redis: token bucket {@code a} = tokens, {@code b} = their time, {@code refundedAt}; GCRA
- * {@code a} = time written, {@code b} = backlog, {@code length} = interval, {@code refundedAt}; windows
- * {@code a} = window number, {@code b} = count, {@code c} = previous count, {@code length} = window length,
- * {@code refunds}; log and concurrency use {@code log} and {@code sequence}.
- * Mutated only under the key's lock.
+ * The state of one key, the Java form of its Redis value: each twin in {@link LocalAlgorithms} says which fields it
+ * uses. Mutated only under the key's lock.
  */
 final class State {
 

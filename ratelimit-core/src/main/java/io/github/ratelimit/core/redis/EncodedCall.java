@@ -1,7 +1,7 @@
 package io.github.ratelimit.core.redis;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import org.springframework.data.redis.core.script.RedisScript;
@@ -24,20 +24,12 @@ record EncodedCall(RedisScript<?> script, byte[][] keys, byte[][] args) {
 
 	/** KEYS as strings, for a client other than Lettuce (through the template). */
 	List<String> keyStrings() {
-		List<String> strings = new ArrayList<>(this.keys.length);
-		for (byte[] key : this.keys) {
-			strings.add(new String(key, StandardCharsets.UTF_8));
-		}
-		return strings;
+		return Arrays.stream(this.keys).map((key) -> new String(key, StandardCharsets.UTF_8)).toList();
 	}
 
 	/** ARGV as strings, for a client other than Lettuce (through the template). */
 	Object[] argStrings() {
-		Object[] strings = new Object[this.args.length];
-		for (int i = 0; i < this.args.length; i++) {
-			strings[i] = new String(this.args[i], StandardCharsets.UTF_8);
-		}
-		return strings;
+		return Arrays.stream(this.args).map((arg) -> new String(arg, StandardCharsets.UTF_8)).toArray();
 	}
 
 }

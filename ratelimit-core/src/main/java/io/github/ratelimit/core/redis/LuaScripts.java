@@ -39,22 +39,11 @@ final class LuaScripts {
 
 	private static final Map<Algorithm, String> ALGORITHMS = new EnumMap<>(Algorithm.class);
 
-	/** The mask of the algorithms that keep entries, whose files use the sorted-set helpers. */
-	private static final int SORTED_SET_ALGORITHMS;
-
-	static {
-		int sortedSet = 0;
-		for (Algorithm algorithm : Algorithm.values()) {
-			ALGORITHMS.put(algorithm, read(algorithm.id() + ".lua"));
-			if (algorithm.keepsEntries()) {
-				sortedSet |= 1 << algorithm.ordinal();
-			}
-		}
-		SORTED_SET_ALGORITHMS = sortedSet;
-	}
-
 	/** The straight-through single-entry scripts, by algorithm; absent for the algorithms that use the driver. */
 	private static final Map<Algorithm, String> FAST = new EnumMap<>(Algorithm.class);
+
+	/** The mask of the algorithms that keep entries, whose files use the sorted-set helpers. */
+	private static final int SORTED_SET_ALGORITHMS;
 
 	/** decide() through the algorithms' files, for the algorithms without a straight-through script. */
 	private static final String SINGLE = read("single.lua");
@@ -69,12 +58,17 @@ final class LuaScripts {
 	static final int MAX_SINGLE_ENTRY_SCRIPTS = 1024;
 
 	static {
+		int sortedSet = 0;
 		for (Algorithm algorithm : Algorithm.values()) {
-			String fast = readIfPresent("fast/" + algorithm.id() + ".lua");
-			if (fast != null) {
-				FAST.put(algorithm, fast);
+			ALGORITHMS.put(algorithm, read(algorithm.id() + ".lua"));
+			if (LuaScripts.class.getClassLoader().getResource("scripts/fast/" + algorithm.id() + ".lua") != null) {
+				FAST.put(algorithm, read("fast/" + algorithm.id() + ".lua"));
+			}
+			if (algorithm.keepsEntries()) {
+				sortedSet |= 1 << algorithm.ordinal();
 			}
 		}
+		SORTED_SET_ALGORITHMS = sortedSet;
 	}
 
 	@SuppressWarnings("rawtypes")
@@ -110,12 +104,8 @@ final class LuaScripts {
 		Parameters parameters = Parameters.of(policy);
 		PolicyScripts scripts = this.singleEntry.get(parameters);
 		if (scripts == null && this.singleEntry.size() < MAX_SINGLE_ENTRY_SCRIPTS) {
-			scripts = this.singleEntry.computeIfAbsent(parameters,
-					(p) -> new PolicyScripts(
-							new AssembledScript(singleEntrySource(p.algorithm(), p.limit(), p.windowMicros(), p.burst(),
-									p.minIntervalMicros(), false)),
-							new AssembledScript(singleEntrySource(p.algorithm(), p.limit(), p.windowMicros(), p.burst(),
-									p.minIntervalMicros(), true))));
+			scripts = this.singleEntry.computeIfAbsent(parameters, (p) -> new PolicyScripts(
+					new AssembledScript(singleEntrySource(p, false)), new AssembledScript(singleEntrySource(p, true))));
 		}
 		return scripts;
 	}
@@ -190,8 +180,8 @@ final class LuaScripts {
 				+ script.getScriptAsString() + "\nend)\n";
 	}
 
-	/** The driver script's source for an algorithm mask (bit {@code ordinal} per algorithm); for tests and tooling. */
-	static String source(int mask) {
+	/** The driver script's source for an algorithm mask (bit {@code ordinal} per algorithm). */
+	private static String source(int mask) {
 		return assemble(new StringBuilder("local EXPLICIT_TIME = ARGV[2] ~= ''\n"), mask).append('\n')
 			.append(DRIVER)
 			.toString();
@@ -199,20 +189,13 @@ final class LuaScripts {
 
 	/**
 	 * A single-entry script's source, the parameters in its first line; {@code batch} for several requests
-	 * ({@code batch-call.lua}) rather than one ({@code single-call.lua}). For tests and tooling.
+	 * ({@code batch-call.lua}) rather than one ({@code single-call.lua}).
 	 */
-	static String singleEntrySource(Algorithm algorithm, long limit, long windowMicros, long burst,
-			long minIntervalMicros, boolean batch) {
+	private static String singleEntrySource(Parameters p, boolean batch) {
+		Algorithm algorithm = p.algorithm();
 		StringBuilder source = new StringBuilder("local CODE, LIMIT, WINDOW, BURST, MIN = '").append(algorithm.code())
-			.append("', ")
-			.append(limit)
-			.append(", ")
-			.append(windowMicros)
-			.append(", ")
-			.append(burst)
-			.append(", ")
-			.append(minIntervalMicros)
-			.append('\n')
+			.append("', " + p.limit() + ", " + p.windowMicros() + ", ")
+			.append(p.burst() + ", " + p.minIntervalMicros() + "\n")
 			.append(batch ? "local EXPLICIT_TIME = ARGV[1] ~= ''\n" : "local EXPLICIT_TIME = ARGV[2] ~= nil\n");
 		String fast = FAST.get(algorithm);
 		if (fast != null) {
@@ -235,10 +218,6 @@ final class LuaScripts {
 			}
 		}
 		return source;
-	}
-
-	private static @Nullable String readIfPresent(String name) {
-		return (LuaScripts.class.getClassLoader().getResource("scripts/" + name) != null) ? read(name) : null;
 	}
 
 	private static String read(String name) {
