@@ -17,32 +17,14 @@ import reactor.core.publisher.Mono;
 
 /**
  * The {@link RateLimiter} over one {@link RateLimitBackend}: evaluates a request's entries together and hands out the
- * concurrency permits of an admitted request. Between it and the backend sit layers composed by the {@link Builder}
- * (architecture.md, "The composition").
+ * concurrency permits of an admitted request, through layers the {@link Builder} composes (architecture.md, "The
+ * composition").
  * <p>
- * Built with {@link #builder(RateLimitBackend)}, the limiter is <em>guarded</em>: a backend that fails, or does not
- * answer within the time budget, or whose circuit breaker is open, never fails the caller. Each policy's
- * {@link FailureMode} decides instead: {@link FailureMode#OPEN open} admits unchecked, {@link FailureMode#CLOSED
- * closed} refuses, {@link FailureMode#LOCAL local} decides in this instance's memory with the same algorithm. No
- * decision waits longer than the budget ({@link #check} waits on {@link #checkAsync}); what an answer that arrives
- * after the budget took stays counted for a request the failure modes admitted and is given back for one they
- * refused. Releasing a permit waits at most the budget too, and not at all while the circuit is open: a release the
- * backend does not confirm is still sent, and a concurrency permit that never reaches the backend is reclaimed after
- * its policy's window. On Redis Cluster each master has a circuit breaker of its own ({@link RateLimitBackend#shard}):
- * a master that fails keeps only its own keys from Redis, and a request whose entries live on several masters is
- * decided per master and combined (what one part took is given back when another denies).
- * <p>
- * Built with the constructor (or the builder with {@link Builder#guarded(boolean) guarded(false)}), the limiter is
- * <em>unguarded</em>: backend failures reach the caller as exceptions.
- * <p>
- * With a {@link RateLimitDenialCache} ({@link Builder#denialCache(RateLimitDenialCache)}), guarded or not, a request
- * whose denial the backend made earlier and that still holds is denied from the cache, without a backend call.
- * <p>
- * Each decision is observed as {@value DefaultRateLimitObservationConvention#NAME} in the
- * {@link ObservationRegistry} given to the builder (none by default, and then no observation context is made at
- * all), with a {@link RateLimitObservationContext} that holds no identity. The limiter also counts, in memory, the
- * {@linkplain #errorCount(BackendErrorKind) backend errors by kind} and the
- * {@linkplain #permitsInFlight(String) concurrency permits in flight per policy}, for meters to read.
+ * {@link #builder(RateLimitBackend)} makes a <em>guarded</em> limiter: a backend that fails, does not answer within
+ * the time budget or whose circuit breaker (one per Cluster master) is open never fails the caller; each policy's
+ * {@link FailureMode} decides instead. The constructors make an <em>unguarded</em> one: backend failures reach the
+ * caller. Decisions are observed as {@value DefaultRateLimitObservationConvention#NAME} when an
+ * {@link ObservationRegistry} is given; backend errors and permits in flight are counted for meters to read.
  */
 public final class DefaultRateLimiter implements RateLimiter {
 
@@ -61,7 +43,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 	private final RateLimitBackend backend;
 
-	/** The layers a request goes through to the backend, composed by the {@link Builder}. */
+	/** The layers a request goes through to the backend. */
 	private final Decider decider;
 
 	private final @Nullable Guard guard;
@@ -77,7 +59,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 	private final @Nullable RateLimitDenialCache denialCache;
 
 	/**
-	 * An unguarded limiter: backend failures are thrown to the caller.
+	 * An unguarded limiter: backend failures reach the caller.
 	 * @param backend the backend
 	 */
 	public DefaultRateLimiter(RateLimitBackend backend) {
@@ -119,8 +101,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Starts a limiter, guarded unless {@link Builder#guarded(boolean) told otherwise}: failures and slow answers of
-	 * the backend are decided by each policy's {@link FailureMode}.
+	 * Starts a limiter, guarded unless {@link Builder#guarded(boolean) told otherwise}.
 	 * @param backend the backend, typically Redis
 	 * @return a builder
 	 */
@@ -129,10 +110,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * The circuit breaker given to the builder, when the limiter has one. It guards every call to a backend that is
-	 * one server (standalone, Sentinel). On Redis Cluster each master has a breaker of its own, made from this
-	 * one's configuration ({@link #circuitBreakers()}); this one then guards only calls whose master is not known
-	 * yet (before the first connection).
+	 * The circuit breaker given to the builder: it guards a backend of one server; on Redis Cluster each master has a
+	 * breaker made from its configuration ({@link #circuitBreakers()}).
 	 * @return the circuit breaker, or null
 	 */
 	public @Nullable CircuitBreaker circuitBreaker() {
@@ -140,10 +119,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * The circuit breakers in use, for health and metrics to read: the {@linkplain #circuitBreaker() configured one}
-	 * on a backend that is one server, and on Redis Cluster one per master, named after the configured one and the
-	 * master's address ({@code ratelimit-redis@10.0.0.7:6379}). Breakers are added when a master is first seen and
-	 * removed once it no longer serves slots. Read it; adding or removing breakers changes nothing the limiter does.
+	 * The circuit breakers in use, for health and metrics to read: the configured one, or on Redis Cluster one per
+	 * master, named after it and the master's address ({@code ratelimit-redis@10.0.0.7:6379}).
 	 * @return the registry of the breakers, or null without a breaker
 	 */
 	public @Nullable CircuitBreakerRegistry circuitBreakers() {
@@ -151,7 +128,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * The time budget of a backend call, when the limiter has one.
+	 * The time budget of a backend call.
 	 * @return the budget, or null when calls wait for the backend's own timeout
 	 */
 	public @Nullable Duration timeout() {
@@ -159,10 +136,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * Whether decisions are degraded: a circuit breaker (of any Cluster master) is open or probing, or the failure
-	 * modes made at least one of the last {@value #RECENT_DECISIONS} guarded decisions (an error, a timeout, or not
-	 * tried because a circuit is open). True from the first failure, and steady while a share of the decisions fail
-	 * (one master of a Cluster down). Always false for an unguarded limiter.
+	 * Whether decisions are degraded: a circuit breaker is open or probing, or the failure modes made one of the last
+	 * {@value #RECENT_DECISIONS} guarded decisions. Always false for an unguarded limiter.
 	 * @return true while degraded
 	 */
 	public boolean degraded() {
@@ -170,9 +145,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * How many of the last {@value #RECENT_DECISIONS} guarded decisions the failure modes made. Always zero for an
-	 * unguarded limiter.
-	 * @return the count
+	 * How many of the last {@value #RECENT_DECISIONS} guarded decisions the failure modes made.
+	 * @return the count, zero for an unguarded limiter
 	 */
 	public int recentFailureModeDecisions() {
 		return (this.guard != null) ? this.guard.recentFailureModeDecisions() : 0;
@@ -187,7 +161,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * The cache of the backend's denials this limiter answers from, when it has one.
+	 * The cache of the backend's denials this limiter answers from.
 	 * @return the denial cache, or null
 	 */
 	public @Nullable RateLimitDenialCache denialCache() {
@@ -203,17 +177,16 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * How often a guarded limiter met a kind of backend trouble since it was built. Always zero when unguarded.
+	 * How often a guarded limiter met a kind of backend trouble since it was built.
 	 * @param kind the kind
-	 * @return the count
+	 * @return the count, zero for an unguarded limiter
 	 */
 	public long errorCount(BackendErrorKind kind) {
 		return this.errors.count(kind);
 	}
 
 	/**
-	 * The concurrency permits this instance holds for a policy: taken by admitted requests and not yet released,
-	 * in units of cost. Counted in this instance's memory, for this instance's requests only.
+	 * The concurrency permits this instance's requests hold for a policy, in units of cost.
 	 * @param policy the policy's name
 	 * @return the permits held
 	 */
@@ -227,19 +200,28 @@ public final class DefaultRateLimiter implements RateLimiter {
 			return Mono.just(EMPTY);
 		}
 		Mono<RateLimitDecision> decision = decide(request);
-		if (this.observationRegistry.isNoop()) {
-			return decision;
-		}
+		return this.observationRegistry.isNoop() ? decision : observed(request, decision);
+	}
+
+	/**
+	 * The decision, observed: the parent observation is Reactor's context's, else the calling thread's current one
+	 * (Micrometer's default); stopped before the decision goes on, so that whoever gets it finds the observation
+	 * complete, and only once (a cancel after the decision stops nothing twice).
+	 */
+	private Mono<RateLimitDecision> observed(RateLimitRequest request, Mono<RateLimitDecision> decision) {
 		return Mono.deferContextual((reactorContext) -> {
-			RateLimitObservationContext context = observationContext(request);
-			Observation observation = observation(context);
+			List<RateLimitPolicy> policies = new ArrayList<>(request.entries().size());
+			for (RateLimitRequest.Entry entry : request.entries()) {
+				policies.add(entry.policy());
+			}
+			RateLimitObservationContext context = new RateLimitObservationContext(policies, this.backend.kind());
+			Observation observation = Observation.createNotStarted(this.observationConvention, DEFAULT_CONVENTION,
+					() -> context, this.observationRegistry);
 			Object parent = reactorContext.hasKey(OBSERVATION_KEY) ? reactorContext.get(OBSERVATION_KEY) : null;
 			if (parent instanceof Observation parentObservation) {
 				observation.parentObservation(parentObservation);
 			}
 			observation.start();
-			// stopped before the signal goes on, so that whoever gets the decision finds the observation complete;
-			// a cancel after the decision (block() cancels once it has its value) stops nothing twice
 			AtomicBoolean stopped = new AtomicBoolean();
 			return decision.doOnSuccess((made) -> {
 				if (made != null) {
@@ -261,23 +243,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		});
 	}
 
-	private RateLimitObservationContext observationContext(RateLimitRequest request) {
-		List<RateLimitPolicy> policies = new ArrayList<>(request.entries().size());
-		for (RateLimitRequest.Entry entry : request.entries()) {
-			policies.add(entry.policy());
-		}
-		return new RateLimitObservationContext(policies, this.backend.kind());
-	}
-
-	private Observation observation(RateLimitObservationContext context) {
-		return Observation.createNotStarted(this.observationConvention, DEFAULT_CONVENTION, () -> context,
-				this.observationRegistry);
-	}
-
-	/**
-	 * Decides a request: entries of policies in shadow mode apart from the others when both kinds are present
-	 * ({@link ShadowSplit}), each kind through the layers.
-	 */
+	/** Shadow entries apart from the others when both kinds are present ({@link ShadowSplit}), each through the layers. */
 	private Mono<RateLimitDecision> decide(RateLimitRequest request) {
 		ShadowSplit split = ShadowSplit.of(request);
 		return ((split != null) ? split.decide(this.decider, this.errors) : this.decider.decide(request))
@@ -296,9 +262,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		return decision;
 	}
 
-	/**
-	 * Builds a {@link DefaultRateLimiter}: guarded unless {@link #guarded(boolean) guarded(false)} is set.
-	 */
+	/** Builds a {@link DefaultRateLimiter}: guarded unless {@link #guarded(boolean) guarded(false)} is set. */
 	public static final class Builder {
 
 		private final RateLimitBackend backend;
@@ -324,8 +288,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * The longest a decision waits for the backend; beyond it the failure modes decide. Without one, a call
-		 * waits for the backend client's own timeout.
+		 * The longest a decision waits for the backend before the failure modes decide; without one, the backend
+		 * client's own timeout.
 		 * @param timeout the budget, positive
 		 * @return this builder
 		 */
@@ -338,10 +302,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * A circuit breaker around the backend: while it is open, decisions are made by the failure modes at once,
-		 * without trying the backend. On a backend of several shards (Redis Cluster: {@link RateLimitBackend#shard})
-		 * each shard gets a breaker of its own with this one's configuration, so that one failing master keeps
-		 * only its own entries from the backend.
+		 * A circuit breaker around the backend: while open, the failure modes decide without trying the backend. On
+		 * a backend of several shards ({@link RateLimitBackend#shard}) each shard gets a breaker of this configuration.
 		 * @param circuitBreaker the breaker
 		 * @return this builder
 		 */
@@ -351,8 +313,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * Where {@link FailureMode#LOCAL} policies are enforced while the backend fails; a
-		 * {@link LocalRateLimitBackend} with default bounds unless set.
+		 * Where {@link FailureMode#LOCAL} policies are enforced while the backend fails; by default a
+		 * {@link LocalRateLimitBackend} with default bounds.
 		 * @param fallback the in-memory backend
 		 * @return this builder
 		 */
@@ -362,8 +324,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * The retry-after of a refusal by a {@link FailureMode#CLOSED} policy; by default the circuit breaker's wait
-		 * in the open state, or one second without a breaker.
+		 * The retry-after of a {@link FailureMode#CLOSED} refusal; by default the circuit breaker's wait in the open
+		 * state (at least a second), or one second without a breaker.
 		 * @param retryAfter the retry-after
 		 * @return this builder
 		 */
@@ -373,7 +335,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * Where each decision is observed ({@value DefaultRateLimitObservationConvention#NAME}); none by default.
+		 * Where each decision is observed; none by default (no observation context is made at all).
 		 * @param observationRegistry the registry
 		 * @return this builder
 		 */
@@ -393,10 +355,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * Whether the limiter is guarded (the default): backend failures and slow answers are decided by each
-		 * policy's {@link FailureMode}, within the {@linkplain #timeout(Duration) time budget}. Unguarded, backend
-		 * failures reach the caller as exceptions, as with the constructor, and the guard's settings (timeout,
-		 * circuit breaker, fallback, closed retry-after) must not be set.
+		 * Whether the limiter is guarded (the default). Unguarded, backend failures reach the caller, and the guard's
+		 * settings (timeout, circuit breaker, fallback, closed retry-after) must not be set.
 		 * @param guarded false for an unguarded limiter
 		 * @return this builder
 		 */
@@ -406,9 +366,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * A cache of the backend's denials to answer from: an identity denied until a time is denied again until
-		 * then without a backend call. Not exact in every case (quota given back on another instance is seen only
-		 * when the cached denial ends): see {@link RateLimitDenialCache}. None by default.
+		 * A cache of the backend's denials: an identity denied until a time is denied again until then without a
+		 * backend call (see {@link RateLimitDenialCache} for where it is not exact). None by default.
 		 * @param denialCache the cache, for this limiter only
 		 * @return this builder
 		 */
@@ -423,10 +382,9 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * The layers between the limiter and the backend (architecture.md, "The composition"): the denial cache
-		 * answers first, then the guard decides (unguarded: the backend, its failures thrown), and beneath the guard
-		 * the denial cache learns from every answer the backend gives, late ones included, and forgets what is given
-		 * back.
+		 * The layers between the limiter and the backend, in order: the denial cache answers first; then the guard
+		 * (unguarded: the backend's answers as they are); beneath it the denial cache learns from every answer, late
+		 * ones included, and forgets what is given back.
 		 */
 		private Layers compose(ErrorCounts errors, Acquired.PermitsInFlight inFlight) {
 			RateLimitDenialCache cache = this.denialCache;
@@ -446,7 +404,6 @@ public final class DefaultRateLimiter implements RateLimiter {
 					: defaultClosedRetryAfter(), inFlight);
 		}
 
-		/** By default the circuit breaker's wait in the open state (at least a second), one second without one. */
 		private Duration defaultClosedRetryAfter() {
 			if (this.circuitBreaker == null) {
 				return Duration.ofSeconds(1);
@@ -456,8 +413,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * Builds the limiter: the layers between it and the backend are the denial cache's (when set), then the
-		 * guard's (unless unguarded).
+		 * Builds the limiter.
 		 * @return the limiter, guarded unless {@link #guarded(boolean) guarded(false)}
 		 * @throws IllegalStateException when unguarded with a setting of the guard
 		 */

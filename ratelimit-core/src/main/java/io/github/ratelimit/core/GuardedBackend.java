@@ -210,13 +210,12 @@ final class GuardedBackend implements Decider {
 			settle();
 			// Reactor's timer, left to fire: the JDK's orTimeout would cancel its timer under a lock on the answering
 			// thread (an event loop)
-			Schedulers.parallel()
-				.schedule(() -> {
-					if (this.state.get() == SETTLED) {
-						this.accounted.completeExceptionally(timeout);
-					}
-				},
-						Objects.requireNonNull(GuardedBackend.this.guard.timeout).toNanos(), TimeUnit.NANOSECONDS);
+			long budget = Objects.requireNonNull(GuardedBackend.this.guard.timeout).toNanos();
+			Schedulers.parallel().schedule(() -> {
+				if (this.state.get() == SETTLED) {
+					this.accounted.completeExceptionally(timeout);
+				}
+			}, budget, TimeUnit.NANOSECONDS);
 			return late(Mono.defer(() -> failureModes(timeout)));
 		}
 
