@@ -23,8 +23,8 @@ final class FailureReport {
 	}
 
 	static String report(FailureBenchmark.Result result) {
-		RedisBackendProperties redis = StarterLimiter.DEFAULTS.getRedis();
-		RedisBackendProperties.CircuitBreaker breaker = redis.getCircuitBreaker();
+		RedisBackendProperties redis = StarterLimiter.DEFAULTS.redis();
+		RedisBackendProperties.CircuitBreaker breaker = redis.circuitBreaker();
 		StringBuilder out = new StringBuilder(BenchmarkMain.environment());
 		out.append(String.format(Locale.ROOT, "| system load average (1 min), start / end of the section | %.1f / %.1f |%n%n",
 				result.loadAverageAtStart(), result.loadAverageAtEnd()));
@@ -37,9 +37,9 @@ final class FailureReport {
 			.append(String.format(Locale.ROOT,
 					"budget %d ms, breaker count-based over %d calls, at least %d calls, opens at %.0f%% failures, open %d ms,"
 							+ " %d calls in half-open; Lettuce reconnect delay at most %d ms; client command timeout 60 s.",
-					redis.getTimeout().toMillis(), breaker.getSlidingWindowSize(), breaker.getMinimumNumberOfCalls(),
-					breaker.getFailureRateThreshold(), breaker.getWaitDurationInOpenState().toMillis(),
-					breaker.getPermittedNumberOfCallsInHalfOpenState(), redis.getMaxReconnectDelay().toMillis()))
+					redis.timeout().toMillis(), breaker.slidingWindowSize(), breaker.minimumNumberOfCalls(),
+					breaker.failureRateThreshold(), breaker.waitDurationInOpenState().toMillis(),
+					breaker.permittedNumberOfCallsInHalfOpenState(), redis.maxReconnectDelay().toMillis()))
 			.append(String.format(Locale.ROOT,
 					" Three GCRA policies (1000 per second per identity, 1000 identities each), one per failure mode,"
 							+ " taken in turn on one limiter; blocking: 8 threads in a closed loop, non-blocking: at most 64"

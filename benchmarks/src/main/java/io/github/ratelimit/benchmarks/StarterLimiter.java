@@ -18,6 +18,7 @@ import io.lettuce.core.resource.Delay;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -30,7 +31,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 final class StarterLimiter implements AutoCloseable {
 
 	/** The starter's default properties. */
-	static final RateLimitProperties DEFAULTS = new RateLimitProperties();
+	static final RateLimitProperties DEFAULTS = new Binder().bindOrCreate("ratelimit", RateLimitProperties.class);
 
 	private final ClientResources resources;
 
@@ -54,8 +55,8 @@ final class StarterLimiter implements AutoCloseable {
 	 * @param port Redis' port (or a proxy's)
 	 */
 	StarterLimiter(String host, int port) {
-		RedisBackendProperties redis = DEFAULTS.getRedis();
-		Duration maxDelay = redis.getMaxReconnectDelay();
+		RedisBackendProperties redis = DEFAULTS.redis();
+		Duration maxDelay = redis.maxReconnectDelay();
 		// as the starter's auto-configuration: reconnect attempts at most a second apart
 		this.resources = ClientResources.builder()
 			.reconnectDelay(() -> Delay.exponential(Duration.ofMillis(1), maxDelay, 2, TimeUnit.MILLISECONDS))
@@ -77,17 +78,17 @@ final class StarterLimiter implements AutoCloseable {
 		RedisRateLimitBackend backend = new RedisRateLimitBackend(this.factory);
 		backend.connect();
 		this.breaker = CircuitBreaker.of(RateLimitAutoConfiguration.CIRCUIT_BREAKER_NAME,
-				RateLimitAutoConfiguration.circuitBreakerConfig(redis.getCircuitBreaker()));
+				RateLimitAutoConfiguration.circuitBreakerConfig(redis.circuitBreaker()));
 		this.breaker.getEventPublisher().onStateTransition((event) -> {
 			synchronized (this.transitions) {
 				this.transitions.add(new long[] { System.nanoTime(), event.getStateTransition().getToState().ordinal() });
 			}
 		});
 		this.limiter = DefaultRateLimiter.builder(backend)
-			.timeout(redis.getTimeout())
+			.timeout(redis.timeout())
 			.circuitBreaker(this.breaker)
-			.closedRetryAfter(redis.getCircuitBreaker().getWaitDurationInOpenState())
-			.fallback(new LocalRateLimitBackend(DEFAULTS.getLocal().getMaximumKeys(), LocalRateLimitBackend.systemClock()))
+			.closedRetryAfter(redis.circuitBreaker().waitDurationInOpenState())
+			.fallback(new LocalRateLimitBackend(DEFAULTS.local().maximumKeys(), LocalRateLimitBackend.systemClock()))
 			.build();
 	}
 

@@ -20,7 +20,7 @@ class LocalBackendConfiguration {
 	RateLimitBackend rateLimitBackend(RateLimitProperties properties) {
 		logger.warn("No Redis connection: rate limits are kept in this instance's memory and are NOT shared with "
 				+ "other instances. Add spring-boot-starter-data-redis and configure spring.data.redis.* to share them.");
-		return new LocalRateLimitBackend(properties.getLocal().getMaximumKeys(), LocalRateLimitBackend.systemClock());
+		return new LocalRateLimitBackend(properties.local().maximumKeys(), LocalRateLimitBackend.systemClock());
 	}
 
 }

@@ -18,7 +18,6 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.SearchStrategy;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 
@@ -31,7 +30,6 @@ import org.springframework.context.annotation.Import;
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 		"org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
-@EnableConfigurationProperties(RateLimitProperties.class)
 @Import({ RedisBackendConfiguration.class, LocalBackendConfiguration.class, RateLimitWebConfiguration.class,
 		RateLimitHealthConfiguration.class })
 public final class RateLimitAutoConfiguration {
@@ -70,26 +68,26 @@ public final class RateLimitAutoConfiguration {
 		if (backend instanceof LocalRateLimitBackend) {
 			return new DefaultRateLimiter(backend, observations, convention);
 		}
-		RedisBackendProperties redis = properties.getRedis();
-		LocalRateLimitBackend fallback = new LocalRateLimitBackend(properties.getLocal().getMaximumKeys(),
+		RedisBackendProperties redis = properties.redis();
+		LocalRateLimitBackend fallback = new LocalRateLimitBackend(properties.local().maximumKeys(),
 				LocalRateLimitBackend.systemClock());
 		DefaultRateLimiter.Builder builder = DefaultRateLimiter.builder(backend)
 			.observationRegistry(observations)
-			.timeout(redis.getTimeout())
+			.timeout(redis.timeout())
 			.fallback(fallback);
 		// a reset announced here or on another instance starts the fallback's counts afresh too
 		overrides.ifAvailable((changes) -> changes.addListener(RateLimitOverrides.Listener.resetting(fallback)));
-		RedisBackendProperties.CircuitBreaker breaker = redis.getCircuitBreaker();
-		if (breaker.isEnabled()) {
+		RedisBackendProperties.CircuitBreaker breaker = redis.circuitBreaker();
+		if (breaker.enabled()) {
 			builder.circuitBreaker(CircuitBreaker.of(CIRCUIT_BREAKER_NAME, circuitBreakerConfig(breaker)));
-			builder.closedRetryAfter(breaker.getWaitDurationInOpenState());
+			builder.closedRetryAfter(breaker.waitDurationInOpenState());
 		}
 		if (convention != null) {
 			builder.observationConvention(convention);
 		}
-		RedisBackendProperties.DenialCache denials = redis.getDenialCache();
-		if (denials.isEnabled() && backend instanceof RedisRateLimitBackend) {
-			RateLimitDenialCache cache = RateLimitDenialCache.create(denials.getMaximumSize());
+		RedisBackendProperties.DenialCache denials = redis.denialCache();
+		if (denials.enabled() && backend instanceof RedisRateLimitBackend) {
+			RateLimitDenialCache cache = RateLimitDenialCache.create(denials.maximumSize());
 			builder.denialCache(cache);
 			// overrides changed and resets announced, here or on another instance, are forgotten at once
 			overrides.ifAvailable((changes) -> changes.addListener(RateLimitOverrides.Listener.invalidating(cache)));
@@ -103,13 +101,13 @@ public final class RateLimitAutoConfiguration {
 	 */
 	public static CircuitBreakerConfig circuitBreakerConfig(RedisBackendProperties.CircuitBreaker breaker) {
 		return CircuitBreakerConfig.custom()
-			.failureRateThreshold(breaker.getFailureRateThreshold())
+			.failureRateThreshold(breaker.failureRateThreshold())
 			// separate setters: slidingWindow(size, calls, type) is 2.4-only, and Spring Cloud manages Resilience4j 2.3
 			.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
-			.slidingWindowSize(breaker.getSlidingWindowSize())
-			.minimumNumberOfCalls(Math.min(breaker.getMinimumNumberOfCalls(), breaker.getSlidingWindowSize()))
-			.waitDurationInOpenState(breaker.getWaitDurationInOpenState())
-			.permittedNumberOfCallsInHalfOpenState(breaker.getPermittedNumberOfCallsInHalfOpenState())
+			.slidingWindowSize(breaker.slidingWindowSize())
+			.minimumNumberOfCalls(Math.min(breaker.minimumNumberOfCalls(), breaker.slidingWindowSize()))
+			.waitDurationInOpenState(breaker.waitDurationInOpenState())
+			.permittedNumberOfCallsInHalfOpenState(breaker.permittedNumberOfCallsInHalfOpenState())
 			.build();
 	}
 

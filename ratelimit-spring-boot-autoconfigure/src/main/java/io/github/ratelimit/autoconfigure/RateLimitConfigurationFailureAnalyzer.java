@@ -37,13 +37,10 @@ class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<Unbo
 			.allMatch((property) -> RateLimitPropertyNames.ROOT.isAncestorOf(property.getName()))) {
 			return null;
 		}
-		StringBuilder description = new StringBuilder("Unknown rate-limit ")
-			.append((unbound.size() == 1) ? "property" : "properties")
-			.append(": no property of the starter has ")
-			.append((unbound.size() == 1) ? "this name" : "these names")
-			.append(", so ")
-			.append((unbound.size() == 1) ? "it" : "they")
-			.append(" would be ignored.\n");
+		boolean one = unbound.size() == 1;
+		StringBuilder description = new StringBuilder("Unknown rate-limit " + (one ? "property" : "properties")
+				+ ": no property of the starter has " + (one ? "this name, so it" : "these names, so they")
+				+ " would be ignored.\n");
 		StringBuilder action = new StringBuilder();
 		for (ConfigurationProperty property : unbound) {
 			Suggestion suggestion = suggest(property.getName());
@@ -57,31 +54,24 @@ class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<Unbo
 				description.append("\n    Did you mean: ").append(suggestion.replacement());
 			}
 			description.append('\n');
-			if (suggestion.replacement() != null) {
-				action.append("Rename '")
-					.append(property.getName())
-					.append("' to '")
-					.append(suggestion.replacement())
-					.append("'.\n");
-			}
-			else if (!suggestion.known().isEmpty()) {
-				action.append("Replace or remove '")
-					.append(property.getName())
-					.append("'. Known names after '")
-					.append(suggestion.parent())
-					.append(".': ")
-					.append(String.join(", ", suggestion.known()))
-					.append(".\n");
-			}
-			else {
-				action.append("Remove '").append(property.getName()).append("': '").append(suggestion.parent())
-					.append(suggestion.list() ? "' is a list: its elements are named [0], [1] and so on.\n"
-							: "' takes a single value.\n");
-			}
+			action.append(action(property.getName(), suggestion));
 		}
 		action.append("Every rate-limit property is listed in the starter's configuration metadata (your IDE "
 				+ "completes them) and in its configuration reference.");
 		return new FailureAnalysis(description.toString(), action.toString(), cause);
+	}
+
+	private static String action(ConfigurationPropertyName name, Suggestion suggestion) {
+		if (suggestion.replacement() != null) {
+			return "Rename '" + name + "' to '" + suggestion.replacement() + "'.\n";
+		}
+		if (!suggestion.known().isEmpty()) {
+			return "Replace or remove '" + name + "'. Known names after '" + suggestion.parent() + ".': "
+					+ String.join(", ", suggestion.known()) + ".\n";
+		}
+		return "Remove '" + name + "': '" + suggestion.parent()
+				+ (suggestion.list() ? "' is a list: its elements are named [0], [1] and so on.\n"
+						: "' takes a single value.\n");
 	}
 
 	/** Proposes, for an unknown name, the closest known name in place of its first unknown element. */

@@ -1,5 +1,7 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.util.stream.Stream;
+
 import io.github.ratelimit.core.DefaultRateLimitObservationConvention;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitDecision;
@@ -44,12 +46,9 @@ public final class RateLimitDecisionMeterHandler implements ObservationHandler<R
 			}
 			return;
 		}
-		for (PolicyDecision each : decision.decisions()) {
-			count(registry, each.policy().name(), DefaultRateLimitObservationConvention.outcome(each));
-		}
-		for (PolicyDecision shadow : decision.shadowDecisions()) {
-			count(registry, shadow.policy().name(), DefaultRateLimitObservationConvention.outcome(shadow));
-		}
+		Stream.concat(decision.decisions().stream(), decision.shadowDecisions().stream())
+			.forEach((each) -> count(registry, each.policy().name(),
+					DefaultRateLimitObservationConvention.outcome(each)));
 	}
 
 	private static void count(MeterRegistry registry, String policy, String outcome) {

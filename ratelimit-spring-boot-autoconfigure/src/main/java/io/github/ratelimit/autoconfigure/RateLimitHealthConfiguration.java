@@ -19,7 +19,7 @@ class RateLimitHealthConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "ratelimitHealthIndicator")
 	RateLimitHealthIndicator ratelimitHealthIndicator(RateLimiter limiter, RateLimitProperties properties) {
-		return new RateLimitHealthIndicator(limiter, properties.getHealth().isDownWhenDegraded());
+		return new RateLimitHealthIndicator(limiter, properties.health().downWhenDegraded());
 	}
 
 }

@@ -71,14 +71,17 @@ final class RateLimitHealthIndicator implements HealthIndicator {
 		}
 		all.sort(Comparator.comparing(CircuitBreaker::getName));
 		Map<String, Object> shards = new LinkedHashMap<>();
-		CircuitBreaker.State worst = CircuitBreaker.State.CLOSED;
 		for (CircuitBreaker breaker : all) {
 			Map<String, Object> shard = new LinkedHashMap<>();
 			shard.put("circuitBreaker", breaker.getState().name());
 			shard.putAll(figures(breaker));
 			shards.put(breaker.getName().substring(breaker.getName().indexOf('@') + 1), shard);
-			worst = lessHealthy(worst, breaker.getState());
 		}
+		CircuitBreaker.State worst = all.stream()
+			.map(CircuitBreaker::getState)
+			.max(Comparator.comparingInt(RateLimitHealthIndicator::rank))
+			.filter((state) -> rank(state) > 0)
+			.orElse(CircuitBreaker.State.CLOSED);
 		health.withDetail("circuitBreaker", worst.name()).withDetail("shards", shards);
 	}
 
@@ -91,11 +94,7 @@ final class RateLimitHealthIndicator implements HealthIndicator {
 		return figures;
 	}
 
-	/** Open (forced or not) before half-open before anything else. */
-	private static CircuitBreaker.State lessHealthy(CircuitBreaker.State one, CircuitBreaker.State other) {
-		return (rank(other) > rank(one)) ? other : one;
-	}
-
+	/** How unhealthy a state is: open (forced or not) before half-open before anything else. */
 	private static int rank(CircuitBreaker.State state) {
 		return switch (state) {
 			case OPEN, FORCED_OPEN -> 2;

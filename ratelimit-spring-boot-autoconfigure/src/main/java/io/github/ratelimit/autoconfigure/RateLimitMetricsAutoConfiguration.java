@@ -1,8 +1,12 @@
 package io.github.ratelimit.autoconfigure;
 
+import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -16,7 +20,7 @@ import org.springframework.context.annotation.Configuration;
 /**
  * The rate-limit meters, with Micrometer and a {@link MeterRegistry}: {@code ratelimit.decisions} (from the
  * observations), {@code ratelimit.errors}, {@code ratelimit.permits.active}, the denial cache's, and the circuit
- * breakers' Resilience4j meters ({@link RateLimitCircuitBreakerMeterBinder}). No tag holds an identity, key, path or
+ * breakers' Resilience4j meters ({@link CircuitBreakerMetricsConfiguration}). No tag holds an identity, key, path or
  * address.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class,
@@ -41,15 +45,27 @@ public final class RateLimitMetricsAutoConfiguration {
 		return new RateLimitMeterBinder(limiter, policies);
 	}
 
-	/** The circuit breakers' own Resilience4j meters, with Resilience4j's Micrometer module (the starter has it). */
+	/**
+	 * The circuit breakers' own Resilience4j meters, with Resilience4j's Micrometer module (the starter has it): the
+	 * limiter's registry of breakers (never a bean) bound to {@code TaggedCircuitBreakerMetrics}, tagged
+	 * {@code name="ratelimit-redis"} (on Cluster {@code name="ratelimit-redis@<host>:<port>"} per master, following
+	 * the registry's additions and removals).
+	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = "io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics")
 	static final class CircuitBreakerMetricsConfiguration {
 
 		@Bean
-		@ConditionalOnMissingBean
-		RateLimitCircuitBreakerMeterBinder rateLimitCircuitBreakerMeterBinder(ObjectProvider<RateLimiter> limiter) {
-			return new RateLimitCircuitBreakerMeterBinder(limiter);
+		@ConditionalOnMissingBean(name = "rateLimitCircuitBreakerMeterBinder")
+		MeterBinder rateLimitCircuitBreakerMeterBinder(ObjectProvider<RateLimiter> limiter) {
+			return (registry) -> {
+				if (limiter.getIfAvailable() instanceof DefaultRateLimiter rateLimiter) {
+					CircuitBreakerRegistry breakers = rateLimiter.circuitBreakers();
+					if (breakers != null) {
+						TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(breakers).bindTo(registry);
+					}
+				}
+			};
 		}
 
 	}

@@ -2,9 +2,6 @@ package io.github.ratelimit.autoconfigure;
 
 import java.net.URI;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,74 +15,37 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
+import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * Configuration of rate limiting, under the prefix {@code ratelimit}. Bound once, before any other bean is created,
+ * Configuration of rate limiting, under the prefix {@code ratelimit}. Checked once, before any other bean is created,
  * by {@code RateLimitPropertiesCheck}, which also refuses a name under {@code ratelimit.} that no property here has
  * and every invalid value. Not {@code ignoreUnknownFields = false}: Spring Boot's check behind it refuses valid lists
  * that another source replaces (see {@code UnknownNamesBindHandler}).
+ *
+ * @param enabled Whether rate limiting is enabled.
+ * @param keyPrefix Prefix of every Redis key the limiter writes; no spaces or braces.
+ * @param policies Rate-limit policies by name.
+ * @param failureMode What a policy does when Redis cannot decide, unless it sets its own: open, closed (503) or local
+ * (enforced in this instance's memory).
+ * @param redis How the limiter talks to Redis.
+ * @param health The ratelimit health contributor (with Spring Boot Actuator).
+ * @param local The in-memory backend, used when the application has no Redis connection.
+ * @param overrides Runtime overrides, set through the ratelimits Actuator endpoint.
+ * @param gateway Spring Cloud Gateway routes (the ratelimit-spring-cloud-gateway module).
+ * @param filter The servlet filter and WebFlux filter that apply the rules.
+ * @param headers Which rate-limit headers responses carry.
+ * @param problem The RFC 9457 problem body of 429 responses.
+ * @param ip How the ip key groups client addresses.
  */
 @ConfigurationProperties(prefix = "ratelimit")
-public class RateLimitProperties {
-
-	/** Whether rate limiting is enabled. */
-	private boolean enabled = true;
-
-	/** Prefix of every Redis key the limiter writes. No spaces or braces. */
-	private String keyPrefix = RateLimitKeys.DEFAULT_PREFIX;
-
-	/** Rate-limit policies by name. */
-	private Map<String, PolicyProperties> policies = new LinkedHashMap<>();
-
-	/**
-	 * What a policy does when Redis cannot decide (down, frozen, slower than ratelimit.redis.timeout, or the circuit
-	 * breaker open), unless the policy sets its own: open (the request goes through unchecked), closed (refused with
-	 * 503) or local (enforced in this instance's memory with the same algorithm).
-	 */
-	private FailureMode failureMode = FailureMode.OPEN;
-
-	@NestedConfigurationProperty
-	private final RedisBackendProperties redis = new RedisBackendProperties();
-
-	private final Health health = new Health();
-
-	private final Local local = new Local();
-
-	private final Overrides overrides = new Overrides();
-
-	private final Gateway gateway = new Gateway();
-
-	private final Filter filter = new Filter();
-
-	private final Headers headers = new Headers();
-
-	private final Problem problem = new Problem();
-
-	private final Ip ip = new Ip();
-
-	public Ip getIp() {
-		return this.ip;
-	}
-
-	public boolean isEnabled() {
-		return this.enabled;
-	}
-
-	public void setEnabled(boolean enabled) {
-		this.enabled = enabled;
-	}
-
-	public String getKeyPrefix() {
-		return this.keyPrefix;
-	}
-
-	public void setKeyPrefix(String keyPrefix) {
-		this.keyPrefix = keyPrefix;
-	}
-
-	public Map<String, PolicyProperties> getPolicies() {
-		return this.policies;
-	}
+public record RateLimitProperties(@DefaultValue("true") boolean enabled,
+		@DefaultValue(RateLimitKeys.DEFAULT_PREFIX) String keyPrefix,
+		@DefaultValue Map<String, PolicyProperties> policies, @DefaultValue("open") FailureMode failureMode,
+		@NestedConfigurationProperty @DefaultValue RedisBackendProperties redis, @DefaultValue Health health,
+		@DefaultValue Local local, @DefaultValue Overrides overrides, @DefaultValue Gateway gateway,
+		@DefaultValue Filter filter, @DefaultValue Headers headers, @DefaultValue Problem problem,
+		@DefaultValue Ip ip) {
 
 	/**
 	 * The {@code max-wait} of a configured policy.
@@ -94,312 +54,95 @@ public class RateLimitProperties {
 	 */
 	public @Nullable Duration maxWait(String policy) {
 		PolicyProperties configured = this.policies.get(policy);
-		return (configured != null) ? configured.getMaxWait() : null;
-	}
-
-	public void setPolicies(Map<String, PolicyProperties> policies) {
-		this.policies = policies;
-	}
-
-	public FailureMode getFailureMode() {
-		return this.failureMode;
-	}
-
-	public void setFailureMode(FailureMode failureMode) {
-		this.failureMode = failureMode;
-	}
-
-	public RedisBackendProperties getRedis() {
-		return this.redis;
-	}
-
-	public Health getHealth() {
-		return this.health;
-	}
-
-	public Local getLocal() {
-		return this.local;
-	}
-
-	public Overrides getOverrides() {
-		return this.overrides;
-	}
-
-	public Gateway getGateway() {
-		return this.gateway;
-	}
-
-	/** The {@code ratelimit} health contributor (with Spring Boot Actuator). */
-	public static class Health {
-
-		/**
-		 * Whether the contributor reports DOWN while decisions are degraded (Redis failing, or the circuit open). Off
-		 * by default:
-		 * the failure modes exist so that the application keeps serving while Redis is down.
-		 */
-		private boolean downWhenDegraded = false;
-
-		public boolean isDownWhenDegraded() {
-			return this.downWhenDegraded;
-		}
-
-		public void setDownWhenDegraded(boolean downWhenDegraded) {
-			this.downWhenDegraded = downWhenDegraded;
-		}
-
-	}
-
-	public Filter getFilter() {
-		return this.filter;
-	}
-
-	public Headers getHeaders() {
-		return this.headers;
-	}
-
-	public Problem getProblem() {
-		return this.problem;
-	}
-
-	/** The servlet filter and WebFlux filter that apply the rules. */
-	public static class Filter {
-
-		/** Whether the filter is registered. */
-		private boolean enabled = true;
-
-		/**
-		 * Order of the filter. Spring Security's filter chain runs at -100: the default -90 runs after it, so the
-		 * principal is known; set it below -100 to limit before authentication (e.g. per IP against credential
-		 * stuffing).
-		 */
-		private int order = RateLimitFilter.DEFAULT_ORDER; // of both filters; a constant, compiled in
-
-		/**
-		 * Rules: which policies apply to which paths and methods.
-		 */
-		private List<Rule> rules = new ArrayList<>();
-
-		public boolean isEnabled() {
-			return this.enabled;
-		}
-
-		public void setEnabled(boolean enabled) {
-			this.enabled = enabled;
-		}
-
-		public int getOrder() {
-			return this.order;
-		}
-
-		public void setOrder(int order) {
-			this.order = order;
-		}
-
-		public List<Rule> getRules() {
-			return this.rules;
-		}
-
-		public void setRules(List<Rule> rules) {
-			this.rules = rules;
-		}
-
-	}
-
-	/** One filter rule. */
-	public static class Rule {
-
-		/** Path patterns (Spring PathPattern syntax, e.g. /api/**). */
-		private List<String> paths = new ArrayList<>();
-
-		/** HTTP methods; empty for all. */
-		private Set<String> methods = new LinkedHashSet<>();
-
-		/** Names of the policies that apply. */
-		private List<String> policies = new ArrayList<>();
-
-		public List<String> getPaths() {
-			return this.paths;
-		}
-
-		public void setPaths(List<String> paths) {
-			this.paths = paths;
-		}
-
-		public Set<String> getMethods() {
-			return this.methods;
-		}
-
-		public void setMethods(Set<String> methods) {
-			this.methods = methods;
-		}
-
-		public List<String> getPolicies() {
-			return this.policies;
-		}
-
-		public void setPolicies(List<String> policies) {
-			this.policies = policies;
-		}
-
-	}
-
-	/** How the ip key groups client addresses. */
-	public static class Ip {
-
-		/** Prefix length that groups IPv4 clients: 32 counts each address, 24 a whole /24. */
-		private int ipv4Prefix = 32;
-
-		/**
-		 * Prefix length that groups IPv6 clients: one client typically holds a whole /64, so 64 keeps it from
-		 * rotating addresses for fresh quota.
-		 */
-		private int ipv6Prefix = 64;
-
-		public int getIpv4Prefix() {
-			return this.ipv4Prefix;
-		}
-
-		public void setIpv4Prefix(int ipv4Prefix) {
-			this.ipv4Prefix = ipv4Prefix;
-		}
-
-		public int getIpv6Prefix() {
-			return this.ipv6Prefix;
-		}
-
-		public void setIpv6Prefix(int ipv6Prefix) {
-			this.ipv6Prefix = ipv6Prefix;
-		}
-
-	}
-
-	/** Which rate-limit headers responses carry. */
-	public static class Headers {
-
-		/** Whether to send X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset. */
-		private boolean legacy = true;
-
-		/** Whether to send the IETF RateLimit and RateLimit-Policy headers. */
-		private boolean standard = true;
-
-		/** Whether to send Retry-After on 429 responses. */
-		private boolean retryAfter = true;
-
-		/**
-		 * Secret of the keyed hash (HmacSHA256) sent as the partition key pk of RateLimit and RateLimit-Policy, so a
-		 * client can tell which quota partition counted it without learning the identity. No pk when unset. Keep it
-		 * the same on every instance.
-		 */
-		private @Nullable String partitionKeySecret;
-
-		public @Nullable String getPartitionKeySecret() {
-			return this.partitionKeySecret;
-		}
-
-		public void setPartitionKeySecret(@Nullable String partitionKeySecret) {
-			this.partitionKeySecret = partitionKeySecret;
-		}
-
-		public boolean isLegacy() {
-			return this.legacy;
-		}
-
-		public void setLegacy(boolean legacy) {
-			this.legacy = legacy;
-		}
-
-		public boolean isStandard() {
-			return this.standard;
-		}
-
-		public void setStandard(boolean standard) {
-			this.standard = standard;
-		}
-
-		public boolean isRetryAfter() {
-			return this.retryAfter;
-		}
-
-		public void setRetryAfter(boolean retryAfter) {
-			this.retryAfter = retryAfter;
-		}
-
-	}
-
-	/** The RFC 9457 problem body of 429 responses. */
-	public static class Problem {
-
-		/**
-		 * The problem type URI of a 429: by default the quota-exceeded type of the IETF rate-limit headers draft
-		 * (its title and violated-policies member), about:blank for the plain status, or a type of your own.
-		 */
-		private URI type = URI.create(ProblemDetailRejectionHandler.QUOTA_EXCEEDED);
-
-		public URI getType() {
-			return this.type;
-		}
-
-		public void setType(URI type) {
-			this.type = type;
-		}
-
+		return (configured != null) ? configured.maxWait() : null;
 	}
 
 	/**
-	 * Spring Cloud Gateway routes (the ratelimit-spring-cloud-gateway module); declared here so that every name under
-	 * ratelimit. is checked in one place.
+	 * The {@code ratelimit} health contributor.
+	 *
+	 * @param downWhenDegraded Whether the contributor reports DOWN while decisions are degraded (Redis failing, or the
+	 * circuit open).
 	 */
-	public static class Gateway {
-
-		/**
-		 * Policies (names under ratelimit.policies) checked for the routes whose RequestRateLimiter filter names none
-		 * in its ratelimit.policies argument.
-		 */
-		private List<String> defaultPolicies = new ArrayList<>();
-
-		public List<String> getDefaultPolicies() {
-			return this.defaultPolicies;
-		}
-
-		public void setDefaultPolicies(List<String> defaultPolicies) {
-			this.defaultPolicies = defaultPolicies;
-		}
-
+	public record Health(boolean downWhenDegraded) {
 	}
 
-	/** The in-memory backend, used when the application has no Redis connection. */
-	public static class Local {
-
-		/** Most keys kept in memory; the least used beyond it are forgotten. */
-		private long maximumKeys = LocalRateLimitBackend.DEFAULT_MAXIMUM_KEYS;
-
-		public long getMaximumKeys() {
-			return this.maximumKeys;
-		}
-
-		public void setMaximumKeys(long maximumKeys) {
-			this.maximumKeys = maximumKeys;
-		}
-
+	/**
+	 * The servlet filter and WebFlux filter that apply the rules.
+	 *
+	 * @param enabled Whether the filter is registered.
+	 * @param order Order of the filter; the default -90 runs after Spring Security's chain (-100), below -100 before
+	 * authentication.
+	 * @param rules Rules: which policies apply to which paths and methods.
+	 */
+	public record Filter(@DefaultValue("true") boolean enabled,
+			@DefaultValue("" + RateLimitFilter.DEFAULT_ORDER) int order, @DefaultValue List<Rule> rules) {
 	}
 
-	/** Runtime overrides, set through the {@code ratelimits} Actuator endpoint. */
-	public static class Overrides {
+	/**
+	 * One filter rule.
+	 *
+	 * @param paths Path patterns (Spring PathPattern syntax, e.g. /api/**).
+	 * @param methods HTTP methods; empty for all.
+	 * @param policies Names of the policies that apply.
+	 */
+	public record Rule(@DefaultValue List<String> paths, @DefaultValue Set<String> methods,
+			@DefaultValue List<String> policies) {
+	}
 
-		/**
-		 * How often every instance reads the runtime overrides from Redis again, whatever it was told: the longest
-		 * an instance that missed a change notification takes to apply it.
-		 */
-		private Duration reconcileInterval = Duration.ofSeconds(1);
+	/**
+	 * How the ip key groups client addresses.
+	 *
+	 * @param ipv4Prefix Prefix length that groups IPv4 clients: 32 counts each address, 24 a whole /24.
+	 * @param ipv6Prefix Prefix length that groups IPv6 clients: 64 keeps a client from rotating addresses for fresh
+	 * quota.
+	 */
+	public record Ip(@DefaultValue("32") int ipv4Prefix, @DefaultValue("64") int ipv6Prefix) {
+	}
 
-		public Duration getReconcileInterval() {
-			return this.reconcileInterval;
-		}
+	/**
+	 * Which rate-limit headers responses carry.
+	 *
+	 * @param legacy Whether to send X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.
+	 * @param standard Whether to send the IETF RateLimit and RateLimit-Policy headers.
+	 * @param retryAfter Whether to send Retry-After on 429 responses.
+	 * @param partitionKeySecret Secret of the keyed hash (HmacSHA256) sent as the partition key pk of the IETF
+	 * headers; no pk when unset, the same on every instance.
+	 */
+	public record Headers(@DefaultValue("true") boolean legacy, @DefaultValue("true") boolean standard,
+			@DefaultValue("true") boolean retryAfter, @Nullable String partitionKeySecret) {
+	}
 
-		public void setReconcileInterval(Duration reconcileInterval) {
-			this.reconcileInterval = reconcileInterval;
-		}
+	/**
+	 * The RFC 9457 problem body of 429 responses.
+	 *
+	 * @param type The problem type URI of a 429: the IETF draft's quota-exceeded type, about:blank, or your own.
+	 */
+	public record Problem(@DefaultValue(ProblemDetailRejectionHandler.QUOTA_EXCEEDED) URI type) {
+	}
 
+	/**
+	 * Spring Cloud Gateway routes; declared here so that every name under ratelimit. is checked in one place.
+	 *
+	 * @param defaultPolicies Policies checked for the routes whose RequestRateLimiter filter names none.
+	 */
+	public record Gateway(@DefaultValue List<String> defaultPolicies) {
+	}
+
+	/**
+	 * The in-memory backend, used when the application has no Redis connection.
+	 *
+	 * @param maximumKeys Most keys kept in memory; the least used beyond it are forgotten.
+	 */
+	public record Local(@DefaultValue("" + LocalRateLimitBackend.DEFAULT_MAXIMUM_KEYS) long maximumKeys) {
+	}
+
+	/**
+	 * Runtime overrides, set through the {@code ratelimits} Actuator endpoint.
+	 *
+	 * @param reconcileInterval How often every instance reads the runtime overrides from Redis again: the longest an
+	 * instance that missed a change notification takes to apply it.
+	 */
+	public record Overrides(@DefaultValue("1s") Duration reconcileInterval) {
 	}
 
 }

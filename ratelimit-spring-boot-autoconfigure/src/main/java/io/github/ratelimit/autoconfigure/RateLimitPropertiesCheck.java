@@ -26,6 +26,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.context.properties.PropertyMapper;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
@@ -33,7 +34,7 @@ import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
 
 /**
- * Binds {@code ratelimit.*} into the {@link RateLimitProperties} bean and checks every value once, before any other
+ * Binds {@code ratelimit.*} as the {@link RateLimitProperties} bean and checks every value once, before any other
  * bean is created: an unknown name ({@link UnknownNamesBindHandler}, described by
  * {@link RateLimitConfigurationFailureAnalyzer}) or an invalid value
  * ({@link InvalidConfigurationPropertyValueException}) stops the start naming the property. Builds the policies and
@@ -58,20 +59,20 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 
 	@Override
 	public void postProcessBeanFactory(ConfigurableListableBeanFactory beanFactory) {
-		RateLimitProperties properties = beanFactory.getBean(RateLimitProperties.class);
-		Binder.get(beanFactory.getBean(Environment.class))
-			.bind("ratelimit", Bindable.ofInstance(properties), new UnknownNamesBindHandler());
+		RateLimitProperties properties = Binder.get(beanFactory.getBean(Environment.class))
+			.bindOrCreate("ratelimit", Bindable.of(RateLimitProperties.class), new UnknownNamesBindHandler());
 		checkValues(properties);
-		RateLimitProperties.Ip ip = properties.getIp();
+		// the bean, bound once here (not by Spring Boot again), under the name Spring Boot would give it
+		beanFactory.registerSingleton("ratelimit-" + RateLimitProperties.class.getName(), properties);
 		KeyResolvers keys = new KeyResolvers(beanFactory,
-				new KeySpec.IpPrefixes(ip.getIpv4Prefix(), ip.getIpv6Prefix()));
+				new KeySpec.IpPrefixes(properties.ip().ipv4Prefix(), properties.ip().ipv6Prefix()));
 		List<ConfiguredPolicy> policies = new ArrayList<>();
-		properties.getPolicies()
-			.forEach((name, source) -> policies.add(policy(name, source, properties.getFailureMode(), keys)));
+		properties.policies()
+			.forEach((name, source) -> policies.add(policy(name, source, properties.failureMode(), keys)));
 		this.beanFactory = beanFactory;
 		this.keys = keys;
 		this.policies = List.copyOf(policies);
-		this.rules = rules(properties.getFilter().getRules(), properties.getPolicies().keySet());
+		this.rules = rules(properties.filter().rules(), properties.policies().keySet());
 	}
 
 	/**
@@ -112,83 +113,70 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 
 	private static void checkValues(RateLimitProperties properties) {
 		try {
-			new RateLimitKeys(properties.getKeyPrefix());
+			new RateLimitKeys(properties.keyPrefix());
 		}
 		catch (IllegalArgumentException ex) {
-			throw invalid("ratelimit.key-prefix", properties.getKeyPrefix(), ex.getMessage());
+			throw invalid("ratelimit.key-prefix", properties.keyPrefix(), ex.getMessage());
 		}
-		RateLimitProperties.Ip ip = properties.getIp();
-		if (ip.getIpv4Prefix() < 1 || ip.getIpv4Prefix() > 32) {
-			throw invalid("ratelimit.ip.ipv4-prefix", ip.getIpv4Prefix(), "must be between 1 and 32");
-		}
-		if (ip.getIpv6Prefix() < 1 || ip.getIpv6Prefix() > 128) {
-			throw invalid("ratelimit.ip.ipv6-prefix", ip.getIpv6Prefix(), "must be between 1 and 128");
-		}
-		RedisBackendProperties redis = properties.getRedis();
-		positive("ratelimit.redis.timeout", redis.getTimeout());
-		Duration reconnectDelay = redis.getMaxReconnectDelay();
+		between("ratelimit.ip.ipv4-prefix", properties.ip().ipv4Prefix(), 32);
+		between("ratelimit.ip.ipv6-prefix", properties.ip().ipv6Prefix(), 128);
+		RedisBackendProperties redis = properties.redis();
+		positive("ratelimit.redis.timeout", redis.timeout());
+		Duration reconnectDelay = redis.maxReconnectDelay();
 		if (reconnectDelay == null || reconnectDelay.isNegative()) {
 			throw invalid("ratelimit.redis.max-reconnect-delay", reconnectDelay, "must be 0 or positive");
 		}
 		String breaker = "ratelimit.redis.circuit-breaker.";
-		RedisBackendProperties.CircuitBreaker circuitBreaker = redis.getCircuitBreaker();
-		float threshold = circuitBreaker.getFailureRateThreshold();
+		RedisBackendProperties.CircuitBreaker circuitBreaker = redis.circuitBreaker();
+		float threshold = circuitBreaker.failureRateThreshold();
 		if (!(threshold > 0 && threshold <= 100)) {
 			throw invalid(breaker + "failure-rate-threshold", threshold, "must be above 0 and at most 100");
 		}
-		atLeastOne(breaker + "sliding-window-size", circuitBreaker.getSlidingWindowSize());
-		atLeastOne(breaker + "minimum-number-of-calls", circuitBreaker.getMinimumNumberOfCalls());
+		atLeastOne(breaker + "sliding-window-size", circuitBreaker.slidingWindowSize());
+		atLeastOne(breaker + "minimum-number-of-calls", circuitBreaker.minimumNumberOfCalls());
 		atLeastOne(breaker + "permitted-number-of-calls-in-half-open-state",
-				circuitBreaker.getPermittedNumberOfCallsInHalfOpenState());
-		positive(breaker + "wait-duration-in-open-state", circuitBreaker.getWaitDurationInOpenState());
-		atLeastOne("ratelimit.redis.denial-cache.maximum-size", redis.getDenialCache().getMaximumSize());
-		positive("ratelimit.overrides.reconcile-interval", properties.getOverrides().getReconcileInterval());
-		atLeastOne("ratelimit.local.maximum-keys", properties.getLocal().getMaximumKeys());
+				circuitBreaker.permittedNumberOfCallsInHalfOpenState());
+		positive(breaker + "wait-duration-in-open-state", circuitBreaker.waitDurationInOpenState());
+		atLeastOne("ratelimit.redis.denial-cache.maximum-size", redis.denialCache().maximumSize());
+		positive("ratelimit.overrides.reconcile-interval", properties.overrides().reconcileInterval());
+		atLeastOne("ratelimit.local.maximum-keys", properties.local().maximumKeys());
 	}
 
 	private static ConfiguredPolicy policy(String name, PolicyProperties source, FailureMode defaultFailureMode,
 			Function<String, KeyResolver> keys) {
 		String property = POLICIES + name;
-		RateLimitPolicy base = build(property, (field) -> value(field, source), () -> {
+		RateLimitPolicy base = build(property, (field) -> value(field, null, source), () -> {
 			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(name)
-				.limit(source.getLimit())
-				.cost(source.getCost())
-				.failureMode((source.getFailureMode() != null) ? source.getFailureMode() : defaultFailureMode)
-				.shadow(source.isShadow());
-			if (source.getAlgorithm() != null) {
-				builder.algorithm(source.getAlgorithm());
-			}
-			if (source.getWindow() != null) {
-				builder.window(source.getWindow());
-			}
-			if (source.getBurst() != null) {
-				builder.burst(source.getBurst());
-			}
-			if (source.getMinInterval() != null) {
-				builder.minInterval(source.getMinInterval());
-			}
+				.limit(source.limit())
+				.cost(source.cost())
+				.failureMode(Objects.requireNonNullElse(source.failureMode(), defaultFailureMode))
+				.shadow(source.shadow());
+			PropertyMapper map = PropertyMapper.get();
+			map.from(source.algorithm()).to(builder::algorithm);
+			map.from(source.window()).to(builder::window);
+			map.from(source.burst()).to(builder::burst);
+			map.from(source.minInterval()).to(builder::minInterval);
 			return builder.build();
 		});
-		if (source.getMaxWait().isNegative()) {
-			throw invalid(property + ".max-wait", source.getMaxWait(), "must not be negative (0 means never wait)");
+		if (source.maxWait().isNegative()) {
+			throw invalid(property + ".max-wait", source.maxWait(), "must not be negative (0 means never wait)");
 		}
-		KeySpec key = key(property + ".key", source.getKey(), false, keys);
+		KeySpec key = key(property + ".key", source.key(), false, keys);
 		Map<String, RateLimitPolicy> overrides = new LinkedHashMap<>();
-		source.getOverrides()
+		source.overrides()
 			.forEach((identity, limits) -> overrides.put(identity,
 					build(property + ".overrides[" + identity + "]", (field) -> value(field, limits, source),
 							() -> base.with(limits))));
-		PolicyProperties.Tiers tiers = source.getTiers();
-		String tierSpec = tiers.getKey();
-		KeySpec tierKey = (tierSpec != null) ? key(property + ".tiers.key", tierSpec, true, keys) : null;
-		if (tierKey == null && !tiers.getLimits().isEmpty()) {
+		PolicyProperties.Tiers tiers = source.tiers();
+		KeySpec tierKey = (tiers.key() != null) ? key(property + ".tiers.key", tiers.key(), true, keys) : null;
+		if (tierKey == null && !tiers.limits().isEmpty()) {
 			throw invalid(property + ".tiers.key", null, "required when tiers.limits are configured");
 		}
 		Map<String, RateLimitPolicy> tierLimits = new LinkedHashMap<>();
-		tiers.getLimits()
+		tiers.limits()
 			.forEach((tier, limits) -> tierLimits.put(tier, build(property + ".tiers.limits." + tier,
 					(field) -> value(field, limits, source), () -> base.with(limits))));
-		return new ConfiguredPolicy(base, key, source.getMissingKey(), overrides, tierKey, tierLimits);
+		return new ConfiguredPolicy(base, key, source.missingKey(), overrides, tierKey, tierLimits);
 	}
 
 	/** Builds a policy, reporting an invalid field as its property (under {@code property}, with its value). */
@@ -206,29 +194,24 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 		}
 	}
 
-	/** The value of a policy's field, as configured. */
-	private static @Nullable Object value(String field, PolicyProperties source) {
-		return switch (field) {
-			case "algorithm" -> source.getAlgorithm();
-			case "limit" -> source.getLimit();
-			case "window" -> source.getWindow();
-			case "burst" -> source.getBurst();
-			case "min-interval" -> source.getMinInterval();
-			case "cost" -> source.getCost();
-			default -> null;
-		};
-	}
-
-	/** The value of an override's or a tier's field: its own, else the policy's that it inherits. */
-	private static @Nullable Object value(String field, Limits limits, PolicyProperties source) {
-		Object value = switch (field) {
+	/** The value of a field as configured: an override's or a tier's own, else the policy's that it inherits. */
+	private static @Nullable Object value(String field, @Nullable Limits limits, PolicyProperties source) {
+		Object own = (limits == null) ? null : switch (field) {
 			case "limit" -> limits.limit();
 			case "window" -> limits.window();
 			case "burst" -> limits.burst();
 			case "min-interval" -> limits.minInterval();
 			default -> null;
 		};
-		return (value != null) ? value : value(field, source);
+		return (own != null) ? own : switch (field) {
+			case "algorithm" -> source.algorithm();
+			case "limit" -> source.limit();
+			case "window" -> source.window();
+			case "burst" -> source.burst();
+			case "min-interval" -> source.minInterval();
+			case "cost" -> source.cost();
+			default -> null;
+		};
 	}
 
 	private static KeySpec key(String property, String spec, boolean tier, Function<String, KeyResolver> keys) {
@@ -245,24 +228,24 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 		for (int i = 0; i < sources.size(); i++) {
 			RateLimitProperties.Rule source = sources.get(i);
 			String property = "ratelimit.filter.rules[" + i + "]";
-			if (source.getPaths().isEmpty()) {
+			if (source.paths().isEmpty()) {
 				throw invalid(property + ".paths", null, "at least one path pattern is required");
 			}
-			if (source.getPolicies().isEmpty()) {
+			if (source.policies().isEmpty()) {
 				throw invalid(property + ".policies", null, "at least one policy is required");
 			}
-			for (String name : source.getPolicies()) {
+			for (String name : source.policies()) {
 				if (!policies.contains(name)) {
-					throw invalid(property + ".policies", String.join(",", source.getPolicies()),
+					throw invalid(property + ".policies", String.join(",", source.policies()),
 							"unknown policy '" + name + "'; configured policies: " + policies);
 				}
 			}
 			try {
-				rules.add(RateLimitRule.of(source.getPaths(), source.getMethods(), source.getPolicies()));
+				rules.add(RateLimitRule.of(source.paths(), source.methods(), source.policies()));
 			}
 			catch (RuntimeException ex) {
 				throw new InvalidConfigurationPropertyValueException(property + ".paths",
-						String.join(",", source.getPaths()), ex.getMessage(), ex);
+						String.join(",", source.paths()), ex.getMessage(), ex);
 			}
 		}
 		return List.copyOf(rules);
@@ -271,6 +254,12 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 	private static void positive(String property, @Nullable Duration value) {
 		if (value == null || value.isNegative() || value.isZero()) {
 			throw invalid(property, value, "must be a positive duration");
+		}
+	}
+
+	private static void between(String property, int value, int max) {
+		if (value < 1 || value > max) {
+			throw invalid(property, value, "must be between 1 and " + max);
 		}
 	}
 

@@ -1,6 +1,5 @@
 package io.github.ratelimit.autoconfigure;
 
-import java.beans.PropertyDescriptor;
 import java.lang.reflect.Method;
 import java.lang.reflect.RecordComponent;
 import java.util.Collection;
@@ -10,7 +9,7 @@ import java.util.TreeMap;
 import io.github.ratelimit.core.RateLimitPolicy.Limits;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.beans.BeanUtils;
+import org.springframework.boot.context.properties.bind.DataObjectPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName.Form;
 import org.springframework.core.ResolvableType;
@@ -56,42 +55,20 @@ final class RateLimitPropertyNames {
 		return null;
 	}
 
-	/** Whether a type's properties have names: the properties classes, their nested classes, {@link Limits}. */
+	/** Whether a type's properties have names: the properties records, their nested records, {@link Limits}. */
 	static boolean isPropertiesType(Class<?> type) {
 		Class<?> outer = (type.getEnclosingClass() != null) ? type.getEnclosingClass() : type;
 		return outer == RateLimitProperties.class || outer == PolicyProperties.class
 				|| outer == RedisBackendProperties.class || type == Limits.class;
 	}
 
-	/** The accessors of a properties type's bound properties, by dashed name, in a stable order. */
+	/** The accessors of a properties type's (a record's) properties, by dashed name, in a stable order. */
 	static Map<String, Method> properties(Class<?> type) {
 		Map<String, Method> properties = new TreeMap<>();
-		if (type.isRecord()) {
-			for (RecordComponent component : type.getRecordComponents()) {
-				properties.put(dashed(component.getName()), component.getAccessor());
-			}
-			return properties;
-		}
-		for (PropertyDescriptor descriptor : BeanUtils.getPropertyDescriptors(type)) {
-			Method getter = descriptor.getReadMethod();
-			if (getter != null && !descriptor.getName().equals("class")) {
-				properties.put(dashed(descriptor.getName()), getter);
-			}
+		for (RecordComponent component : type.getRecordComponents()) {
+			properties.put(DataObjectPropertyName.toDashedForm(component.getName()), component.getAccessor());
 		}
 		return properties;
-	}
-
-	private static String dashed(String camelCase) {
-		StringBuilder dashed = new StringBuilder();
-		for (char c : camelCase.toCharArray()) {
-			if (Character.isUpperCase(c)) {
-				dashed.append('-').append(Character.toLowerCase(c));
-			}
-			else {
-				dashed.append(c);
-			}
-		}
-		return dashed.toString();
 	}
 
 	/** The first unknown element's index, and the type of the name before it. */

@@ -27,7 +27,7 @@ class RateLimitWebConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitRejectionHandler rateLimitRejectionHandler(RateLimitProperties properties,
 			ObjectProvider<JsonMapper> jsonMapper) {
-		return new ProblemDetailRejectionHandler(properties.getProblem().getType(),
+		return new ProblemDetailRejectionHandler(properties.problem().type(),
 				jsonMapper.getIfAvailable(JsonMapper::shared));
 	}
 
@@ -35,17 +35,17 @@ class RateLimitWebConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitEnforcer rateLimitEnforcer(RateLimiter limiter, RateLimitPolicyRegistry policies,
 			RateLimitProperties properties, RateLimitPropertiesCheck checked) {
-		return new RateLimitEnforcer(limiter, policies, checked.rules(), checked.keys(), properties.getFailureMode());
+		return new RateLimitEnforcer(limiter, policies, checked.rules(), checked.keys(), properties.failureMode());
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitResponses rateLimitResponses(RateLimitProperties properties,
 			RateLimitRejectionHandler rejectionHandler) {
-		RateLimitProperties.Headers headers = properties.getHeaders();
+		RateLimitProperties.Headers headers = properties.headers();
 		return new RateLimitResponses(
-				new RateLimitHeaders(headers.isLegacy(), headers.isStandard(), headers.isRetryAfter(),
-						StringUtils.hasLength(headers.getPartitionKeySecret()) ? headers.getPartitionKeySecret() : null),
+				new RateLimitHeaders(headers.legacy(), headers.standard(), headers.retryAfter(),
+						StringUtils.hasLength(headers.partitionKeySecret()) ? headers.partitionKeySecret() : null),
 				rejectionHandler, System::currentTimeMillis);
 	}
 

@@ -28,9 +28,9 @@ class RedisBackendConfiguration {
 	@ConditionalOnMissingBean(RateLimitBackend.class)
 	RedisRateLimitBackend rateLimitBackend(RedisConnectionFactory connectionFactory, RateLimitProperties properties) {
 		return RedisRateLimitBackend.builder(connectionFactory)
-			.keyPrefix(properties.getKeyPrefix())
-			.batching(properties.getRedis().isBatching())
-			.scriptMode(properties.getRedis().getScriptMode())
+			.keyPrefix(properties.keyPrefix())
+			.batching(properties.redis().batching())
+			.scriptMode(properties.redis().scriptMode())
 			.build();
 	}
 
@@ -39,8 +39,8 @@ class RedisBackendConfiguration {
 	@ConditionalOnMissingBean
 	RedisOverrideStore rateLimitOverrideStore(RedisConnectionFactory connectionFactory,
 			RateLimitProperties properties) {
-		return new RedisOverrideStore(connectionFactory, properties.getKeyPrefix(),
-				properties.getOverrides().getReconcileInterval());
+		return new RedisOverrideStore(connectionFactory, properties.keyPrefix(),
+				properties.overrides().reconcileInterval());
 	}
 
 	@Bean
@@ -66,7 +66,7 @@ class RedisBackendConfiguration {
 		@Bean
 		@ConditionalOnMissingBean(name = "rateLimitReconnectDelayCustomizer")
 		ClientResourcesBuilderCustomizer rateLimitReconnectDelayCustomizer(RateLimitProperties properties) {
-			Duration max = properties.getRedis().getMaxReconnectDelay();
+			Duration max = properties.redis().maxReconnectDelay();
 			return (builder) -> {
 				if (!max.isZero()) {
 					builder.reconnectDelay(() -> Delay.exponential(Duration.ofMillis(1), max, 2, TimeUnit.MILLISECONDS));

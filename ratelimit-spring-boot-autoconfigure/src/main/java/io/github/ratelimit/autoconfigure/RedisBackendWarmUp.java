@@ -27,6 +27,9 @@ final class RedisBackendWarmUp implements SmartInitializingSingleton {
 	/** The longest the start waits for the warm-up. */
 	private static final Duration WAIT = Duration.ofSeconds(2);
 
+	private static final String DEGRADED = ": rate-limited requests are decided by their policies' failure-mode "
+			+ "until it answers; enforcement starts then, without a restart";
+
 	private final RateLimitBackend backend;
 
 	RedisBackendWarmUp(RateLimitBackend backend) {
@@ -45,9 +48,7 @@ final class RedisBackendWarmUp implements SmartInitializingSingleton {
 			warmUp.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 		}
 		catch (TimeoutException ex) {
-			logger.warn("Redis did not answer within " + WAIT.toSeconds() + " s at startup: rate-limited requests are "
-					+ "decided by their policies' failure-mode until it answers; enforcement starts then, without a "
-					+ "restart");
+			logger.warn("Redis did not answer within " + WAIT.toSeconds() + " s at startup" + DEGRADED);
 			warmUp.whenComplete((done, failure) -> {
 				if (failure != null && logger.isDebugEnabled()) {
 					logger.debug("Redis connection failure at startup", failure);
@@ -62,9 +63,7 @@ final class RedisBackendWarmUp implements SmartInitializingSingleton {
 				throw new InvalidConfigurationPropertyValueException("ratelimit.redis.script-mode", "functions",
 						cause.getMessage());
 			}
-			logger.warn("Redis is not reachable at startup (" + cause.getMessage() + "): rate-limited requests are "
-					+ "decided by their policies' failure-mode until it answers; enforcement starts then, without a "
-					+ "restart");
+			logger.warn("Redis is not reachable at startup (" + cause.getMessage() + ")" + DEGRADED);
 			if (logger.isDebugEnabled()) {
 				logger.debug("Redis connection failure at startup", cause);
 			}

@@ -2,8 +2,8 @@ package io.github.ratelimit.autoconfigure;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.reflect.Method;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -14,14 +14,14 @@ import io.github.ratelimit.core.FailureMode;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.beans.BeanWrapper;
-import org.springframework.beans.PropertyAccessorFactory;
 import org.springframework.boot.configurationmetadata.ConfigurationMetadataProperty;
 import org.springframework.boot.configurationmetadata.ConfigurationMetadataRepository;
 import org.springframework.boot.configurationmetadata.ConfigurationMetadataRepositoryJsonBuilder;
 import org.springframework.boot.configurationmetadata.ValueHint;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.convert.ApplicationConversionService;
 import org.springframework.core.convert.ConversionService;
+import org.springframework.util.ClassUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -60,24 +60,28 @@ class ConfigurationMetadataTests {
 	}
 
 	@Test
-	void everyScalarPropertyDeclaresTheDefaultTheCodeHas() {
-		BeanWrapper defaults = PropertyAccessorFactory.forBeanPropertyAccess(new RateLimitProperties());
+	void everyScalarPropertyDeclaresTheDefaultTheCodeHas() throws ReflectiveOperationException {
+		RateLimitProperties defaults = new Binder().bindOrCreate("ratelimit", RateLimitProperties.class);
 		List<String> checked = new ArrayList<>();
 		for (ConfigurationMetadataProperty property : properties.values()) {
 			if (property.getType().startsWith("java.util.")) {
 				continue;
 			}
-			String path = Arrays.stream(property.getId().substring("ratelimit.".length()).split("\\."))
-				.map(ConfigurationMetadataTests::camelCase)
-				.collect(Collectors.joining("."));
-			Object actual = defaults.getPropertyValue(path);
+			Object actual = defaults;
+			Class<?> type = RateLimitProperties.class;
+			for (String element : property.getId().substring("ratelimit.".length()).split("\\.")) {
+				Method accessor = type.getMethod(camelCase(element));
+				type = accessor.getReturnType();
+				actual = accessor.invoke(actual);
+			}
 			if (actual == null) {
 				// unset by default (a secret, an opt-in): the metadata must not claim a value
 				assertThat(property.getDefaultValue()).as("default of " + property.getId()).isNull();
 				continue;
 			}
 			assertThat(property.getDefaultValue()).as("default of " + property.getId()).isNotNull();
-			Object declared = conversion.convert(property.getDefaultValue(), defaults.getPropertyType(path));
+			Object declared = conversion.convert(property.getDefaultValue(),
+					ClassUtils.resolvePrimitiveIfNecessary(type));
 			assertThat(declared).as("default of " + property.getId()).isEqualTo(actual);
 			checked.add(property.getId());
 		}

@@ -308,7 +308,7 @@ class RateLimitAutoConfigurationTests {
 			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=5",
 					"ratelimit.policies.api.window=1m")
 			.run((context) -> {
-				assertThat(context.getBean(RateLimitProperties.class).getPolicies()).containsKey("api");
+				assertThat(context.getBean(RateLimitProperties.class).policies()).containsKey("api");
 				assertThat(boundBySpringBoot).as("Spring Boot's own binding").contains("spring.data.redis")
 					.doesNotContain("ratelimit");
 				assertThat(context.getBean(RateLimitPolicyRegistry.class).configured("api"))

@@ -64,9 +64,9 @@ class RateLimitPropertiesSourcesTests {
 	void aProfileDocumentReplacesTheListAndMergesTheMap() {
 		try (ConfigurableApplicationContext context = run(NONE, BASE, NAME, "--spring.profiles.active=ops")) {
 			assertThat(paths(context)).containsExactly(List.of("/ops/**"), List.of("/api/**"));
-			assertThat(properties(context).getPolicies()).containsOnlyKeys("api", "login", "ops");
-			assertThat(properties(context).getPolicies().get("api").getLimit()).isEqualTo(50);
-			assertThat(properties(context).getPolicies().get("api").getAlgorithm()).isEqualTo(Algorithm.GCRA);
+			assertThat(properties(context).policies()).containsOnlyKeys("api", "login", "ops");
+			assertThat(properties(context).policies().get("api").limit()).isEqualTo(50);
+			assertThat(properties(context).policies().get("api").algorithm()).isEqualTo(Algorithm.GCRA);
 		}
 	}
 
@@ -81,7 +81,7 @@ class RateLimitPropertiesSourcesTests {
 	void aProfileDocumentOfCommaSeparatedValuesReplacesTheList() {
 		try (ConfigurableApplicationContext context = run(NONE, BASE, NAME, "--spring.profiles.active=comma")) {
 			assertThat(paths(context)).containsExactly(List.of("/x/**", "/y/**"));
-			assertThat(properties(context).getFilter().getRules().get(0).getPolicies()).containsExactly("api",
+			assertThat(properties(context).filter().rules().get(0).policies()).containsExactly("api",
 					"login");
 		}
 	}
@@ -202,8 +202,8 @@ class RateLimitPropertiesSourcesTests {
 
 	private static List<List<String>> paths(ConfigurableApplicationContext context) {
 		List<List<String>> paths = new ArrayList<>();
-		for (RateLimitProperties.Rule rule : properties(context).getFilter().getRules()) {
-			paths.add(rule.getPaths());
+		for (RateLimitProperties.Rule rule : properties(context).filter().rules()) {
+			paths.add(rule.paths());
 		}
 		return paths;
 	}

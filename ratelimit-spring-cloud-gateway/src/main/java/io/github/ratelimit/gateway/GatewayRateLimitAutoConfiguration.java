@@ -53,19 +53,19 @@ public final class GatewayRateLimitAutoConfiguration {
 	PolicyRateLimiter policyRateLimiter(RateLimitEnforcer enforcer, RateLimitResponses responses,
 			RateLimitPolicyRegistry policies, ConfigurationService configurationService,
 			RateLimitProperties rateLimitProperties, ObjectProvider<GatewayProperties> gateway) {
-		RateLimitProperties.Gateway properties = rateLimitProperties.getGateway();
+		RateLimitProperties.Gateway properties = rateLimitProperties.gateway();
 		PolicyRateLimiter limiter;
 		try {
 			limiter = new PolicyRateLimiter(enforcer, responses, policies, configurationService,
-					properties.getDefaultPolicies());
+					properties.defaultPolicies());
 		}
 		catch (IllegalArgumentException ex) {
 			throw new InvalidConfigurationPropertyValueException("ratelimit.gateway.default-policies",
-					String.join(",", properties.getDefaultPolicies()), ex.getMessage(), ex);
+					String.join(",", properties.defaultPolicies()), ex.getMessage(), ex);
 		}
 		GatewayProperties routes = gateway.getIfAvailable();
 		if (routes != null) {
-			checkRoutes(limiter, routes, !properties.getDefaultPolicies().isEmpty());
+			checkRoutes(limiter, routes, !properties.defaultPolicies().isEmpty());
 		}
 		return limiter;
 	}

@@ -206,16 +206,7 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 	}
 
 	/** The exchange's request context, with the key resolver's identity where the policies' key finds it. */
-	private static final class KeyedRequest implements RequestContext {
-
-		private final @Nullable RequestContext delegate;
-
-		private final String identity;
-
-		KeyedRequest(@Nullable RequestContext delegate, String identity) {
-			this.delegate = delegate;
-			this.identity = identity;
-		}
+	private record KeyedRequest(@Nullable RequestContext delegate, String identity) implements RequestContext {
 
 		@Override
 		public String method() {

@@ -1,5 +1,7 @@
 package io.github.ratelimit.gateway;
 
+import java.time.Duration;
+
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.autoconfigure.RedisBackendProperties;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
@@ -29,9 +31,8 @@ class DocumentedSetupTests {
 
 	@Test
 	void theStartersCircuitBreakerIsBuiltOnIt() {
-		RedisBackendProperties.CircuitBreaker properties = new RedisBackendProperties.CircuitBreaker();
-		properties.setSlidingWindowSize(40);
-		properties.setMinimumNumberOfCalls(10);
+		RedisBackendProperties.CircuitBreaker properties = new RedisBackendProperties.CircuitBreaker(true, 50, 40, 10,
+				Duration.ofSeconds(1), 3);
 		CircuitBreakerConfig config = RateLimitAutoConfiguration.circuitBreakerConfig(properties);
 		assertThat(config.getSlidingWindowType()).isEqualTo(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED);
 		assertThat(config.getSlidingWindowSize()).isEqualTo(40);

@@ -14,16 +14,8 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDeta
  * Spring Boot's Redis {@code ConnectionDetails} of a testkit server: a bean of this type replaces
  * {@code spring.data.redis.*} (host, port, cluster nodes) with the server's loopback address.
  */
-final class EmbeddedRedisConnectionDetails implements DataRedisConnectionDetails {
-
-	private final @Nullable Standalone standalone;
-
-	private final @Nullable Cluster cluster;
-
-	private EmbeddedRedisConnectionDetails(@Nullable Standalone standalone, @Nullable Cluster cluster) {
-		this.standalone = standalone;
-		this.cluster = cluster;
-	}
+record EmbeddedRedisConnectionDetails(@Nullable Standalone standalone,
+		@Nullable Cluster cluster) implements DataRedisConnectionDetails {
 
 	static EmbeddedRedisConnectionDetails of(RedisServer server) {
 		return new EmbeddedRedisConnectionDetails(Standalone.of(server.host(), server.port()), null);

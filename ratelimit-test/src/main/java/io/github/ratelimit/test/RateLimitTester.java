@@ -54,13 +54,7 @@ public class RateLimitTester {
 	 * @return how many stored states were removed
 	 */
 	public long resetAll() {
-		long removed = this.backend.resetMatching(null, null);
-		announce(null, null);
-		return removed;
-	}
-
-	private void announce(@Nullable String policy, @Nullable String identity) {
-		this.registry.overrides().announceReset(policy, identity);
+		return resetMatching(null, null);
 	}
 
 	/**
@@ -69,9 +63,7 @@ public class RateLimitTester {
 	 * @return how many stored states were removed
 	 */
 	public long reset(String policy) {
-		long removed = this.backend.resetMatching(policy, null);
-		announce(policy, null);
-		return removed;
+		return resetMatching(policy, null);
 	}
 
 	/**
@@ -83,10 +75,7 @@ public class RateLimitTester {
 	 */
 	public long reset(String policy, String identity) {
 		ConfiguredPolicy configured = this.registry.find(policy);
-		String stored = (configured != null) ? configured.key().identity(identity) : identity;
-		long removed = this.backend.resetMatching(policy, stored);
-		announce(policy, stored);
-		return removed;
+		return resetMatching(policy, (configured != null) ? configured.key().identity(identity) : identity);
 	}
 
 	/**
@@ -101,9 +90,15 @@ public class RateLimitTester {
 		this.registry.all().forEach((configured) -> identities.add(configured.key().identity(identity)));
 		long removed = 0;
 		for (String stored : identities) {
-			removed += this.backend.resetMatching(null, stored);
-			announce(null, stored);
+			removed += resetMatching(null, stored);
 		}
+		return removed;
+	}
+
+	/** Removes the matching stored states and announces the reset to every instance's denial cache. */
+	private long resetMatching(@Nullable String policy, @Nullable String identity) {
+		long removed = this.backend.resetMatching(policy, identity);
+		this.registry.overrides().announceReset(policy, identity);
 		return removed;
 	}
 

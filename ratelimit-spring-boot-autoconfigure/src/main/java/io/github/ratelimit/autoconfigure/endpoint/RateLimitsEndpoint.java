@@ -3,7 +3,9 @@ package io.github.ratelimit.autoconfigure.endpoint;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import io.github.ratelimit.core.InvalidPolicyException;
 import io.github.ratelimit.core.PolicyDecision;
@@ -65,13 +67,9 @@ public class RateLimitsEndpoint {
 		for (ConfiguredPolicy configured : this.registry.all()) {
 			Map<String, Object> described = new LinkedHashMap<>(settings(configured.policy()));
 			described.put("key", configured.key().toString());
-			described.put("missingKey", configured.missingKey().name().toLowerCase(java.util.Locale.ROOT));
-			Map<String, Object> tiers = new LinkedHashMap<>();
-			configured.tiers().forEach((tier, policy) -> tiers.put(tier, settings(policy)));
-			described.put("tiers", tiers);
-			Map<String, Object> configuredOverrides = new LinkedHashMap<>();
-			configured.overrides().forEach((identity, policy) -> configuredOverrides.put(identity, settings(policy)));
-			described.put("overrides", configuredOverrides);
+			described.put("missingKey", configured.missingKey().name().toLowerCase(Locale.ROOT));
+			described.put("tiers", settings(configured.tiers()));
+			described.put("overrides", settings(configured.overrides()));
 			Map<String, Object> runtime = new LinkedHashMap<>();
 			RuntimeOverride whole = overrides.of(configured.name());
 			runtime.put("policy", (whole != null) ? whole.values() : Map.of());
@@ -233,8 +231,8 @@ public class RateLimitsEndpoint {
 		String key = (addressed != null) ? addressed.overrideKey() : null;
 		RuntimeOverride old = (key != null) ? overrides.identities(policy).get(key) : overrides.of(policy);
 		if (limit == null && window == null && burst == null && minInterval == null && enabled == null) {
-			String reason = "Set at least one of limit, window, burst, minInterval" + ((key == null) ? ", enabled" : "");
-			throw new InvalidEndpointRequestException(reason, reason);
+			throw invalid("Set at least one of limit, window, burst, minInterval"
+					+ ((key == null) ? ", enabled" : ""));
 		}
 		RuntimeOverride override;
 		RateLimitPolicy result;
@@ -250,20 +248,14 @@ public class RateLimitsEndpoint {
 					enabled);
 			// checked against every policy it will apply to: the base, the tiers and the configured overrides
 			result = configured.policy().with(override.limits());
-			for (RateLimitPolicy variant : configured.tiers().values()) {
-				variant.with(override.limits());
-			}
-			for (RateLimitPolicy variant : configured.overrides().values()) {
-				variant.with(override.limits());
-			}
+			Stream.concat(configured.tiers().values().stream(), configured.overrides().values().stream())
+				.forEach((variant) -> variant.with(override.limits()));
 		}
 		catch (InvalidPolicyException ex) {
-			String reason = "Invalid override of policy '" + policy + "': " + ex.getMessage();
-			throw new InvalidEndpointRequestException(reason, reason);
+			throw invalid("Invalid override of policy '" + policy + "': " + ex.getMessage());
 		}
 		catch (IllegalArgumentException ex) {
-			String reason = String.valueOf(ex.getMessage());
-			throw new InvalidEndpointRequestException(reason, reason);
+			throw invalid(String.valueOf(ex.getMessage()));
 		}
 		overrides.set(policy, key, override);
 		log(security, "set the runtime override of policy '" + policy + "'" + ((key != null) ? " for key '" + key
@@ -279,9 +271,7 @@ public class RateLimitsEndpoint {
 	private ConfiguredPolicy known(String policy) {
 		ConfiguredPolicy configured = this.registry.find(policy);
 		if (configured == null) {
-			String reason = "Unknown rate-limit policy '" + policy + "'; configured policies: "
-					+ this.registry.names();
-			throw new InvalidEndpointRequestException(reason, reason);
+			throw invalid("Unknown rate-limit policy '" + policy + "'; configured policies: " + this.registry.names());
 		}
 		return configured;
 	}
@@ -299,9 +289,8 @@ public class RateLimitsEndpoint {
 				return new Addressed(key, configured.key().identity(key), key);
 			}
 			if (!KeySpec.isSource(source)) {
-				String reason = "Invalid source '" + source + "': ip, principal, global, header.<name in lower case>, "
-						+ "bean.<name> or el.<8 hex digits>, the part of a counted identity before its first ':'";
-				throw new InvalidEndpointRequestException(reason, reason);
+				throw invalid("Invalid source '" + source + "': ip, principal, global, header.<name in lower case>, "
+						+ "bean.<name> or el.<8 hex digits>, the part of a counted identity before its first ':'");
 			}
 			String identity = KeySpec.identity(source, key);
 			return new Addressed(key, identity, configured.overrideKey(source, key, identity));
@@ -316,6 +305,16 @@ public class RateLimitsEndpoint {
 			return answer;
 		}
 
+	}
+
+	private static InvalidEndpointRequestException invalid(String reason) {
+		return new InvalidEndpointRequestException(reason, reason);
+	}
+
+	private static Map<String, Object> settings(Map<String, RateLimitPolicy> policies) {
+		Map<String, Object> settings = new LinkedHashMap<>();
+		policies.forEach((name, policy) -> settings.put(name, settings(policy)));
+		return settings;
 	}
 
 	private static Map<String, Object> settings(RateLimitPolicy policy) {

@@ -35,7 +35,7 @@ public final class RateLimitReactiveAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "ratelimit.filter.enabled", matchIfMissing = true)
 	RateLimitWebFilter rateLimitWebFilter(RateLimitEnforcer enforcer, RateLimitResponses responses,
 			RateLimitProperties properties) {
-		return new RateLimitWebFilter(enforcer, responses, properties.getFilter().getOrder());
+		return new RateLimitWebFilter(enforcer, responses, properties.filter().order());
 	}
 
 	@Bean

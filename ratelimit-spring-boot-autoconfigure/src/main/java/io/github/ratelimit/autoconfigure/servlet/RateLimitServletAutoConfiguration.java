@@ -43,7 +43,7 @@ public final class RateLimitServletAutoConfiguration {
 			RateLimitResponses responses, RateLimitProperties properties) {
 		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(
 				new RateLimitFilter(enforcer, responses));
-		registration.setOrder(properties.getFilter().getOrder());
+		registration.setOrder(properties.filter().order());
 		return registration;
 	}
 
