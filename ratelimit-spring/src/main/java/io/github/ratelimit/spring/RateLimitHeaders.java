@@ -78,12 +78,7 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 		}
 	}
 
-	/**
-	 * Headers without partition keys.
-	 * @param legacy whether to write the {@code X-RateLimit-*} headers
-	 * @param standard whether to write {@code RateLimit} and {@code RateLimit-Policy}
-	 * @param retryAfter whether to write {@code Retry-After} on denial
-	 */
+	/** Headers without partition keys; the parameters are the record's. */
 	public RateLimitHeaders(boolean legacy, boolean standard, boolean retryAfter) {
 		this(legacy, standard, retryAfter, null);
 	}
@@ -127,13 +122,8 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 		return headers;
 	}
 
-	/**
-	 * The quota a policy reports as remaining: what is left after an admission, 0 on a denial (a 429 never says
-	 * quota remains for the request).
-	 * @param decision the policy's decision
-	 * @return the remaining quota to report
-	 */
-	public static long remainingOf(PolicyDecision decision) {
+	/** What is left after an admission, 0 on a denial (a 429 never says quota remains for the request). */
+	static long remainingOf(PolicyDecision decision) {
 		return decision.allowed() ? decision.remaining() : 0;
 	}
 
@@ -157,12 +147,8 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 				Permit.NONE);
 	}
 
-	/**
-	 * The {@code Retry-After} of a denial in whole seconds: the longest wait of the denying policies, rounded up.
-	 * @param decision the decision
-	 * @return the seconds, at least 1 for a denial
-	 */
-	public static long retryAfterSeconds(RateLimitDecision decision) {
+	/** The {@code Retry-After} of a denial: the longest wait of the denying policies, in seconds rounded up, >= 1. */
+	static long retryAfterSeconds(RateLimitDecision decision) {
 		return Math.max(1, ceilSeconds(decision.retryAfter()));
 	}
 

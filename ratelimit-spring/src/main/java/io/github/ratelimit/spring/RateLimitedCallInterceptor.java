@@ -172,7 +172,12 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		return AnnotatedElementUtils.hasAnnotation(ClassUtils.getUserClass(type), Controller.class);
 	}
 
-	private static Class<?> targetClass(MethodInvocation invocation) {
+	/**
+	 * The class of the bean a call is made on, the declaring class without a target.
+	 * @param invocation the call
+	 * @return the class
+	 */
+	public static Class<?> targetClass(MethodInvocation invocation) {
 		Object target = invocation.getThis();
 		return (target != null) ? AopUtils.getTargetClass(target) : invocation.getMethod().getDeclaringClass();
 	}
@@ -181,8 +186,12 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		return decision.permit().releaseAsync();
 	}
 
-	/** Calls the method again for every subscription, through a clone of the invocation. */
-	private static Publisher<?> proceed(MethodInvocation invocation) {
+	/**
+	 * Calls a method returning a publisher, again for every subscription, through a clone of the invocation.
+	 * @param invocation the call
+	 * @return the method's publisher, or one signalling what it threw
+	 */
+	public static Publisher<?> proceed(MethodInvocation invocation) {
 		try {
 			Object result = (invocation instanceof ProxyMethodInvocation proxied) ? proxied.invocableClone().proceed()
 					: invocation.proceed();

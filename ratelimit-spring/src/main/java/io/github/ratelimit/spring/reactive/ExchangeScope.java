@@ -141,7 +141,7 @@ final class ExchangeScope {
 					sink.success(decision);
 				}
 				else {
-					release(decision.permit()).subscribe();
+					HeldPermits.release(decision.permit()).subscribe();
 				}
 			}, (error) -> {
 				if (settled.compareAndSet(false, true)) {
@@ -170,10 +170,6 @@ final class ExchangeScope {
 	/** Releases every permit recorded; never fails (a failed release is logged). */
 	Mono<Void> close() {
 		return this.permits.close();
-	}
-
-	static Mono<Void> release(Permit permit) {
-		return HeldPermits.release(permit);
 	}
 
 	/** Gives back what the admitted decisions took, when a later check denies the exchange; never fails. */
