@@ -263,7 +263,6 @@ public final class KeySpec {
 	/**
 	 * The identity {@link #identity(String)} makes for a key of that source: for tools (the Actuator endpoint).
 	 * @param source a source, as {@link #source()} gives it ({@link #isSource} tells)
-	 * @param value the value
 	 * @return the identity
 	 */
 	public static String identity(String source, String value) {
@@ -284,7 +283,6 @@ public final class KeySpec {
 
 	/**
 	 * Resolves the identity of a request.
-	 * @param request the request
 	 * @return the identity or null when the request has none
 	 */
 	public @Nullable String resolve(RequestContext request) {
@@ -293,7 +291,6 @@ public final class KeySpec {
 
 	/**
 	 * Resolves the identity of a call of a {@link RateLimited} method.
-	 * @param request the request
 	 * @param method the method, or null outside a method call
 	 * @param args the arguments of the call, or null
 	 * @return the identity or null when the request has none (also when the expression yields null or empty)

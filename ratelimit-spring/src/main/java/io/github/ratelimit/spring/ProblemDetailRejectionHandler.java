@@ -45,9 +45,7 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 
 	private final JsonMapper json;
 
-	/**
-	 * A handler with problem type {@value #QUOTA_EXCEEDED}.
-	 */
+	/** A handler with problem type {@value #QUOTA_EXCEEDED}. */
 	public ProblemDetailRejectionHandler() {
 		this(QUOTA_EXCEEDED);
 	}

@@ -98,7 +98,6 @@ public final class RateLimitOverrides {
 	/**
 	 * The policy that applies with the runtime overrides of its name and of the identity.
 	 * @param policy the policy as configured for the identity (its configured override or tier included)
-	 * @param identity the identity
 	 * @return the policy to enforce
 	 */
 	public RateLimitPolicy apply(RateLimitPolicy policy, String identity) {
@@ -349,7 +348,6 @@ public final class RateLimitOverrides {
 		/**
 		 * A listener that makes a backend forget the state a reset names (the local fallback, whose counts include
 		 * every admission of this instance's {@code local} policies).
-		 * @param backend the backend
 		 * @return the listener
 		 */
 		static Listener resetting(RateLimitBackend backend) {
@@ -360,7 +358,6 @@ public final class RateLimitOverrides {
 		 * A listener that makes a denial cache forget what a change or reset affects: a changed override's whole
 		 * policy (an identity override names the key's value, not the cached identity), everything for the kill
 		 * switch, exactly what a reset names.
-		 * @param cache the cache
 		 * @return the listener
 		 */
 		static Listener invalidating(RateLimitDenialCache cache) {
@@ -406,16 +403,11 @@ public final class RateLimitOverrides {
 		/** @return every field and its value */
 		Map<String, String> load();
 
-		/**
-		 * Sets a field, and tells every instance that something changed.
-		 * @param field the field
-		 * @param value the value
-		 */
+		/** Sets a field, and tells every instance that something changed. */
 		void put(String field, String value);
 
 		/**
 		 * Removes a field, and tells every instance that something changed.
-		 * @param field the field
 		 * @return whether it was there
 		 */
 		boolean remove(String field);
@@ -433,23 +425,11 @@ public final class RateLimitOverrides {
 
 		/**
 		 * Registers what to do when another instance announces a reset; never called by default.
-		 * @param listener called with the policy and the identity reset (null for all), both null when resets may
-		 * have been missed
+		 * @param listener its {@link Listener#stateReset} is called with the policy and the identity reset (null for
+		 * all), both null when resets may have been missed
 		 */
-		default void onReset(ResetListener listener) {
+		default void onReset(Listener listener) {
 		}
-
-	}
-
-	/** Hears of resets announced by other instances. */
-	@FunctionalInterface
-	public interface ResetListener {
-
-		/**
-		 * @param policy the policy, or null for every policy
-		 * @param identity the identity, or null for every identity
-		 */
-		void reset(@Nullable String policy, @Nullable String identity);
 
 	}
 

@@ -9,6 +9,7 @@ import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -57,7 +58,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 
 	private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
 
-	private final List<RateLimitOverrides.ResetListener> resetListeners = new CopyOnWriteArrayList<>();
+	private final List<RateLimitOverrides.Listener> resetListeners = new CopyOnWriteArrayList<>();
 
 	/** The key counting the resets announced. */
 	private final String resets;
@@ -143,7 +144,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	@Override
-	public void onReset(RateLimitOverrides.ResetListener listener) {
+	public void onReset(RateLimitOverrides.Listener listener) {
 		this.resetListeners.add(listener);
 	}
 
@@ -224,23 +225,20 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	private void reset(@Nullable String policy, @Nullable String identity) {
-		for (RateLimitOverrides.ResetListener listener : this.resetListeners) {
-			try {
-				listener.reset(policy, identity);
-			}
-			catch (RuntimeException ex) {
-				logger.debug("Could not apply a rate-limit reset", ex);
-			}
-		}
+		each(this.resetListeners, (listener) -> listener.stateReset(policy, identity), "a rate-limit reset");
 	}
 
 	private void changed() {
-		for (Runnable listener : this.listeners) {
+		each(this.listeners, Runnable::run, "the rate-limit overrides");
+	}
+
+	private static <T> void each(List<T> listeners, Consumer<T> call, String what) {
+		for (T listener : listeners) {
 			try {
-				listener.run();
+				call.accept(listener);
 			}
 			catch (RuntimeException ex) {
-				logger.debug("Could not apply the rate-limit overrides", ex);
+				logger.debug("Could not apply " + what, ex);
 			}
 		}
 	}

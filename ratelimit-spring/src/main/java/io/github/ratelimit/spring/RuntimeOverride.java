@@ -99,7 +99,6 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 
 	/**
 	 * Reads {@link #format()}'s JSON.
-	 * @param json the JSON
 	 * @return the override
 	 * @throws IllegalArgumentException saying what cannot be read
 	 */
