@@ -2,7 +2,6 @@ package io.github.ratelimit.spring;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -92,9 +91,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 
 	@Override
 	public Map<String, String> load() {
-		Map<String, String> fields = new LinkedHashMap<>();
-		this.redis.<String, String>opsForHash().entries(this.hash).forEach(fields::put);
-		return fields;
+		return this.redis.<String, String>opsForHash().entries(this.hash);
 	}
 
 	@Override
