@@ -102,10 +102,7 @@ public final class RateLimitOverrides {
 	 */
 	public RateLimitPolicy apply(RateLimitPolicy policy, String identity) {
 		Snapshot current = this.snapshot;
-		if (current.isEmpty()) {
-			return policy;
-		}
-		return current.apply(policy, identity);
+		return current.isEmpty() ? policy : current.apply(policy, identity);
 	}
 
 	/**

@@ -324,10 +324,8 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	 * Whether this instance hears changes and resets as announced (until then, at the reconcile interval).
 	 * @return true while subscribed, with the count of resets read once
 	 */
-	public boolean isListening() {
-		synchronized (this) {
-			return this.container != null && this.resetsSeen >= 0;
-		}
+	public synchronized boolean isListening() {
+		return this.container != null && this.resetsSeen >= 0;
 	}
 
 	private static void destroy(RedisMessageListenerContainer container) {
