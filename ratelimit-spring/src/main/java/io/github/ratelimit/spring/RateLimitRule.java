@@ -62,12 +62,7 @@ public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<S
 				return false;
 			}
 		}
-		for (PathPattern pattern : this.paths) {
-			if (pattern.matches(path)) {
-				return true;
-			}
-		}
-		return false;
+		return this.paths.stream().anyMatch((pattern) -> pattern.matches(path));
 	}
 
 }
