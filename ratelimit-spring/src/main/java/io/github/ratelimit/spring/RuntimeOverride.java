@@ -56,15 +56,11 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 		return Boolean.FALSE.equals(this.enabled);
 	}
 
-	/** @return whether a limit, window, burst or minimum interval is set */
-	public boolean changesLimits() {
-		return this.limit != null || this.window != null || this.burst != null || this.minInterval != null;
-	}
-
 	/** @return whether every value is null */
 	@JsonIgnore
 	public boolean isEmpty() {
-		return !changesLimits() && this.enabled == null;
+		return this.limit == null && this.window == null && this.burst == null && this.minInterval == null
+				&& this.enabled == null;
 	}
 
 	/** @return the limits it sets, for {@link RateLimitPolicy#with} */
