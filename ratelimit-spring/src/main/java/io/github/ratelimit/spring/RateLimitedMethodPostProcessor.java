@@ -36,8 +36,17 @@ public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactory
 	 * A post-processor that looks the enforcer up when the first {@link RateLimited} bean is created, so that it and
 	 * the limiter stay ordinary beans every other post-processor (metrics, observation) sees.
 	 * @param enforcer supplies the enforcer, called at most once
+	 * @param interceptor the servlet or reactive interceptor to apply
+	 */
+	protected RateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer, MethodInterceptor interceptor) {
+		this(enforcer, interceptor, null);
+	}
+
+	/**
+	 * A post-processor whose bean method calls may wait for their turn ({@code maxWait} validated at startup too).
+	 * @param enforcer supplies the enforcer, called at most once
 	 * @param interceptor the interceptor to apply
-	 * @param calls what checks bean method calls (and resolves and validates their {@code maxWait}), or null
+	 * @param calls what checks bean method calls (and resolves their {@code maxWait}), or null
 	 */
 	protected RateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer, MethodInterceptor interceptor,
 			@Nullable RateLimitedCallInterceptor calls) {

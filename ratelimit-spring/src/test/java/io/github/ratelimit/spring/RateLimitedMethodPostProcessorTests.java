@@ -40,7 +40,7 @@ class RateLimitedMethodPostProcessorTests {
 				new RateLimitPolicyRegistry(List.of(a)), List.of(), RateLimitedMethodPostProcessorTests::noBeans,
 				FailureMode.OPEN);
 		RateLimitedMethodPostProcessor postProcessor = new RateLimitedMethodPostProcessor(() -> enforcer,
-				(invocation) -> "intercepted", null) {
+				(invocation) -> "intercepted") {
 		};
 		postProcessor.setBeanFactory(new DefaultListableBeanFactory());
 		Object viaInterface = postProcessor.postProcessAfterInitialization(new Implementation(), "implementation");
