@@ -1,7 +1,6 @@
 package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -63,11 +62,9 @@ final class AnnotationPolicies {
 	}
 
 	private List<RateLimitEnforcer.Target> resolve(Method method, Class<?> targetClass) {
-		List<RateLimitEnforcer.Target> targets = new ArrayList<>();
-		for (RateLimited annotation : annotations(method, targetClass)) {
-			targets.add(toTarget(annotation, where(method)));
-		}
-		return List.copyOf(targets);
+		return annotations(method, targetClass).stream()
+			.map((annotation) -> toTarget(annotation, where(method)))
+			.toList();
 	}
 
 	private RateLimitEnforcer.Target toTarget(RateLimited annotation, String where) {

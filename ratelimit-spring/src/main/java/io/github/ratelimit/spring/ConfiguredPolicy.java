@@ -27,8 +27,6 @@ public record ConfiguredPolicy(RateLimitPolicy policy, KeySpec key, MissingKey m
 
 	/**
 	 * A policy without overrides or tiers.
-	 * @param policy the policy
-	 * @param key the key
 	 * @param missingKey the behaviour without a key
 	 * @return the configured policy
 	 */
@@ -44,7 +42,6 @@ public record ConfiguredPolicy(RateLimitPolicy policy, KeySpec key, MissingKey m
 	 * What this policy's overrides are looked up by: the value when its key is the policy's own, else the whole
 	 * identity, so an override never applies to a value of another source (a gateway route, an annotation's key).
 	 * @param source the source of the key that resolved the value ({@link KeySpec#source()})
-	 * @param value the value
 	 * @param identity the identity counted for it ({@link KeySpec#identity(String)})
 	 * @return the value or the identity
 	 */

@@ -1,6 +1,5 @@
 package io.github.ratelimit.spring;
 
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -17,9 +16,7 @@ final class FilterRules {
 
 	private final List<RateLimitRule> rules;
 
-	/**
-	 * @throws IllegalArgumentException when a rule names an unknown policy
-	 */
+	/** Throws {@link IllegalArgumentException} when a rule names an unknown policy. */
 	FilterRules(RateLimitPolicyRegistry policies, List<RateLimitRule> rules) {
 		for (RateLimitRule rule : rules) {
 			// fails here rather than on the first request the rule matches
@@ -42,9 +39,9 @@ final class FilterRules {
 				names.addAll(rule.policies());
 			}
 		}
-		List<RateLimitEnforcer.Target> targets = new ArrayList<>(names.size());
-		names.forEach((name) -> targets.add(new RateLimitEnforcer.Target(this.policies.configured(name), null, 0)));
-		return targets;
+		return names.stream()
+			.map((name) -> new RateLimitEnforcer.Target(this.policies.configured(name), null, 0))
+			.toList();
 	}
 
 }

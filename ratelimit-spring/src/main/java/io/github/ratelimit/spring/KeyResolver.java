@@ -11,7 +11,6 @@ public interface KeyResolver {
 
 	/**
 	 * The identity, or null when this request has none (see {@link MissingKey}).
-	 * @param request the request
 	 * @return the identity or null
 	 */
 	@Nullable String resolve(RequestContext request);

@@ -10,6 +10,7 @@ import java.security.Principal;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
@@ -187,42 +188,37 @@ public final class KeySpec {
 		String untrusted = "a tier must come from the principal or the server (#principal, its authorities, "
 				+ "attribute('name') of a server-side request attribute, or a @KeyResolver bean), never from a value "
 				+ "the client sets";
+		boolean header = trimmed.regionMatches(true, 0, "header:", 0, 7);
+		if (trusted && (header || trimmed.equals("ip"))) {
+			throw new IllegalArgumentException("'" + trimmed + "' is not a tier: " + untrusted);
+		}
 		switch (trimmed) {
 			case "ip":
-				if (trusted) {
-					throw new IllegalArgumentException("'ip' is not a tier: " + untrusted);
-				}
 				IpPrefixes prefixes = (beans instanceof Resolvers resolvers) ? resolvers.ipPrefixes()
 						: IpPrefixes.DEFAULT;
-				return new KeySpec(trimmed, "ip", (request) -> {
-					String address = request.remoteAddress();
-					return (address != null) ? prefixes.group(address) : null;
-				}, null, false);
+				return new KeySpec(trimmed, "ip",
+						(request) -> Optional.ofNullable(request.remoteAddress()).map(prefixes::group).orElse(null),
+						null, false);
 			case "principal":
-				return new KeySpec(trimmed, "principal", (request) -> {
-					Principal principal = request.principal();
-					return (principal != null) ? principal.getName() : null;
-				}, null, trusted);
+				return new KeySpec(trimmed, "principal",
+						(request) -> Optional.ofNullable(request.principal()).map(Principal::getName).orElse(null),
+						null, trusted);
 			case GLOBAL:
 				return new KeySpec(trimmed, GLOBAL, (request) -> GLOBAL, null, trusted);
 			default:
 				break;
 		}
-		if (trimmed.regionMatches(true, 0, "header:", 0, 7)) {
-			if (trusted) {
-				throw new IllegalArgumentException("'" + trimmed + "' is not a tier: " + untrusted);
-			}
-			String header = trimmed.substring(7).trim();
-			if (header.isEmpty() || !header.chars().allMatch(KeySpec::isTokenChar)) {
+		if (header) {
+			String name = trimmed.substring(7).trim();
+			if (name.isEmpty() || !name.chars().allMatch(KeySpec::isTokenChar)) {
 				throw new IllegalArgumentException("'" + trimmed + "' does not name a valid header");
 			}
-			return new KeySpec(trimmed, "header." + header.toLowerCase(Locale.ROOT),
-					(request) -> request.header(header), null, false);
+			return new KeySpec(trimmed, "header." + name.toLowerCase(Locale.ROOT), (request) -> request.header(name),
+					null, false);
 		}
 		if (trimmed.startsWith("@") && trimmed.length() > 1 && trimmed.indexOf(' ') < 0) {
 			String bean = trimmed.substring(1);
-			KeyResolver resolver = beans.apply(bean);
-			return new KeySpec(trimmed, "bean." + bean, resolver, null, trusted);
+			return new KeySpec(trimmed, "bean." + bean, beans.apply(bean), null, trusted);
 		}
 		if (trusted && CLIENT_DATA.matcher(trimmed).find()) {
 			throw new IllegalArgumentException("'" + trimmed + "' reads the request: " + untrusted);
@@ -267,7 +263,6 @@ public final class KeySpec {
 	/**
 	 * The identity {@link #identity(String)} makes for a key of that source: for tools (the Actuator endpoint).
 	 * @param source a source, as {@link #source()} gives it ({@link #isSource} tells)
-	 * @param value the value
 	 * @return the identity
 	 */
 	public static String identity(String source, String value) {
@@ -288,7 +283,6 @@ public final class KeySpec {
 
 	/**
 	 * Resolves the identity of a request.
-	 * @param request the request
 	 * @return the identity or null when the request has none
 	 */
 	public @Nullable String resolve(RequestContext request) {
@@ -297,7 +291,6 @@ public final class KeySpec {
 
 	/**
 	 * Resolves the identity of a call of a {@link RateLimited} method.
-	 * @param request the request
 	 * @param method the method, or null outside a method call
 	 * @param args the arguments of the call, or null
 	 * @return the identity or null when the request has none (also when the expression yields null or empty)

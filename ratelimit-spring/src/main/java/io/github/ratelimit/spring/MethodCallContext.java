@@ -17,9 +17,6 @@ import org.springframework.util.ClassUtils;
  */
 final class MethodCallContext implements RequestContext {
 
-	/** What {@link #method()} answers: the call is no HTTP request. */
-	static final String METHOD = "CALL";
-
 	private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
 			"org.springframework.security.core.context.SecurityContextHolder", MethodCallContext.class.getClassLoader());
 
@@ -36,9 +33,10 @@ final class MethodCallContext implements RequestContext {
 		this.principal = SECURITY_PRESENT ? SecurityPrincipal.current() : null;
 	}
 
+	/** The call is no HTTP request. */
 	@Override
 	public String method() {
-		return METHOD;
+		return "CALL";
 	}
 
 	/** The method, as {@code DeclaringClass.method}. */

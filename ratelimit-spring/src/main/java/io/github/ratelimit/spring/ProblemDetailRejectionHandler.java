@@ -17,19 +17,12 @@ import org.springframework.http.ProblemDetail;
 import org.springframework.http.converter.json.ProblemDetailJacksonMixin;
 
 /**
- * The default rejection: status 429 and an RFC 9457 {@code application/problem+json} body with {@code type} (by
- * default {@value #QUOTA_EXCEEDED} of draft-ietf-httpapi-ratelimit-headers-10; {@code about:blank} or a type of your
- * own on request), {@code title}, {@code status}, {@code detail}, {@code instance}, the draft's
- * {@code violated-policies} (the names of the denying policies, as in {@code RateLimit-Policy}), the violated
- * {@code policies} (name, limit, remaining, window and retry-after in seconds) and {@code retryAfter} in seconds.
- * <p>
- * A request refused because the rate-limit backend is unavailable and a policy fails closed is not the client's
- * fault: it gets 503 with the problem type {@value #TEMPORARY_REDUCED_CAPACITY} of draft-ietf-httpapi-ratelimit-
- * headers-10, a {@code Retry-After} of when the backend is tried again, and the refusing {@code policies} (name and
- * retry-after only: there are no figures to report).
- * <p>
- * The body is Spring's {@link ProblemDetail}, written by a JSON mapper (the application's, with its settings), its
- * members in the RFC's order.
+ * The default rejection: 429 with an RFC 9457 {@code application/problem+json} body ({@code type}, by default
+ * {@value #QUOTA_EXCEEDED}, {@code title}, {@code status}, {@code detail}, {@code instance}, the draft's
+ * {@code violated-policies}, the violated {@code policies}' figures and {@code retryAfter} in seconds); 503 with
+ * {@value #TEMPORARY_REDUCED_CAPACITY} and a {@code Retry-After} when a policy failing closed could not be checked
+ * (not the client's fault); 401 or 400 for a missing key. The body is Spring's {@link ProblemDetail} written by the
+ * application's JSON mapper, its members in the RFC's order.
  */
 public final class ProblemDetailRejectionHandler implements RateLimitRejectionHandler {
 
@@ -45,9 +38,7 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 
 	private final JsonMapper json;
 
-	/**
-	 * A handler with problem type {@value #QUOTA_EXCEEDED}.
-	 */
+	/** A handler with problem type {@value #QUOTA_EXCEEDED}. */
 	public ProblemDetailRejectionHandler() {
 		this(QUOTA_EXCEEDED);
 	}

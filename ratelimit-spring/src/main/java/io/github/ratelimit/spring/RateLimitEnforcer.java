@@ -94,7 +94,6 @@ public final class RateLimitEnforcer {
 
 	/**
 	 * Evaluates targets for a request, blocking.
-	 * @param request the request
 	 * @param targets the policies to apply
 	 * @param method the rate-limited method, or null in a filter
 	 * @param args its arguments, or null
@@ -107,11 +106,7 @@ public final class RateLimitEnforcer {
 	}
 
 	/**
-	 * Evaluates targets for a request without blocking.
-	 * @param request the request
-	 * @param targets the policies to apply
-	 * @param method the rate-limited method, or null in a filter
-	 * @param args its arguments, or null
+	 * Evaluates targets for a request without blocking; the parameters are {@link #check}'s.
 	 * @return the decision
 	 */
 	public Mono<RateLimitDecision> checkAsync(RequestContext request, List<Target> targets, @Nullable Method method,

@@ -34,7 +34,6 @@ public class RateLimitExceededException extends RuntimeException {
 
 	/**
 	 * The denial an error is or was caused by (a proxy may have wrapped it); a cause cycle ends the walk.
-	 * @param error the error
 	 * @return the denial, or null when the error was not caused by one
 	 */
 	public static @Nullable RateLimitExceededException findIn(Throwable error) {

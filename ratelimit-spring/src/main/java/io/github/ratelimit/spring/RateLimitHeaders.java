@@ -20,33 +20,12 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
 
 /**
- * Writes the rate-limit headers of a decision:
- * <ul>
- * <li>{@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code X-RateLimit-Reset} (epoch seconds) for the
- * most restrictive policy;</li>
- * <li>{@code RateLimit-Policy} ({@code "<name>";q=<limit>;w=<window seconds>} per policy, with
- * {@code qu="concurrent-requests"} for a concurrency policy) and {@code RateLimit}
- * ({@code "<name>";r=<remaining>;t=<seconds>} per policy), Structured Field lists as in
- * draft-ietf-httpapi-ratelimit-headers-10, both with an opt-in partition key {@code pk} (a Byte Sequence of a keyed
- * hash of the identity, never the identity itself);</li>
- * <li>{@code Retry-After} in whole seconds on denial, rounded up and never earlier than any denying policy's
- * {@code t}.</li>
- * </ul>
- * What each figure means, for every algorithm:
- * <ul>
- * <li>{@code r} and {@code X-RateLimit-Remaining}: of an admitting policy, the quota left after this request; of a
- * denying policy, 0 (nothing is available for this request now, even when a minimum interval or a cost larger
- * than what is left denied it);</li>
- * <li>{@code t}: of an admitting policy, the seconds until its quota is fully restored; of a denying policy, the
- * seconds until it admits this request ({@code Retry-After} is the longest of these);</li>
- * <li>{@code X-RateLimit-Reset}: the epoch second at which the reported policy's quota is fully restored, on
- * admissions and denials alike, so it never moves backwards for one identity without an admission in between.</li>
- * </ul>
- * <p>
- * Only decisions with figures are reported: a policy that failed open or closed because the backend was unavailable
- * claims no quota it could not check (it has no {@code RateLimit} entry, and never sets {@code X-RateLimit-*}). A
- * policy decided by the local fallback reports that instance's figures. A request refused because it had no key
- * ({@link MissingKey#DENY}) gets none of these headers.
+ * Writes the rate-limit headers of a decision: {@code X-RateLimit-Limit}, {@code -Remaining} and {@code -Reset}
+ * (epoch seconds) of the most restrictive policy; {@code RateLimit-Policy} and {@code RateLimit}, the Structured
+ * Field lists of draft-ietf-httpapi-ratelimit-headers-10 (one entry per policy, with an opt-in partition key
+ * {@code pk}: a keyed hash of the identity, never the identity); {@code Retry-After} in whole seconds on denial,
+ * rounded up. Only policies with figures are reported (none that failed open or closed), and a missing-key refusal
+ * gets no headers. What each figure means, for every algorithm: the configuration reference, "Responses".
  *
  * @param legacy whether to write the {@code X-RateLimit-*} headers
  * @param standard whether to write {@code RateLimit} and {@code RateLimit-Policy}
@@ -78,12 +57,7 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 		}
 	}
 
-	/**
-	 * Headers without partition keys.
-	 * @param legacy whether to write the {@code X-RateLimit-*} headers
-	 * @param standard whether to write {@code RateLimit} and {@code RateLimit-Policy}
-	 * @param retryAfter whether to write {@code Retry-After} on denial
-	 */
+	/** Headers without partition keys; the parameters are the record's. */
 	public RateLimitHeaders(boolean legacy, boolean standard, boolean retryAfter) {
 		this(legacy, standard, retryAfter, null);
 	}
@@ -127,13 +101,8 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 		return headers;
 	}
 
-	/**
-	 * The quota a policy reports as remaining: what is left after an admission, 0 on a denial (a 429 never says
-	 * quota remains for the request).
-	 * @param decision the policy's decision
-	 * @return the remaining quota to report
-	 */
-	public static long remainingOf(PolicyDecision decision) {
+	/** What is left after an admission, 0 on a denial (a 429 never says quota remains for the request). */
+	static long remainingOf(PolicyDecision decision) {
 		return decision.allowed() ? decision.remaining() : 0;
 	}
 
@@ -157,12 +126,8 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 				Permit.NONE);
 	}
 
-	/**
-	 * The {@code Retry-After} of a denial in whole seconds: the longest wait of the denying policies, rounded up.
-	 * @param decision the decision
-	 * @return the seconds, at least 1 for a denial
-	 */
-	public static long retryAfterSeconds(RateLimitDecision decision) {
+	/** The {@code Retry-After} of a denial: the longest wait of the denying policies, in seconds rounded up, >= 1. */
+	static long retryAfterSeconds(RateLimitDecision decision) {
 		return Math.max(1, ceilSeconds(decision.retryAfter()));
 	}
 

@@ -15,6 +15,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitDenialCache;
@@ -75,12 +76,16 @@ public final class RateLimitOverrides {
 	}
 
 	private void resetHappened(@Nullable String policy, @Nullable String identity) {
+		tell((listener) -> listener.stateReset(policy, identity));
+	}
+
+	private void tell(Consumer<Listener> event) {
 		for (Listener listener : this.listeners) {
 			try {
-				listener.stateReset(policy, identity);
+				event.accept(listener);
 			}
 			catch (RuntimeException ex) {
-				logger.warn("A rate-limit reset listener failed", ex);
+				logger.warn("A rate-limit override or reset listener failed", ex);
 			}
 		}
 	}
@@ -93,15 +98,11 @@ public final class RateLimitOverrides {
 	/**
 	 * The policy that applies with the runtime overrides of its name and of the identity.
 	 * @param policy the policy as configured for the identity (its configured override or tier included)
-	 * @param identity the identity
 	 * @return the policy to enforce
 	 */
 	public RateLimitPolicy apply(RateLimitPolicy policy, String identity) {
 		Snapshot current = this.snapshot;
-		if (current.isEmpty()) {
-			return policy;
-		}
-		return current.apply(policy, identity);
+		return current.isEmpty() ? policy : current.apply(policy, identity);
 	}
 
 	/**
@@ -232,37 +233,21 @@ public final class RateLimitOverrides {
 
 	/** Tells the listeners of each override that differs between two snapshots. */
 	private void changes(Snapshot before, Snapshot after) {
-		Set<String> policies = new LinkedHashSet<>(before.policies.keySet());
-		policies.addAll(after.policies.keySet());
-		for (String policy : policies) {
-			if (!Objects.equals(before.policies.get(policy), after.policies.get(policy))) {
-				changed(policy, null);
-			}
-		}
-		Set<String> withIdentities = new LinkedHashSet<>(before.identities.keySet());
-		withIdentities.addAll(after.identities.keySet());
-		for (String policy : withIdentities) {
-			Map<String, RuntimeOverride> was = before.identities.getOrDefault(policy, Map.of());
-			Map<String, RuntimeOverride> is = after.identities.getOrDefault(policy, Map.of());
-			Set<String> identities = new LinkedHashSet<>(was.keySet());
-			identities.addAll(is.keySet());
-			for (String identity : identities) {
-				if (!Objects.equals(was.get(identity), is.get(identity))) {
-					changed(policy, identity);
-				}
-			}
-		}
+		differing(before.policies, after.policies, (policy) -> changed(policy, null));
+		differing(before.identities, after.identities,
+				(policy) -> differing(before.identities.getOrDefault(policy, Map.of()),
+						after.identities.getOrDefault(policy, Map.of()), (identity) -> changed(policy, identity)));
+	}
+
+	/** Calls {@code action} with each key whose value differs between two maps (deeply, for maps of maps). */
+	private static void differing(Map<String, ?> before, Map<String, ?> after, Consumer<String> action) {
+		Set<String> keys = new LinkedHashSet<>(before.keySet());
+		keys.addAll(after.keySet());
+		keys.stream().filter((key) -> !Objects.equals(before.get(key), after.get(key))).forEach(action);
 	}
 
 	private void changed(String policy, @Nullable String identity) {
-		for (Listener listener : this.listeners) {
-			try {
-				listener.overrideChanged(policy, identity);
-			}
-			catch (RuntimeException ex) {
-				logger.warn("A rate-limit override listener failed", ex);
-			}
-		}
+		tell((listener) -> listener.overrideChanged(policy, identity));
 	}
 
 	private static String field(String policy, @Nullable String identity) {
@@ -343,11 +328,12 @@ public final class RateLimitOverrides {
 	public interface Listener {
 
 		/**
-		 * An override was set, changed or removed; called once the change applies here.
+		 * An override was set, changed or removed; called once the change applies here. Nothing by default.
 		 * @param policy the policy name, or {@link RateLimitOverrides#ALL} (the kill switch)
 		 * @param identity an identity override's identity (the value of the policy's own key), or null for the policy
 		 */
-		void overrideChanged(String policy, @Nullable String identity);
+		default void overrideChanged(String policy, @Nullable String identity) {
+		}
 
 		/**
 		 * State was reset in the backend, here or on another instance.
@@ -359,29 +345,16 @@ public final class RateLimitOverrides {
 		/**
 		 * A listener that makes a backend forget the state a reset names (the local fallback, whose counts include
 		 * every admission of this instance's {@code local} policies).
-		 * @param backend the backend
 		 * @return the listener
 		 */
 		static Listener resetting(RateLimitBackend backend) {
-			return new Listener() {
-
-				@Override
-				public void overrideChanged(String policy, @Nullable String identity) {
-				}
-
-				@Override
-				public void stateReset(@Nullable String policy, @Nullable String identity) {
-					backend.resetMatching(policy, identity);
-				}
-
-			};
+			return backend::resetMatching;
 		}
 
 		/**
 		 * A listener that makes a denial cache forget what a change or reset affects: a changed override's whole
 		 * policy (an identity override names the key's value, not the cached identity), everything for the kill
 		 * switch, exactly what a reset names.
-		 * @param cache the cache
 		 * @return the listener
 		 */
 		static Listener invalidating(RateLimitDenialCache cache) {
@@ -427,16 +400,11 @@ public final class RateLimitOverrides {
 		/** @return every field and its value */
 		Map<String, String> load();
 
-		/**
-		 * Sets a field, and tells every instance that something changed.
-		 * @param field the field
-		 * @param value the value
-		 */
+		/** Sets a field, and tells every instance that something changed. */
 		void put(String field, String value);
 
 		/**
 		 * Removes a field, and tells every instance that something changed.
-		 * @param field the field
 		 * @return whether it was there
 		 */
 		boolean remove(String field);
@@ -454,23 +422,11 @@ public final class RateLimitOverrides {
 
 		/**
 		 * Registers what to do when another instance announces a reset; never called by default.
-		 * @param listener called with the policy and the identity reset (null for all), both null when resets may
-		 * have been missed
+		 * @param listener its {@link Listener#stateReset} is called with the policy and the identity reset (null for
+		 * all), both null when resets may have been missed
 		 */
-		default void onReset(ResetListener listener) {
+		default void onReset(Listener listener) {
 		}
-
-	}
-
-	/** Hears of resets announced by other instances. */
-	@FunctionalInterface
-	public interface ResetListener {
-
-		/**
-		 * @param policy the policy, or null for every policy
-		 * @param identity the identity, or null for every identity
-		 */
-		void reset(@Nullable String policy, @Nullable String identity);
 
 	}
 

@@ -10,7 +10,6 @@ public interface RateLimitRejectionHandler {
 
 	/**
 	 * @param decision the denying decision (all policies evaluated for the request)
-	 * @param request the request
 	 * @param rateLimitHeaders the rate-limit headers of the decision (as enabled), to include in the response
 	 * @return the response
 	 */

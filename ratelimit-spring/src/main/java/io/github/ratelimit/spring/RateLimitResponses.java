@@ -34,7 +34,6 @@ public final class RateLimitResponses {
 
 	/**
 	 * The rate-limit headers of a decision, as enabled.
-	 * @param decision the decision
 	 * @return the headers
 	 */
 	public HttpHeaders headers(RateLimitDecision decision) {
@@ -44,7 +43,6 @@ public final class RateLimitResponses {
 	/**
 	 * The response to a denial.
 	 * @param decision the denying decision
-	 * @param request the request
 	 * @return the rejection
 	 */
 	public Rejection reject(RateLimitDecision decision, RequestContext request) {

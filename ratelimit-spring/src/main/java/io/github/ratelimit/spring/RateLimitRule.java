@@ -35,7 +35,6 @@ public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<S
 
 	/**
 	 * @param paths the patterns, e.g. {@code /api/**}
-	 * @param methods the methods
 	 * @param policies the policy names
 	 * @return the rule
 	 * @throws org.springframework.web.util.pattern.PatternParseException for an invalid pattern
@@ -63,12 +62,7 @@ public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<S
 				return false;
 			}
 		}
-		for (PathPattern pattern : this.paths) {
-			if (pattern.matches(path)) {
-				return true;
-			}
-		}
-		return false;
+		return this.paths.stream().anyMatch((pattern) -> pattern.matches(path));
 	}
 
 }

@@ -2,7 +2,9 @@ package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -111,7 +113,6 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 	/**
 	 * The longest a call may wait for its turn: its annotations' longest {@link RateLimited#maxWait()}, else its
 	 * policies' longest {@code max-wait}, else zero; resolved once per method.
-	 * @param method the method
 	 * @param targetClass the bean's class
 	 * @return the longest wait, zero for none
 	 * @throws IllegalStateException naming the method when a {@code maxWait} is not a valid duration
@@ -126,41 +127,40 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		@Nullable Duration longest = null;
 		for (RateLimited annotation : AnnotationPolicies.annotations(method, userClass)) {
 			String value = annotation.maxWait().trim();
-			if (value.isEmpty()) {
-				continue;
+			if (!value.isEmpty()) {
+				Duration wait = parseMaxWait(AnnotationPolicies.where(method), value, userClass);
+				longest = (longest == null || wait.compareTo(longest) > 0) ? wait : longest;
 			}
-			String where = AnnotationPolicies.where(method);
-			Duration wait;
-			try {
-				wait = DurationFormatterUtils.detectAndParse(value);
-			}
-			catch (RuntimeException ex) {
-				throw new IllegalStateException(where + " has an invalid maxWait '" + value + "': " + ex.getMessage(),
-						ex);
-			}
-			if (wait.isNegative()) {
-				throw new IllegalStateException(where + " has a negative maxWait '" + value + "'");
-			}
-			if (isController(userClass)) {
-				throw new IllegalStateException(where + " sets maxWait, but a controller's denials are answered with "
-						+ "429 at once: rate-limit the bean the controller calls to make that call wait");
-			}
-			longest = (longest == null || wait.compareTo(longest) > 0) ? wait : longest;
 		}
-		if (longest != null) {
-			return longest;
+		if (longest != null || isController(userClass)) {
+			// a policy's max-wait is for the calls of other beans
+			return (longest != null) ? longest : Duration.ZERO;
+		}
+		return this.enforcer.get()
+			.annotationTargets(method, targetClass)
+			.stream()
+			.map((target) -> this.policyMaxWait.apply(target.policy().name()))
+			.filter(Objects::nonNull)
+			.max(Comparator.naturalOrder())
+			.orElse(Duration.ZERO);
+	}
+
+	private static Duration parseMaxWait(String where, String value, Class<?> userClass) {
+		Duration wait;
+		try {
+			wait = DurationFormatterUtils.detectAndParse(value);
+		}
+		catch (RuntimeException ex) {
+			throw new IllegalStateException(where + " has an invalid maxWait '" + value + "': " + ex.getMessage(), ex);
+		}
+		if (wait.isNegative()) {
+			throw new IllegalStateException(where + " has a negative maxWait '" + value + "'");
 		}
 		if (isController(userClass)) {
-			return Duration.ZERO; // a policy's max-wait is for the calls of other beans
+			throw new IllegalStateException(where + " sets maxWait, but a controller's denials are answered with "
+					+ "429 at once: rate-limit the bean the controller calls to make that call wait");
 		}
-		longest = Duration.ZERO;
-		for (RateLimitEnforcer.Target target : this.enforcer.get().annotationTargets(method, targetClass)) {
-			Duration wait = this.policyMaxWait.apply(target.policy().name());
-			if (wait != null && wait.compareTo(longest) > 0) {
-				longest = wait;
-			}
-		}
-		return longest;
+		return wait;
 	}
 
 	/**
@@ -172,7 +172,12 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		return AnnotatedElementUtils.hasAnnotation(ClassUtils.getUserClass(type), Controller.class);
 	}
 
-	private static Class<?> targetClass(MethodInvocation invocation) {
+	/**
+	 * The class of the bean a call is made on, the declaring class without a target.
+	 * @param invocation the call
+	 * @return the class
+	 */
+	public static Class<?> targetClass(MethodInvocation invocation) {
 		Object target = invocation.getThis();
 		return (target != null) ? AopUtils.getTargetClass(target) : invocation.getMethod().getDeclaringClass();
 	}
@@ -181,8 +186,12 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		return decision.permit().releaseAsync();
 	}
 
-	/** Calls the method again for every subscription, through a clone of the invocation. */
-	private static Publisher<?> proceed(MethodInvocation invocation) {
+	/**
+	 * Calls a method returning a publisher, again for every subscription, through a clone of the invocation.
+	 * @param invocation the call
+	 * @return the method's publisher, or one signalling what it threw
+	 */
+	public static Publisher<?> proceed(MethodInvocation invocation) {
 		try {
 			Object result = (invocation instanceof ProxyMethodInvocation proxied) ? proxied.invocableClone().proceed()
 					: invocation.proceed();

@@ -2,13 +2,13 @@ package io.github.ratelimit.spring;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -57,7 +57,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 
 	private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
 
-	private final List<RateLimitOverrides.ResetListener> resetListeners = new CopyOnWriteArrayList<>();
+	private final List<RateLimitOverrides.Listener> resetListeners = new CopyOnWriteArrayList<>();
 
 	/** The key counting the resets announced. */
 	private final String resets;
@@ -91,9 +91,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 
 	@Override
 	public Map<String, String> load() {
-		Map<String, String> fields = new LinkedHashMap<>();
-		this.redis.<String, String>opsForHash().entries(this.hash).forEach(fields::put);
-		return fields;
+		return this.redis.<String, String>opsForHash().entries(this.hash);
 	}
 
 	@Override
@@ -143,7 +141,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	@Override
-	public void onReset(RateLimitOverrides.ResetListener listener) {
+	public void onReset(RateLimitOverrides.Listener listener) {
 		this.resetListeners.add(listener);
 	}
 
@@ -224,23 +222,20 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	private void reset(@Nullable String policy, @Nullable String identity) {
-		for (RateLimitOverrides.ResetListener listener : this.resetListeners) {
-			try {
-				listener.reset(policy, identity);
-			}
-			catch (RuntimeException ex) {
-				logger.debug("Could not apply a rate-limit reset", ex);
-			}
-		}
+		each(this.resetListeners, (listener) -> listener.stateReset(policy, identity), "a rate-limit reset");
 	}
 
 	private void changed() {
-		for (Runnable listener : this.listeners) {
+		each(this.listeners, Runnable::run, "the rate-limit overrides");
+	}
+
+	private static <T> void each(List<T> listeners, Consumer<T> call, String what) {
+		for (T listener : listeners) {
 			try {
-				listener.run();
+				call.accept(listener);
 			}
 			catch (RuntimeException ex) {
-				logger.debug("Could not apply the rate-limit overrides", ex);
+				logger.debug("Could not apply " + what, ex);
 			}
 		}
 	}
@@ -329,10 +324,8 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	 * Whether this instance hears changes and resets as announced (until then, at the reconcile interval).
 	 * @return true while subscribed, with the count of resets read once
 	 */
-	public boolean isListening() {
-		synchronized (this) {
-			return this.container != null && this.resetsSeen >= 0;
-		}
+	public synchronized boolean isListening() {
+		return this.container != null && this.resetsSeen >= 0;
 	}
 
 	private static void destroy(RedisMessageListenerContainer container) {

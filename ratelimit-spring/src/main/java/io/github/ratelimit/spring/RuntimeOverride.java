@@ -3,6 +3,7 @@ package io.github.ratelimit.spring;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
@@ -55,15 +56,11 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 		return Boolean.FALSE.equals(this.enabled);
 	}
 
-	/** @return whether a limit, window, burst or minimum interval is set */
-	public boolean changesLimits() {
-		return this.limit != null || this.window != null || this.burst != null || this.minInterval != null;
-	}
-
 	/** @return whether every value is null */
 	@JsonIgnore
 	public boolean isEmpty() {
-		return !changesLimits() && this.enabled == null;
+		return this.limit == null && this.window == null && this.burst == null && this.minInterval == null
+				&& this.enabled == null;
 	}
 
 	/** @return the limits it sets, for {@link RateLimitPolicy#with} */
@@ -79,27 +76,17 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 	/** @return the values set, by name ({@code limit}, ..., {@code min-interval}, {@code enabled}) */
 	public Map<String, Object> values() {
 		Map<String, Object> values = new LinkedHashMap<>();
-		if (this.limit != null) {
-			values.put("limit", this.limit);
-		}
-		if (this.window != null) {
-			values.put("window", this.window);
-		}
-		if (this.burst != null) {
-			values.put("burst", this.burst);
-		}
-		if (this.minInterval != null) {
-			values.put("min-interval", this.minInterval);
-		}
-		if (this.enabled != null) {
-			values.put("enabled", this.enabled);
-		}
+		values.put("limit", this.limit);
+		values.put("window", this.window);
+		values.put("burst", this.burst);
+		values.put("min-interval", this.minInterval);
+		values.put("enabled", this.enabled);
+		values.values().removeIf(Objects::isNull);
 		return values;
 	}
 
 	/**
 	 * Reads {@link #format()}'s JSON.
-	 * @param json the JSON
 	 * @return the override
 	 * @throws IllegalArgumentException saying what cannot be read
 	 */

@@ -2,7 +2,6 @@ package io.github.ratelimit.spring.reactive;
 
 import java.lang.reflect.Method;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -52,22 +51,11 @@ final class ExchangeScope {
 		this.filterOwned = filterOwned;
 	}
 
-	/** Makes this the exchange's scope, unless another got there first: returns the exchange's scope. */
-	private ExchangeScope attach(boolean replace) {
-		Map<String, Object> attributes = this.exchange.getAttributes();
-		if (!replace) {
-			Object existing = attributes.putIfAbsent(KEY, this);
-			if (existing instanceof ExchangeScope scope) {
-				return scope;
-			}
-		}
-		attributes.put(KEY, this);
-		return this;
-	}
-
 	/** Opens the scope of an exchange the {@link RateLimitWebFilter} handles; the filter closes it. */
 	static ExchangeScope open(ServerWebExchange exchange, RequestContext request) {
-		return new ExchangeScope(exchange, request, true).attach(true);
+		ExchangeScope scope = new ExchangeScope(exchange, request, true);
+		exchange.getAttributes().put(KEY, scope);
+		return scope;
 	}
 
 	/** Whether a subscription runs within an exchange: {@link #current} finds it. */
@@ -95,8 +83,11 @@ final class ExchangeScope {
 		if (existing != null) {
 			return Mono.just(existing);
 		}
-		return ExchangeRequestContext.resolve(exchange)
-			.map((request) -> new ExchangeScope(exchange, request, false).attach(false));
+		return ExchangeRequestContext.resolve(exchange).map((request) -> {
+			ExchangeScope opened = new ExchangeScope(exchange, request, false);
+			// another subscription may have got there first: the exchange keeps one scope
+			return (exchange.getAttributes().putIfAbsent(KEY, opened) instanceof ExchangeScope first) ? first : opened;
+		});
 	}
 
 	ServerWebExchange exchange() {
@@ -141,7 +132,7 @@ final class ExchangeScope {
 					sink.success(decision);
 				}
 				else {
-					release(decision.permit()).subscribe();
+					HeldPermits.release(decision.permit()).subscribe();
 				}
 			}, (error) -> {
 				if (settled.compareAndSet(false, true)) {
@@ -170,10 +161,6 @@ final class ExchangeScope {
 	/** Releases every permit recorded; never fails (a failed release is logged). */
 	Mono<Void> close() {
 		return this.permits.close();
-	}
-
-	static Mono<Void> release(Permit permit) {
-		return HeldPermits.release(permit);
 	}
 
 	/** Gives back what the admitted decisions took, when a later check denies the exchange; never fails. */

@@ -31,7 +31,6 @@ public final class GatewaySupport {
 	/**
 	 * Holds an admitted decision's permit until {@link #release()}; once released, releases it at once instead (a
 	 * check still in flight when the client went away).
-	 * @param permit the permit
 	 * @return completes once held or released
 	 */
 	public Mono<Void> hold(Permit permit) {
@@ -53,7 +52,6 @@ public final class GatewaySupport {
 
 	/**
 	 * A response that {@link #release() releases} the permits before the client can see it end.
-	 * @param response the response
 	 * @return the response to hand down the chain
 	 */
 	public ServerHttpResponse releasing(ServerHttpResponse response) {

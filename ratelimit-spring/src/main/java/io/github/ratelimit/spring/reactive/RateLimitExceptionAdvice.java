@@ -25,11 +25,7 @@ public final class RateLimitExceptionAdvice {
 		this.handler = handler;
 	}
 
-	/**
-	 * @param denial the denial
-	 * @param exchange the exchange
-	 * @return completes when its rejection is written
-	 */
+	/** Writes a denial's rejection; completes once it is written. */
 	@ExceptionHandler(RateLimitExceededException.class)
 	public Mono<Void> rateLimitExceeded(RateLimitExceededException denial, ServerWebExchange exchange) {
 		return this.handler.handle(exchange, denial);

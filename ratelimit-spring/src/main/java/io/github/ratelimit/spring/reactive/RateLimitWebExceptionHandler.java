@@ -1,6 +1,5 @@
 package io.github.ratelimit.spring.reactive;
 
-
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RequestContext;
@@ -54,17 +53,10 @@ public final class RateLimitWebExceptionHandler implements WebExceptionHandler, 
 			return Mono.error(ex);
 		}
 		ExchangeScope scope = exchange.getAttribute(ExchangeScope.KEY);
-		Mono<Void> giveBack = (scope != null) ? scope.reverseAdmitted() : Mono.empty();
-		return giveBack.then(request(exchange))
-			.flatMap((request) -> ExchangeScope.write(exchange, this.responses.reject(denial.decision(), request)));
-	}
-
-	private static Mono<RequestContext> request(ServerWebExchange exchange) {
-		ExchangeScope scope = exchange.getAttribute(ExchangeScope.KEY);
-		if (scope != null) {
-			return Mono.just(scope.request());
-		}
-		return ExchangeRequestContext.resolve(exchange);
+		Mono<RequestContext> request = (scope != null) ? scope.reverseAdmitted().thenReturn(scope.request())
+				: ExchangeRequestContext.resolve(exchange);
+		return request
+			.flatMap((context) -> ExchangeScope.write(exchange, this.responses.reject(denial.decision(), context)));
 	}
 
 }

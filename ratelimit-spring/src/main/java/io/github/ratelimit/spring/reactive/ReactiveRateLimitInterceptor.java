@@ -3,6 +3,7 @@ package io.github.ratelimit.spring.reactive;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.List;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.github.ratelimit.core.RateLimitDecision;
@@ -20,8 +21,6 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.aop.Pointcut;
-import org.springframework.aop.ProxyMethodInvocation;
-import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
@@ -43,13 +42,7 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
 	private final RateLimitedCallInterceptor calls;
 
-	/**
-	 * An interceptor that looks the enforcer and the responses up on its first call.
-	 * @param enforcer supplies the enforcer, called at most once
-	 * @param responses supplies what renders the headers, called at most once
-	 * @param calls checks the calls that are not an exchange's (outside one, waiting for a turn, or of a bean
-	 * method that is no controller's and does not return a publisher)
-	 */
+	/** Looks the enforcer and the responses up on its first call; the class comment says what goes to {@code calls}. */
 	ReactiveRateLimitInterceptor(Supplier<RateLimitEnforcer> enforcer, Supplier<RateLimitResponses> responses,
 			RateLimitedCallInterceptor calls) {
 		this.enforcer = SingletonSupplier.of(enforcer);
@@ -60,8 +53,7 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	@Override
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
 		Method method = invocation.getMethod();
-		Object target = invocation.getThis();
-		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : method.getDeclaringClass();
+		Class<?> targetClass = RateLimitedCallInterceptor.targetClass(invocation);
 		Class<?> returnType = method.getReturnType();
 		if (!isSupported(returnType)) {
 			if (ReflectionUtils.isObjectMethod(method)) {
@@ -79,29 +71,25 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 		}
 		@Nullable Object[] args = invocation.getArguments().clone();
 		boolean waits = !this.calls.maxWait(method, targetClass).isZero();
-		if (returnType == Mono.class) {
-			return Mono.deferContextual((context) -> !ExchangeScope.isPresent(context)
-					? Mono.from(beanCall(invocation, null))
-					: ExchangeScope.current(context)
-						.flatMap((scope) -> waits ? Mono.from(beanCall(invocation, scope.request()))
-								: Mono.usingWhen(admit(enforcer, scope, targets, method, args),
-										(decision) -> Mono.from(call(invocation)), (decision) -> done(scope, decision),
-										(decision, error) -> done(scope, decision),
-										(decision) -> done(scope, decision))));
-		}
-		return Flux.deferContextual((context) -> {
-			if (!ExchangeScope.isPresent(context)) {
-				return beanCall(invocation, null);
+		Function<ExchangeScope, Publisher<?>> inScope = (scope) -> {
+			if (waits) {
+				return beanCall(invocation, scope.request());
 			}
-			return ExchangeScope.current(context).flatMapMany((scope) -> {
-				if (waits) {
-					return beanCall(invocation, scope.request());
-				}
-				return Flux.usingWhen(admit(enforcer, scope, targets, method, args), (decision) -> call(invocation),
-						(decision) -> done(scope, decision), (decision, error) -> done(scope, decision),
-						(decision) -> done(scope, decision));
-			});
-		});
+			Mono<RateLimitDecision> admit = admit(enforcer, scope, targets, method, args);
+			Function<RateLimitDecision, Mono<Void>> done = (decision) -> done(scope, decision);
+			return (returnType == Mono.class)
+					? Mono.usingWhen(admit, (decision) -> Mono.from(RateLimitedCallInterceptor.proceed(invocation)),
+							done, (decision, error) -> done.apply(decision), done)
+					: Flux.usingWhen(admit, (decision) -> RateLimitedCallInterceptor.proceed(invocation), done,
+							(decision, error) -> done.apply(decision), done);
+		};
+		if (returnType == Mono.class) {
+			return Mono.deferContextual((context) -> ExchangeScope.isPresent(context)
+					? ExchangeScope.current(context).flatMap((scope) -> Mono.from(inScope.apply(scope)))
+					: Mono.from(beanCall(invocation, null)));
+		}
+		return Flux.deferContextual((context) -> ExchangeScope.isPresent(context)
+				? ExchangeScope.current(context).flatMapMany(inScope) : beanCall(invocation, null));
 	}
 
 	@SuppressWarnings("unchecked")
@@ -138,19 +126,7 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
 	/** Without the filter nobody else releases the call's permits: it does, when its result terminates. */
 	private static Mono<Void> done(ExchangeScope scope, RateLimitDecision decision) {
-		return scope.isFilterOwned() ? Mono.empty() : ExchangeScope.release(decision.permit());
-	}
-
-	/** Calls the method, again for every subscription, through a clone of the invocation. */
-	private static Publisher<?> call(MethodInvocation invocation) {
-		try {
-			Object result = (invocation instanceof ProxyMethodInvocation proxied) ? proxied.invocableClone().proceed()
-					: invocation.proceed();
-			return (result != null) ? (Publisher<?>) result : Mono.empty();
-		}
-		catch (Throwable ex) {
-			return Mono.error(ex);
-		}
+		return scope.isFilterOwned() ? Mono.empty() : HeldPermits.release(decision.permit());
 	}
 
 	static boolean isSupported(Class<?> returnType) {

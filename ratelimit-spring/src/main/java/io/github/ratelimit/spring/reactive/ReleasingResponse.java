@@ -21,7 +21,7 @@ import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
  */
 class ReleasingResponse extends ServerHttpResponseDecorator {
 
-	private final Supplier<Mono<Void>> release;
+	final Supplier<Mono<Void>> release;
 
 	ReleasingResponse(ServerHttpResponse delegate, Supplier<Mono<Void>> release) {
 		super(delegate);
@@ -74,7 +74,7 @@ class ReleasingResponse extends ServerHttpResponseDecorator {
 		@Override
 		public Mono<Void> writeWith(Path file, long position, long count) {
 			ZeroCopyHttpOutputMessage delegate = (ZeroCopyHttpOutputMessage) getDelegate();
-			return Mono.defer(release()).then(delegate.writeWith(file, position, count));
+			return Mono.defer(this.release).then(delegate.writeWith(file, position, count));
 		}
 
 		@Override
@@ -82,10 +82,6 @@ class ReleasingResponse extends ServerHttpResponseDecorator {
 			return writeWith(file.toPath(), position, count);
 		}
 
-	}
-
-	Supplier<Mono<Void>> release() {
-		return this.release;
 	}
 
 }

@@ -16,15 +16,16 @@ public final class PermitReleaseHandlerInterceptor implements AsyncHandlerInterc
 	@Override
 	public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler,
 			@Nullable Exception ex) {
-		RequestScope scope = RequestScope.find(request);
-		if (scope != null && !scope.isFilterOwned()) {
-			scope.releaseWhenComplete();
-		}
+		releaseWhenComplete(request);
 	}
 
 	@Override
 	public void afterConcurrentHandlingStarted(HttpServletRequest request, HttpServletResponse response,
 			Object handler) {
+		releaseWhenComplete(request);
+	}
+
+	private static void releaseWhenComplete(HttpServletRequest request) {
 		RequestScope scope = RequestScope.find(request);
 		if (scope != null && !scope.isFilterOwned()) {
 			scope.releaseWhenComplete();

@@ -18,18 +18,10 @@ import org.springframework.web.servlet.ModelAndView;
  * Turns a {@link RateLimitExceededException} (a denied {@link io.github.ratelimit.spring.RateLimited} method) into
  * the rejection of {@link RateLimitResponses#reject}: by default status 429, the rate-limit headers with
  * {@code Retry-After}, and an {@code application/problem+json} body.
- * <p>
- * It runs at {@link #DEFAULT_ORDER}, before Spring MVC's own resolvers (order 0: {@code @ExceptionHandler} methods of
- * controllers and {@code @ControllerAdvice} beans, {@code @ResponseStatus}, the default resolver), so that an
- * application's catch-all {@code @ExceptionHandler(Exception.class)} cannot turn a denial into a 500 or a 200.
- * It runs after Spring Boot's {@code DefaultErrorAttributes} (which only records the exception). To shape the 429
- * yourself, declare a {@link io.github.ratelimit.spring.RateLimitRejectionHandler} bean. To handle the exception
- * in an {@code @ExceptionHandler} of your own instead, declare your own bean of this type with an order after
- * Spring MVC's ({@code new RateLimitExceptionResolver(responses, 1)}): the starter's then backs off and yours only
- * sees what your handlers leave.
- * <p>
- * The exception is also found as the cause of another exception (e.g. wrapped by a proxy). A response that is
- * already committed is left alone.
+ * It runs at {@link #DEFAULT_ORDER}, before Spring MVC's own resolvers (order 0), so that a catch-all
+ * {@code @ExceptionHandler(Exception.class)} cannot turn a denial into a 500 or a 200; how to shape or handle the
+ * denial yourself: the configuration reference, "Annotation". The exception is also found as the cause of another
+ * (e.g. wrapped by a proxy); a response already committed is left alone.
  */
 public final class RateLimitExceptionResolver implements HandlerExceptionResolver, Ordered {
 

@@ -23,13 +23,14 @@ import org.springframework.http.HttpHeaders;
 
 /**
  * What the rate limiter knows of one servlet request, under one request attribute: its context, the decisions made
- * for it and the permits it holds (the mirror of the reactive side's exchange scope).
+ * for it and the permits it holds (the mirror of the reactive side's exchange scope). As the listener of an
+ * asynchronous request it releases them when the request completes, fails or times out, and registers again for a
+ * new asynchronous cycle (the container drops the previous one's listeners).
  */
-final class RequestScope {
+final class RequestScope implements AsyncListener {
 
 	private static final Log logger = LogFactory.getLog(RequestScope.class);
 
-	/** The request attribute under which the scope is found. */
 	private static final String KEY = RequestScope.class.getName();
 
 	private final HttpServletRequest request;
@@ -43,7 +44,7 @@ final class RequestScope {
 	/** Whether the {@link RateLimitFilter} releases the permits (else the {@link PermitReleaseHandlerInterceptor}). */
 	private volatile boolean filterOwned;
 
-	/** Whether a releasing {@link AsyncListener} is registered. */
+	/** Whether this scope listens to the asynchronous request. */
 	private boolean listening;
 
 	private RequestScope(HttpServletRequest request) {
@@ -126,17 +127,17 @@ final class RequestScope {
 		if (this.request.isAsyncStarted()) {
 			if (!this.listening) {
 				this.listening = true;
-				this.request.getAsyncContext().addListener(new ReleasingAsyncListener(this.permits));
+				this.request.getAsyncContext().addListener(this);
 			}
 		}
 		else {
-			release(this.permits);
+			release();
 		}
 	}
 
 	/** A failure is logged, not thrown: the backend reclaims an unreleased permit after its policy's window. */
-	private static void release(List<Permit> permits) {
-		for (Permit permit : permits) {
+	private void release() {
+		for (Permit permit : this.permits) {
 			try {
 				permit.release();
 			}
@@ -176,38 +177,24 @@ final class RequestScope {
 		response.flushBuffer();
 	}
 
-	/**
-	 * Releases the permits when an asynchronous request completes, fails or times out; registers itself again for a
-	 * new asynchronous cycle, since the container drops the previous one's listeners.
-	 */
-	private static final class ReleasingAsyncListener implements AsyncListener {
+	@Override
+	public void onComplete(AsyncEvent event) {
+		release();
+	}
 
-		private final List<Permit> permits;
+	@Override
+	public void onTimeout(AsyncEvent event) {
+		release();
+	}
 
-		ReleasingAsyncListener(List<Permit> permits) {
-			this.permits = permits;
-		}
+	@Override
+	public void onError(AsyncEvent event) {
+		release();
+	}
 
-		@Override
-		public void onComplete(AsyncEvent event) {
-			release(this.permits);
-		}
-
-		@Override
-		public void onTimeout(AsyncEvent event) {
-			release(this.permits);
-		}
-
-		@Override
-		public void onError(AsyncEvent event) {
-			release(this.permits);
-		}
-
-		@Override
-		public void onStartAsync(AsyncEvent event) {
-			event.getAsyncContext().addListener(this);
-		}
-
+	@Override
+	public void onStartAsync(AsyncEvent event) {
+		event.getAsyncContext().addListener(this);
 	}
 
 }

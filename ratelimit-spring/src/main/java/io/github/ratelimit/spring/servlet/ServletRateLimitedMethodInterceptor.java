@@ -14,10 +14,8 @@ import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.aop.support.AopUtils;
 import org.springframework.util.ReflectionUtils;
 import org.springframework.util.function.SingletonSupplier;
-import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 
@@ -36,22 +34,7 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 
 	private final RateLimitedCallInterceptor calls;
 
-	/**
-	 * An interceptor.
-	 * @param enforcer the enforcer
-	 * @param responses renders the headers
-	 */
-	ServletRateLimitedMethodInterceptor(RateLimitEnforcer enforcer, RateLimitResponses responses) {
-		this(() -> enforcer, () -> responses, new RateLimitedCallInterceptor(() -> enforcer, (policy) -> null));
-	}
-
-	/**
-	 * An interceptor that obtains the enforcer and the responses on first use (once), for when it is created before
-	 * them (as a bean post-processor's collaborator).
-	 * @param enforcer supplies the enforcer
-	 * @param responses supplies what renders the headers
-	 * @param calls checks the calls that are not a request's (outside a request, or waiting for a turn)
-	 */
+	/** Obtains the enforcer and the responses on first use (once): it is created before them. */
 	ServletRateLimitedMethodInterceptor(Supplier<RateLimitEnforcer> enforcer,
 			Supplier<RateLimitResponses> responses, RateLimitedCallInterceptor calls) {
 		this.enforcer = SingletonSupplier.of(enforcer);
@@ -62,16 +45,14 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 	@Override
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
 		Method method = invocation.getMethod();
-		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
 		if (ReflectionUtils.isObjectMethod(method)) {
 			return invocation.proceed();
 		}
-		if (!(attributes instanceof ServletRequestAttributes servlet)) {
+		if (!(RequestContextHolder.getRequestAttributes() instanceof ServletRequestAttributes servlet)) {
 			return this.calls.invoke(invocation);
 		}
 		RateLimitEnforcer enforcer = this.enforcer.get();
-		Object target = invocation.getThis();
-		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : method.getDeclaringClass();
+		Class<?> targetClass = RateLimitedCallInterceptor.targetClass(invocation);
 		List<RateLimitEnforcer.Target> targets = enforcer.annotationTargets(method, targetClass);
 		if (targets.isEmpty()) {
 			return invocation.proceed();

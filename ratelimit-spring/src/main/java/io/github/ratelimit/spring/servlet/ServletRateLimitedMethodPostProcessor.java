@@ -20,16 +20,6 @@ public final class ServletRateLimitedMethodPostProcessor extends RateLimitedMeth
 	private static final long serialVersionUID = 1L;
 
 	/**
-	 * A post-processor.
-	 * @param enforcer supplies the enforcer when the first rate-limited bean is created
-	 * @param responses supplies what renders the headers, on the first rate-limited call
-	 */
-	public ServletRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer,
-			Supplier<RateLimitResponses> responses) {
-		this(enforcer, responses, (policy) -> null);
-	}
-
-	/**
 	 * A post-processor whose bean method calls may wait for their turn up to their policies' {@code max-wait}.
 	 * @param enforcer supplies the enforcer when the first rate-limited bean is created
 	 * @param responses supplies what renders the headers, on the first rate-limited call

@@ -9,6 +9,7 @@ import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimited;
+import io.github.ratelimit.spring.RateLimitedCallInterceptor;
 import jakarta.servlet.FilterChain;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -168,7 +169,8 @@ class ServletRateLimitedMethodInterceptorTests {
 	private <T> T proxy(T target) {
 		ProxyFactory factory = new ProxyFactory(target);
 		factory.setProxyTargetClass(true);
-		factory.addAdvice(new ServletRateLimitedMethodInterceptor(this.enforcer, this.enforcers.responses()));
+		factory.addAdvice(new ServletRateLimitedMethodInterceptor(() -> this.enforcer,
+				this.enforcers::responses, new RateLimitedCallInterceptor(() -> this.enforcer, (policy) -> null)));
 		return (T) factory.getProxy();
 	}
 
