@@ -48,10 +48,8 @@ final class LuaScripts {
 	/** decide() through the algorithms' files, for the algorithms without a straight-through script. */
 	private static final String SINGLE = read("single.lua");
 
-	/** The call of one request of one entry. */
 	private static final String SINGLE_CALL = read("single-call.lua");
 
-	/** The call of several requests of one entry each (natural batching). */
 	private static final String BATCH_CALL = read("batch-call.lua");
 
 	/** Single-entry scripts made at most (parameter sets, overrides included), so Redis' script cache stays small. */
@@ -77,11 +75,7 @@ final class LuaScripts {
 
 	private final Map<Parameters, PolicyScripts> singleEntry = new ConcurrentHashMap<>();
 
-	/**
-	 * The two scripts of one set of policy parameters.
-	 * @param single the call of one request of one entry ({@code scripts/single-call.lua})
-	 * @param batch the call of several ({@code scripts/batch-call.lua})
-	 */
+	/** The two scripts of one set of policy parameters: the call of one request, and of several (a batch). */
 	@SuppressWarnings("rawtypes")
 	record PolicyScripts(RedisScript<List> single, RedisScript<List> batch) {
 	}

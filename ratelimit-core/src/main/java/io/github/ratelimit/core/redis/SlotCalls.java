@@ -48,21 +48,13 @@ final class SlotCalls {
 		this.transport = transport;
 	}
 
-	/**
-	 * Acquires a request, the slots concurrently; when one denies or fails, what the admitting slots took is given
-	 * back.
-	 */
+	/** Acquires a request, the slots concurrently; when one denies or fails, what the others took is given back. */
 	Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
 		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
-		if (calls.size() == 1) {
-			ScriptCall call = calls.get(0);
-			return executeAsync(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())
-				.map((result) -> ScriptReply.acquisition(request.entries(), calls, List.of(result)));
-		}
 		return Flux.fromIterable(calls)
-			.flatMapSequential((call) -> executeAsync(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())
-				.map(Outcome::success)
-				.onErrorResume((ex) -> Mono.just(Outcome.failure(ex))))
+			.flatMapSequential((call) -> execute(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())
+				.map((result) -> new Outcome(result, null))
+				.onErrorResume((ex) -> Mono.just(new Outcome(List.of(), ex))))
 			.collectList()
 			.flatMap((outcomes) -> settle(request.entries(), calls, outcomes));
 	}
@@ -91,13 +83,12 @@ final class SlotCalls {
 					() -> ScriptReply.acquisition(entries, calls, results).withFailedGiveBacks(failed.get())));
 	}
 
-	/** Reads each entry's state with the driver's inspect mode, one call per hash slot: nothing is taken. */
+	/** Reads each entry's state with the driver's inspect mode, one call per hash slot, blocking: nothing is taken. */
 	List<PolicyDecision> inspect(RateLimitRequest request) {
 		List<ScriptCall> calls = calls(request.entries(), INSPECTION, request.explicitTimeMicros());
-		List<List<Long>> replies = new ArrayList<>(calls.size());
-		for (ScriptCall call : calls) {
-			replies.add(execute(call, Mode.INSPECT, call.explicitTimeMicros(), List.of()));
-		}
+		List<List<Long>> replies = calls.stream()
+			.map((call) -> this.connection.await(execute(call, Mode.INSPECT, call.explicitTimeMicros(), List.of())))
+			.toList();
 		return ScriptReply.inspection(request.entries(), calls, replies);
 	}
 
@@ -105,7 +96,7 @@ final class SlotCalls {
 	Mono<Void> release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
 		List<ScriptCall> calls = calls(entries, requestId, -1);
 		return Flux.fromIterable(calls)
-			.flatMapDelayError((call) -> executeAsync(call, Mode.RELEASE, call.timeOf(acquiredAtMicros),
+			.flatMapDelayError((call) -> execute(call, Mode.RELEASE, call.timeOf(acquiredAtMicros),
 					call.sequencesOf(sequences)), calls.size(), 1)
 			.then();
 	}
@@ -123,21 +114,14 @@ final class SlotCalls {
 		return new ArrayList<>(bySlot.values());
 	}
 
-	private List<Long> execute(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
-		return this.transport.call(encoded(call, mode, timeMicros, sequences));
-	}
-
-	private Mono<List<Long>> executeAsync(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
-		return this.transport.callAsync(encoded(call, mode, timeMicros, sequences));
-	}
-
-	private EncodedCall encoded(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
-		return call.encoded(this.scripts.forAlgorithms(call.algorithms()), mode, timeMicros, sequences);
+	private Mono<List<Long>> execute(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
+		return this.transport
+			.call(call.encoded(this.scripts.forAlgorithms(call.algorithms()), mode, timeMicros, sequences));
 	}
 
 	/** Gives back what one call of an acquire took, by its reply's time and sequence numbers. */
 	private Mono<List<Long>> giveBack(ScriptCall call, List<Long> reply) {
-		return executeAsync(call, Mode.RELEASE, ScriptReply.timeMicros(reply), ScriptReply.sequences(reply));
+		return execute(call, Mode.RELEASE, ScriptReply.timeMicros(reply), ScriptReply.sequences(reply));
 	}
 
 	private static void giveBackFailed(ScriptCall call, Throwable failure) {
@@ -149,15 +133,6 @@ final class SlotCalls {
 
 	/** The result of one slot's script, or its failure. */
 	private record Outcome(List<Long> result, @Nullable Throwable error) {
-
-		static Outcome success(List<Long> result) {
-			return new Outcome(result, null);
-		}
-
-		static Outcome failure(Throwable error) {
-			return new Outcome(List.of(), error);
-		}
-
 	}
 
 }
