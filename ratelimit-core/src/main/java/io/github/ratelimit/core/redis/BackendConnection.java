@@ -5,11 +5,13 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
+import io.lettuce.core.RedisCommandInterruptedException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -18,7 +20,6 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
@@ -95,7 +96,7 @@ final class BackendConnection {
 	/** Opens the connection and pings Redis through it, blocking; throws when Redis cannot be reached. */
 	void open() {
 		if (this.lettuce != null) {
-			await(Mono.fromCompletionStage(nativeConnection().commands().ping()));
+			await(nativeConnection().commands().ping());
 			this.connected = true;
 		}
 		else {
@@ -161,17 +162,14 @@ final class BackendConnection {
 			this.running = true;
 		}
 		if (reconnect) {
-			CompletableFuture<Void> reconnected = CompletableFuture.runAsync(this::open,
-					(task) -> Schedulers.boundedElastic().schedule(task));
 			try {
 				// so that the first requests find it open; a Redis silent by then is left to the failure modes
-				reconnected.get(RECONNECT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+				CompletableFuture.runAsync(this::open, (task) -> Schedulers.boundedElastic().schedule(task))
+					.orTimeout(RECONNECT_WAIT.toMillis(), TimeUnit.MILLISECONDS)
+					.join();
 			}
-			catch (TimeoutException | ExecutionException ex) {
+			catch (CompletionException ex) {
 				logger.debug("Could not reconnect to Redis at once after a restart; the next call will", ex);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
 			}
 		}
 	}
@@ -260,13 +258,28 @@ final class BackendConnection {
 		}
 	}
 
-	/** Waits for a call as the template would: up to the factory's timeout, with Spring's exceptions. */
-	<T> T await(Mono<T> call) {
+	/**
+	 * Waits for a call as the template would: up to the factory's timeout, with Spring's exceptions; on any thread,
+	 * as the blocking calls always could.
+	 */
+	<T> T await(CompletionStage<T> call) {
 		long timeoutMillis = (this.lettuce != null) ? this.lettuce.getTimeout() : 60_000;
-		return Objects.requireNonNull(call.onErrorMap(BackendConnection::translate)
-			.timeout(Duration.ofMillis(timeoutMillis), Mono.error(() -> translate(
-					new RedisCommandTimeoutException("Command timed out after " + timeoutMillis + " ms"))))
-			.block());
+		CompletableFuture<T> future = call.toCompletableFuture();
+		try {
+			return future.get(timeoutMillis, TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			future.cancel(true);
+			throw translate(new RedisCommandInterruptedException(ex));
+		}
+		catch (TimeoutException ex) {
+			future.cancel(true);
+			throw translate(new RedisCommandTimeoutException("Command timed out after " + timeoutMillis + " ms"));
+		}
+		catch (ExecutionException ex) {
+			throw translate((ex.getCause() != null) ? ex.getCause() : ex);
+		}
 	}
 
 	/** Lettuce's exceptions as Spring's, the ones the template throws. */

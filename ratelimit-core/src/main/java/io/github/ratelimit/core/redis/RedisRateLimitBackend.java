@@ -108,7 +108,8 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 				.limit(1)
 				.window(Duration.ofSeconds(1))
 				.build();
-			release(List.of(new Entry(policy, WARM_UP, 1)), WARM_UP, List.of(now), List.of(0L)).block();
+			this.connection.await(release(List.of(new Entry(policy, WARM_UP, 1)), WARM_UP, List.of(now), List.of(0L))
+				.toFuture());
 		}
 	}
 

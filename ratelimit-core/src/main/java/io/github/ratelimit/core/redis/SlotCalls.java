@@ -87,7 +87,8 @@ final class SlotCalls {
 	List<PolicyDecision> inspect(RateLimitRequest request) {
 		List<ScriptCall> calls = calls(request.entries(), INSPECTION, request.explicitTimeMicros());
 		List<List<Long>> replies = calls.stream()
-			.map((call) -> this.connection.await(execute(call, Mode.INSPECT, call.explicitTimeMicros(), List.of())))
+			.map((call) -> this.connection
+				.await(execute(call, Mode.INSPECT, call.explicitTimeMicros(), List.of()).toFuture()))
 			.toList();
 		return ScriptReply.inspection(request.entries(), calls, replies);
 	}
