@@ -75,7 +75,8 @@ final class CallBatcher {
 
 	/** Takes a place among the calls in flight, if one is free; the answer of the call sent in it frees it. */
 	private boolean takePlace() {
-		return this.inFlight.getAndUpdate((running) -> (running < MAX_IN_FLIGHT) ? running + 1 : running) < MAX_IN_FLIGHT;
+		int before = this.inFlight.getAndUpdate((running) -> (running < MAX_IN_FLIGHT) ? running + 1 : running);
+		return before < MAX_IN_FLIGHT;
 	}
 
 	/** One script call per policy of the batch, all sent at once; completes when every one has answered. */
@@ -115,10 +116,11 @@ final class CallBatcher {
 		});
 	}
 
-	/** The call of several requests of one policy ({@code scripts/batch-call.lua}): ARGV[1] empty, the server's time. */
+	/** The call of several requests of one policy ({@code scripts/batch-call.lua}), on the server's clock. */
 	private static EncodedCall batchCall(LuaScripts.PolicyScripts scripts, List<Pending> group) {
+		Stream<String> costs = group.stream().map((pending) -> pending.call.cost());
 		return EncodedCall.of(scripts.batch(), group.stream().map((pending) -> pending.call.key()).toList(),
-				Stream.concat(Stream.of(""), group.stream().map((pending) -> pending.call.cost())).toArray(String[]::new));
+				Stream.concat(Stream.of(""), costs).toArray(String[]::new)); // ARGV[1] empty: the server's time
 	}
 
 	private record Pending(SingleEntryCall call, CompletableFuture<List<Long>> reply) {

@@ -6,13 +6,13 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.Collection;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitPolicy;
@@ -42,9 +42,6 @@ final class LuaScripts {
 	/** The straight-through single-entry scripts, by algorithm; absent for the algorithms that use the driver. */
 	private static final Map<Algorithm, String> FAST = new EnumMap<>(Algorithm.class);
 
-	/** The mask of the algorithms that keep entries, whose files use the sorted-set helpers. */
-	private static final int SORTED_SET_ALGORITHMS;
-
 	/** decide() through the algorithms' files, for the algorithms without a straight-through script. */
 	private static final String SINGLE = read("single.lua");
 
@@ -56,22 +53,17 @@ final class LuaScripts {
 	static final int MAX_SINGLE_ENTRY_SCRIPTS = 1024;
 
 	static {
-		int sortedSet = 0;
 		for (Algorithm algorithm : Algorithm.values()) {
 			ALGORITHMS.put(algorithm, read(algorithm.id() + ".lua"));
 			if (LuaScripts.class.getClassLoader().getResource("scripts/fast/" + algorithm.id() + ".lua") != null) {
 				FAST.put(algorithm, read("fast/" + algorithm.id() + ".lua"));
 			}
-			if (algorithm.keepsEntries()) {
-				sortedSet |= 1 << algorithm.ordinal();
-			}
 		}
-		SORTED_SET_ALGORITHMS = sortedSet;
 	}
 
+	/** The driver scripts by algorithm mask (bit {@code ordinal} per algorithm). */
 	@SuppressWarnings("rawtypes")
-	private final AtomicReferenceArray<RedisScript<List>> scripts = new AtomicReferenceArray<>(
-			1 << Algorithm.values().length);
+	private final Map<Integer, RedisScript<List>> scripts = new ConcurrentHashMap<>();
 
 	private final Map<Parameters, PolicyScripts> singleEntry = new ConcurrentHashMap<>();
 
@@ -106,17 +98,9 @@ final class LuaScripts {
 
 	/** The driver script for entries of these algorithms. */
 	@SuppressWarnings("rawtypes")
-	RedisScript<List> forAlgorithms(Collection<Algorithm> algorithms) {
-		int mask = 0;
-		for (Algorithm algorithm : algorithms) {
-			mask |= 1 << algorithm.ordinal();
-		}
-		RedisScript<List> script = this.scripts.get(mask);
-		if (script == null) {
-			script = new AssembledScript(source(mask));
-			this.scripts.compareAndSet(mask, null, script);
-		}
-		return script;
+	RedisScript<List> forAlgorithms(Set<Algorithm> algorithms) {
+		int mask = algorithms.stream().mapToInt((algorithm) -> 1 << algorithm.ordinal()).sum();
+		return this.scripts.computeIfAbsent(mask, (m) -> new AssembledScript(source(m)));
 	}
 
 	/** A script whose SHA-1 is computed once: Spring's {@code DefaultRedisScript} locks on every {@code getSha1()}. */
@@ -202,15 +186,14 @@ final class LuaScripts {
 	}
 
 	private static StringBuilder assemble(StringBuilder source, int mask) {
+		List<Algorithm> used = Arrays.stream(Algorithm.values())
+			.filter((algorithm) -> (mask & (1 << algorithm.ordinal())) != 0)
+			.toList();
 		source.append(PRELUDE);
-		if ((mask & SORTED_SET_ALGORITHMS) != 0) {
+		if (used.stream().anyMatch(Algorithm::keepsEntries)) {
 			source.append('\n').append(SORTED_SET);
 		}
-		for (Algorithm algorithm : Algorithm.values()) {
-			if ((mask & (1 << algorithm.ordinal())) != 0) {
-				source.append('\n').append(ALGORITHMS.get(algorithm));
-			}
-		}
+		used.forEach((algorithm) -> source.append('\n').append(ALGORITHMS.get(algorithm)));
 		return source;
 	}
 

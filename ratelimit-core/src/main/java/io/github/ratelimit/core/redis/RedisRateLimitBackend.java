@@ -199,7 +199,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		return this.reset.resetMatching(policyName, identity);
 	}
 
-	/** Gives back every slot, concurrently, even when one fails: the first failure is passed on, the others suppressed. */
+	/** Gives back every slot, concurrently, even when one fails: the first failure passed on, the others suppressed. */
 	@Override
 	public Mono<Void> release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros,
 			List<Long> sequences) {

@@ -59,14 +59,6 @@ final class ScriptReply {
 		return replies.stream().allMatch(ScriptReply::admits);
 	}
 
-	/** When a call denied, the indexes of the calls that admitted (and took their cost, to give back). */
-	static List<Integer> refundsNeeded(List<List<Long>> replies) {
-		if (replies.size() < 2 || allAdmit(replies)) {
-			return List.of();
-		}
-		return IntStream.range(0, replies.size()).filter((i) -> admits(replies.get(i))).boxed().toList();
-	}
-
 	/** One figure of every entry of one call's reply. */
 	private static LongStream figure(List<Long> reply, int offset) {
 		return IntStream.iterate(1 + offset, (i) -> i < reply.size(), (i) -> i + FIGURES).mapToLong(reply::get);

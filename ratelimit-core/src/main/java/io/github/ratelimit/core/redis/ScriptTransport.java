@@ -125,7 +125,8 @@ final class ScriptTransport {
 						.thenCompose((loaded) -> connection.commands()
 							.<List<Object>>fcall(name, ScriptOutputType.MULTI, call.keys(), call.args()));
 				}
-				return CompletableFuture.failedFuture(hasMessage(ex, "unknown command") ? functionsUnsupported(ex) : ex);
+				return CompletableFuture
+					.failedFuture(hasMessage(ex, "unknown command") ? functionsUnsupported(ex) : ex);
 			})
 			.thenApply(ScriptReply::toLongs);
 	}

@@ -59,28 +59,31 @@ final class SlotCalls {
 			.flatMap((outcomes) -> settle(request.entries(), calls, outcomes));
 	}
 
-	/** The acquisition once the admitting slots are given back (another denied), or the failure once they are. */
+	/**
+	 * The acquisition, or the first failure, once the slots that admitted are given back when another denied or
+	 * failed. A give-back that fails is suppressed into that failure, or logged and counted.
+	 */
 	private Mono<Acquisition> settle(List<Entry> entries, List<ScriptCall> calls, List<Outcome> outcomes) {
 		Throwable failure = outcomes.stream().map(Outcome::error).filter(Objects::nonNull).findFirst().orElse(null);
-		if (failure != null) {
-			return Flux.range(0, calls.size())
-				.filter((i) -> outcomes.get(i).error() == null && ScriptReply.admits(outcomes.get(i).result()))
-				.flatMap((i) -> giveBack(calls.get(i), outcomes.get(i).result()).onErrorResume((ex) -> {
-					failure.addSuppressed(ex);
-					return Mono.empty();
-				}))
-				.then(Mono.error(failure));
-		}
 		List<List<Long>> results = outcomes.stream().map(Outcome::result).toList();
+		boolean undo = failure != null || !ScriptReply.allAdmit(results);
 		AtomicInteger failed = new AtomicInteger();
-		return Flux.fromIterable(ScriptReply.refundsNeeded(results))
+		return Flux.range(0, calls.size())
+			.filter((i) -> undo && outcomes.get(i).error() == null && ScriptReply.admits(results.get(i)))
 			.flatMap((i) -> giveBack(calls.get(i), results.get(i)).onErrorResume((ex) -> {
-				giveBackFailed(calls.get(i), ex);
-				failed.incrementAndGet();
+				if (failure != null) {
+					failure.addSuppressed(ex);
+				}
+				else {
+					failed.incrementAndGet();
+					logger.warn("Could not give back what a denied request took for " + calls.get(i).describe()
+							+ "; it stays taken until it refills or expires: " + ex,
+							logger.isDebugEnabled() ? ex : null);
+				}
 				return Mono.empty();
 			}))
-			.then(Mono.fromSupplier(
-					() -> ScriptReply.acquisition(entries, calls, results).withFailedGiveBacks(failed.get())));
+			.then(Mono.defer(() -> (failure != null) ? Mono.error(failure)
+					: Mono.just(ScriptReply.acquisition(entries, calls, results).withFailedGiveBacks(failed.get()))));
 	}
 
 	/** Reads each entry's state with the driver's inspect mode, one call per hash slot, blocking: nothing is taken. */
@@ -93,7 +96,7 @@ final class SlotCalls {
 		return ScriptReply.inspection(request.entries(), calls, replies);
 	}
 
-	/** Gives back every slot, concurrently, even when one fails: the first failure is passed on, the others suppressed. */
+	/** Gives back every slot, concurrently, even when one fails: the first failure passed on, the others suppressed. */
 	Mono<Void> release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
 		List<ScriptCall> calls = calls(entries, requestId, -1);
 		return Flux.fromIterable(calls)
@@ -123,13 +126,6 @@ final class SlotCalls {
 	/** Gives back what one call of an acquire took, by its reply's time and sequence numbers. */
 	private Mono<List<Long>> giveBack(ScriptCall call, List<Long> reply) {
 		return execute(call, Mode.RELEASE, ScriptReply.timeMicros(reply), ScriptReply.sequences(reply));
-	}
-
-	private static void giveBackFailed(ScriptCall call, Throwable failure) {
-		if (logger.isWarnEnabled()) {
-			logger.warn("Could not give back what a denied request took for " + call.describe() + "; it stays taken "
-					+ "until it refills or expires: " + failure, logger.isDebugEnabled() ? failure : null);
-		}
 	}
 
 	/** The result of one slot's script, or its failure. */
