@@ -1,14 +1,10 @@
 package io.github.ratelimit.core.redis;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.EnumMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,6 +14,8 @@ import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitPolicy;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.data.redis.core.script.DigestUtils;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -55,7 +53,7 @@ final class LuaScripts {
 	static {
 		for (Algorithm algorithm : Algorithm.values()) {
 			ALGORITHMS.put(algorithm, read(algorithm.id() + ".lua"));
-			if (LuaScripts.class.getClassLoader().getResource("scripts/fast/" + algorithm.id() + ".lua") != null) {
+			if (script("fast/" + algorithm.id() + ".lua").exists()) {
 				FAST.put(algorithm, read("fast/" + algorithm.id() + ".lua"));
 			}
 		}
@@ -115,13 +113,7 @@ final class LuaScripts {
 
 		AssembledScript(String source) {
 			this.source = source;
-			try {
-				this.sha1 = HexFormat.of()
-					.formatHex(MessageDigest.getInstance("SHA-1").digest(source.getBytes(StandardCharsets.UTF_8)));
-			}
-			catch (NoSuchAlgorithmException ex) {
-				throw new IllegalStateException("SHA-1 is required by every Java platform", ex);
-			}
+			this.sha1 = DigestUtils.sha1DigestAsHex(source);
 			this.functionName = FUNCTION_PREFIX + this.sha1;
 		}
 
@@ -198,16 +190,16 @@ final class LuaScripts {
 	}
 
 	private static String read(String name) {
-		String path = "scripts/" + name;
-		try (InputStream in = LuaScripts.class.getClassLoader().getResourceAsStream(path)) {
-			if (in == null) {
-				throw new IllegalStateException("Missing rate-limit script on the classpath: " + path);
-			}
-			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+		try {
+			return script(name).getContentAsString(StandardCharsets.UTF_8);
 		}
 		catch (IOException ex) {
-			throw new UncheckedIOException("Cannot read rate-limit script " + path, ex);
+			throw new UncheckedIOException("Cannot read rate-limit script scripts/" + name, ex);
 		}
+	}
+
+	private static ClassPathResource script(String name) {
+		return new ClassPathResource("scripts/" + name, LuaScripts.class.getClassLoader());
 	}
 
 }
