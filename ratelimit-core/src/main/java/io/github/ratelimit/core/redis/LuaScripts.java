@@ -4,10 +4,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.core.Algorithm;
@@ -96,8 +96,8 @@ final class LuaScripts {
 
 	/** The driver script for entries of these algorithms. */
 	@SuppressWarnings("rawtypes")
-	RedisScript<List> forAlgorithms(Set<Algorithm> algorithms) {
-		int mask = algorithms.stream().mapToInt((algorithm) -> 1 << algorithm.ordinal()).sum();
+	RedisScript<List> forAlgorithms(Collection<Algorithm> algorithms) {
+		int mask = algorithms.stream().mapToInt((algorithm) -> 1 << algorithm.ordinal()).reduce(0, (a, b) -> a | b);
 		return this.scripts.computeIfAbsent(mask, (m) -> new AssembledScript(source(m)));
 	}
 
