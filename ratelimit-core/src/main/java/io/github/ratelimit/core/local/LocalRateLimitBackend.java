@@ -1,14 +1,16 @@
 package io.github.ratelimit.core.local;
 
+import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -61,22 +63,18 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 			throw new IllegalArgumentException("maximumKeys must be positive but was " + maximumKeys);
 		}
 		this.clockMicros = clockMicros;
+		// a key expires its TTL after its last write, like PEXPIRE on its Redis twin; reads do not extend it
 		this.states = Caffeine.newBuilder()
 			.maximumSize(maximumKeys)
 			.ticker(() -> clockMicros.getAsLong() * 1_000L)
-			.expireAfter(new TtlExpiry())
+			.expireAfter(Expiry.<String, State>writing((key, state) -> Duration.of(state.ttlMicros, ChronoUnit.MICROS)))
 			.build();
-		for (int i = 0; i < STRIPES; i++) {
-			this.locks[i] = new ReentrantLock();
-		}
+		Arrays.setAll(this.locks, (i) -> new ReentrantLock());
 	}
 
 	/** @return the wall clock in microseconds since the epoch, as Redis' {@code TIME} gives it */
 	public static LongSupplier systemClock() {
-		return () -> {
-			Instant now = Instant.now();
-			return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000L;
-		};
+		return () -> ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
 	}
 
 	/**
@@ -91,155 +89,92 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 	/** On the caller's thread when the keys' locks are free at once, else on a bounded elastic thread. */
 	@Override
 	public Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
-		return Mono.defer(() -> {
-			String[] keys = keys(request.entries());
-			ReentrantLock[] held = lock(keys, false);
-			if (held != null) {
-				return Mono.just(acquireLocked(request, requestId, keys, held));
-			}
-			return Mono.fromSupplier(() -> acquireLocked(request, requestId, keys, waitFor(keys)))
-				.subscribeOn(Schedulers.boundedElastic());
-		});
-	}
-
-	private Acquisition acquireLocked(RateLimitRequest request, String requestId, String[] keys,
-			ReentrantLock[] held) {
-		List<Entry> entries = request.entries();
-		long time = (request.explicitTimeMicros() >= 0) ? request.explicitTimeMicros() : this.clockMicros.getAsLong();
-		double now = time;
-		boolean explicit = request.hasExplicitTime();
-		try {
-			LocalAlgorithm[] algorithms = new LocalAlgorithm[entries.size()];
-			@Nullable State[] states = new @Nullable State[entries.size()];
-			Eval[] evals = new Eval[entries.size()];
-			boolean all = true;
-			for (int i = 0; i < entries.size(); i++) {
-				algorithms[i] = LocalAlgorithms.of(entries.get(i).policy().algorithm());
-				states[i] = this.states.getIfPresent(keys[i]);
-				evals[i] = new Eval(entries.get(i), now, requestId, explicit);
-				algorithms[i].check(evals[i], states[i]);
-				if (evals[i].rewritten) {
-					this.states.put(keys[i], Objects.requireNonNull(states[i]));
-				}
-				all &= evals[i].ok;
-			}
-			List<PolicyDecision> decisions = new ArrayList<>(entries.size());
-			List<Long> sequences = new ArrayList<>(entries.size());
-			for (int i = 0; i < entries.size(); i++) {
-				Eval c = evals[i];
-				if (all) {
-					this.states.put(keys[i], algorithms[i].commit(c, states[i]));
-					decisions.add(PolicyDecision.of(entries.get(i), true, (long) c.ra, (long) c.za, 0));
-				}
-				else {
-					decisions.add(PolicyDecision.of(entries.get(i), c.ok, (long) c.rb, (long) c.zb,
-							c.ok ? 0 : (long) c.retry));
-				}
-				sequences.add(c.seq);
-			}
-			return new Acquisition(decisions, time, Collections.nCopies(entries.size(), time), sequences);
-		}
-		finally {
-			unlock(held);
-		}
+		String[] keys = keys(request.entries());
+		return underLocks(keys, () -> evaluate(request, requestId, keys, true));
 	}
 
 	/** Checks every entry under its key's lock and takes nothing. */
 	@Override
 	public List<PolicyDecision> inspect(RateLimitRequest request) {
+		String[] keys = keys(request.entries());
+		return locked(keys, () -> evaluate(request, INSPECTION, keys, false)).decisions();
+	}
+
+	/** Checks every entry and, when {@code take} and every entry admits, takes the cost of each; under the locks. */
+	private Acquisition evaluate(RateLimitRequest request, String requestId, String[] keys, boolean take) {
 		List<Entry> entries = request.entries();
-		String[] keys = keys(entries);
-		ReentrantLock[] held = Objects.requireNonNull(lock(keys, true));
-		try {
-			long time = (request.explicitTimeMicros() >= 0) ? request.explicitTimeMicros()
-					: this.clockMicros.getAsLong();
-			List<PolicyDecision> decisions = new ArrayList<>(entries.size());
-			for (int i = 0; i < entries.size(); i++) {
-				LocalAlgorithm algorithm = LocalAlgorithms.of(entries.get(i).policy().algorithm());
-				State state = this.states.getIfPresent(keys[i]);
-				Eval c = new Eval(entries.get(i), time, INSPECTION, request.hasExplicitTime());
-				algorithm.check(c, state);
-				if (state != null && c.rewritten) {
-					this.states.put(keys[i], state);
-				}
+		long time = (request.explicitTimeMicros() >= 0) ? request.explicitTimeMicros() : this.clockMicros.getAsLong();
+		LocalAlgorithm[] algorithms = new LocalAlgorithm[entries.size()];
+		@Nullable State[] states = new @Nullable State[entries.size()];
+		Eval[] evals = new Eval[entries.size()];
+		boolean all = take;
+		for (int i = 0; i < entries.size(); i++) {
+			algorithms[i] = LocalAlgorithms.of(entries.get(i).policy().algorithm());
+			states[i] = this.states.getIfPresent(keys[i]);
+			evals[i] = new Eval(entries.get(i), time, requestId, request.hasExplicitTime());
+			algorithms[i].check(evals[i], states[i]);
+			State state = states[i];
+			if (state != null && evals[i].rewritten) {
+				this.states.put(keys[i], state);
+			}
+			all &= evals[i].ok;
+		}
+		List<PolicyDecision> decisions = new ArrayList<>(entries.size());
+		List<Long> sequences = new ArrayList<>(entries.size());
+		for (int i = 0; i < entries.size(); i++) {
+			Eval c = evals[i];
+			if (all) {
+				this.states.put(keys[i], algorithms[i].commit(c, states[i]));
+				decisions.add(PolicyDecision.of(entries.get(i), true, (long) c.ra, (long) c.za, 0));
+			}
+			else {
 				decisions.add(PolicyDecision.of(entries.get(i), c.ok, (long) c.rb, (long) c.zb,
 						c.ok ? 0 : (long) c.retry));
 			}
-			return decisions;
+			sequences.add(c.seq);
 		}
-		finally {
-			unlock(held);
-		}
+		return new Acquisition(decisions, time, Collections.nCopies(entries.size(), time), sequences);
 	}
 
 	/** Forgets the entries' keys under their locks. */
 	@Override
 	public void reset(List<Entry> entries) {
 		String[] keys = keys(entries);
-		ReentrantLock[] held = Objects.requireNonNull(lock(keys, true));
-		try {
-			for (String key : keys) {
-				this.states.invalidate(key);
-			}
-		}
-		finally {
-			unlock(held);
-		}
+		locked(keys, () -> this.states.asMap().keySet().removeAll(Arrays.asList(keys)));
 	}
 
 	/** Forgets every matching key, each under its own lock. */
 	@Override
 	public long resetMatching(@Nullable String policyName, @Nullable String identity) {
-		long removed = 0;
-		for (String key : List.copyOf(this.states.asMap().keySet())) {
-			if (this.keys.matches(key, policyName, identity)) {
-				ReentrantLock[] held = Objects.requireNonNull(lock(new String[] { key }, true));
-				try {
-					if (this.states.asMap().remove(key) != null) {
-						removed++;
-					}
-				}
-				finally {
-					unlock(held);
-				}
-			}
-		}
-		return removed;
+		return List.copyOf(this.states.asMap().keySet())
+			.stream()
+			.filter((key) -> this.keys.matches(key, policyName, identity))
+			.filter((key) -> locked(new String[] { key }, () -> this.states.asMap().remove(key) != null))
+			.count();
 	}
 
 	/** Like {@link #acquire}: on the caller's thread unless a lock is taken. */
 	@Override
 	public Mono<Void> release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros,
 			List<Long> sequences) {
-		return Mono.defer(() -> {
-			String[] keys = keys(entries);
-			ReentrantLock[] held = lock(keys, false);
-			if (held != null) {
-				releaseLocked(entries, requestId, acquiredAtMicros, sequences, keys, held);
-				return Mono.<Void>empty();
-			}
-			return Mono.<Void>fromRunnable(
-					() -> releaseLocked(entries, requestId, acquiredAtMicros, sequences, keys, waitFor(keys)))
-				.subscribeOn(Schedulers.boundedElastic());
-		});
+		String[] keys = keys(entries);
+		return underLocks(keys, () -> refund(entries, requestId, acquiredAtMicros, sequences, keys)).then();
 	}
 
-	private void releaseLocked(List<Entry> entries, String requestId, List<Long> acquiredAtMicros,
-			List<Long> sequences, String[] keys, ReentrantLock[] held) {
-		try {
-			for (int i = 0; i < entries.size(); i++) {
-				State state = this.states.getIfPresent(keys[i]);
-				if (state != null) {
-					LocalAlgorithm algorithm = LocalAlgorithms.of(entries.get(i).policy().algorithm());
-					Eval c = new Eval(entries.get(i), acquiredAtMicros.get(i), requestId, true);
-					c.seq = sequences.get(i);
-					algorithm.refund(c, state);
-				}
+	/** Gives back each entry that still has state, under the locks; how many had. */
+	private int refund(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences,
+			String[] keys) {
+		int refunded = 0;
+		for (int i = 0; i < entries.size(); i++) {
+			State state = this.states.getIfPresent(keys[i]);
+			if (state != null) {
+				Eval c = new Eval(entries.get(i), acquiredAtMicros.get(i), requestId, true);
+				c.seq = sequences.get(i);
+				LocalAlgorithms.of(entries.get(i).policy().algorithm()).refund(c, state);
+				refunded++;
 			}
 		}
-		finally {
-			unlock(held);
-		}
+		return refunded;
 	}
 
 	/** @return the number of keys held, after dropping expired ones */
@@ -249,46 +184,57 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 	}
 
 	private String[] keys(List<Entry> entries) {
-		String[] keys = new String[entries.size()];
-		for (int i = 0; i < keys.length; i++) {
-			keys[i] = this.keys.key(entries.get(i).policy(), entries.get(i).identity());
+		return entries.stream().map((entry) -> this.keys.key(entry.policy(), entry.identity())).toArray(String[]::new);
+	}
+
+	/** The work under the keys' locks: on the caller's thread when they are free, else waited for elsewhere. */
+	private <T> Mono<T> underLocks(String[] keys, Supplier<T> work) {
+		return Mono.defer(() -> {
+			ReentrantLock[] held = lock(keys, false);
+			if (held == null) {
+				return Mono.fromSupplier(() -> locked(keys, work)).subscribeOn(Schedulers.boundedElastic());
+			}
+			try {
+				return Mono.just(work.get());
+			}
+			finally {
+				unlock(held);
+			}
+		});
+	}
+
+	/** The work under the keys' locks, waited for (never on an event loop: the non-blocking path only tries them). */
+	private <T> T locked(String[] keys, Supplier<T> work) {
+		ReentrantLock[] held = Objects.requireNonNull(lock(keys, true));
+		try {
+			return work.get();
 		}
-		return keys;
+		finally {
+			unlock(held);
+		}
 	}
 
 	/**
 	 * Locks the keys' stripes in ascending order (no cycle); without {@code wait}, null and nothing held when one is
 	 * taken.
 	 */
-	/** The keys' locks, waited for: only ever on a bounded elastic thread. */
-	private ReentrantLock[] waitFor(String[] keys) {
-		return Objects.requireNonNull(lock(keys, true));
-	}
-
 	private ReentrantLock @Nullable [] lock(String[] keys, boolean wait) {
-		boolean[] needed = new boolean[STRIPES];
-		int count = 0;
-		for (String key : keys) {
-			int stripe = (key.hashCode() * 0x9E3779B9) >>> 24; // the high bits of a Fibonacci hash: 0..255
-			if (!needed[stripe]) {
-				needed[stripe] = true;
-				count++;
+		int[] stripes = Arrays.stream(keys)
+			.mapToInt((key) -> (key.hashCode() * 0x9E3779B9) >>> 24) // the high bits of a Fibonacci hash: 0..255
+			.distinct()
+			.sorted()
+			.toArray();
+		ReentrantLock[] held = new ReentrantLock[stripes.length];
+		for (int n = 0; n < stripes.length; n++) {
+			ReentrantLock lock = this.locks[stripes[n]];
+			if (wait) {
+				lock.lock();
 			}
-		}
-		ReentrantLock[] held = new ReentrantLock[count];
-		int n = 0;
-		for (int stripe = 0; stripe < STRIPES; stripe++) {
-			if (needed[stripe]) {
-				ReentrantLock lock = this.locks[stripe];
-				if (wait) {
-					lock.lock();
-				}
-				else if (!lock.tryLock()) {
-					unlock(Arrays.copyOf(held, n));
-					return null;
-				}
-				held[n++] = lock;
+			else if (!lock.tryLock()) {
+				unlock(Arrays.copyOf(held, n));
+				return null;
 			}
+			held[n] = lock;
 		}
 		return held;
 	}
@@ -297,26 +243,6 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		for (int i = held.length - 1; i >= 0; i--) {
 			held[i].unlock();
 		}
-	}
-
-	/** Expires a key its TTL after its last write, like PEXPIRE on its Redis twin; reads do not extend it. */
-	private static final class TtlExpiry implements Expiry<String, State> {
-
-		@Override
-		public long expireAfterCreate(String key, State state, long currentTime) {
-			return TimeUnit.MICROSECONDS.toNanos(state.ttlMicros);
-		}
-
-		@Override
-		public long expireAfterUpdate(String key, State state, long currentTime, long currentDuration) {
-			return TimeUnit.MICROSECONDS.toNanos(state.ttlMicros);
-		}
-
-		@Override
-		public long expireAfterRead(String key, State state, long currentTime, long currentDuration) {
-			return currentDuration;
-		}
-
 	}
 
 }

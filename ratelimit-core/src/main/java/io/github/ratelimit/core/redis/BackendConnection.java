@@ -1,7 +1,6 @@
 package io.github.ratelimit.core.redis;
 
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -10,6 +9,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.stream.Collectors;
 
 import io.lettuce.core.RedisCommandInterruptedException;
 import io.lettuce.core.RedisCommandTimeoutException;
@@ -44,7 +44,6 @@ final class BackendConnection {
 	/** How long a start after a stop waits for the new connection before leaving it to the background. */
 	private static final Duration RECONNECT_WAIT = Duration.ofSeconds(2);
 
-	/** Spring's translation of Lettuce's exceptions, as the template would throw them. */
 	private static final LettuceExceptionConverter EXCEPTIONS = new LettuceExceptionConverter();
 
 	private final RedisConnectionFactory factory;
@@ -56,28 +55,20 @@ final class BackendConnection {
 	/** Whether the connection is to a Cluster; null until a non-Lettuce factory has been asked. */
 	private volatile @Nullable Boolean cluster;
 
-	/** Lettuce's asynchronous commands on the factory's connection, opened on first use. */
 	private volatile @Nullable NativeConnection nativeConnection;
 
-	/**
-	 * The Lettuce client the native connection was opened with: a factory stopped and started again makes a new
-	 * client and shuts the old one down, whose connections then fail every command at once.
-	 */
+	/** The client the connection was opened with: a restarted factory has a new one and has shut this one down. */
 	private volatile @Nullable Object nativeClientAtOpen;
 
 	/** Lettuce's live view of which master serves which slot; null off Cluster and before the first connection. */
 	private volatile @Nullable Partitions partitions;
 
-	/**
-	 * Whether a call has gone through on the native connection. Until then (Spring Data Redis connects blocking),
-	 * non-blocking calls start on a bounded elastic thread and nothing is batched.
-	 */
+	/** Whether a call went through; until then (the connect blocks) calls start on bounded elastic, unbatched. */
 	private volatile boolean connected;
 
-	/** Whether the lifecycle has started the backend (calls work either way: they open a connection on demand). */
 	private volatile boolean running;
 
-	/** Whether the lifecycle has stopped the backend since it last started, so that a start reconnects. */
+	/** Whether the lifecycle stopped the backend since it last started, so that a start reconnects. */
 	private volatile boolean stopped;
 
 	/** Not the monitor a connect holds: a connect to a frozen Redis holds that one for the client's timeout. */
@@ -94,20 +85,15 @@ final class BackendConnection {
 		return this.factory;
 	}
 
-	/** The template, for a factory other than Lettuce's and for key commands. */
 	StringRedisTemplate template() {
 		return this.template;
 	}
 
-	/** Whether calls go through Lettuce's native commands (else through the template). */
 	boolean isLettuce() {
 		return this.lettuce != null;
 	}
 
-	/**
-	 * Opens the connection and pings Redis through it, blocking the calling thread.
-	 * @throws RuntimeException when Redis cannot be reached
-	 */
+	/** Opens the connection and pings Redis through it, blocking; throws when Redis cannot be reached. */
 	void open() {
 		if (this.lettuce != null) {
 			await(nativeConnection().commands().ping());
@@ -128,14 +114,8 @@ final class BackendConnection {
 		return known;
 	}
 
-	/** Whether {@link #isCluster()} answers without opening a connection. */
 	boolean knowsTopology() {
 		return this.cluster != null;
-	}
-
-	/** Whether the connection is known not to be a Cluster's, without opening one. */
-	boolean knownStandalone() {
-		return Boolean.FALSE.equals(this.cluster);
 	}
 
 	private static boolean opensClusterConnection(RedisConnectionFactory factory) {
@@ -161,15 +141,11 @@ final class BackendConnection {
 	/** The addresses of the masters that serve slots in the client's view of the topology (empty off Cluster). */
 	Set<String> masters() {
 		Partitions topology = this.partitions;
-		Set<String> masters = new HashSet<>();
-		if (topology != null) {
-			for (RedisClusterNode node : topology) {
-				if (!node.hasNoSlots()) {
-					masters.add(address(node));
-				}
-			}
-		}
-		return masters;
+		return (topology == null) ? Set.of()
+				: topology.stream()
+					.filter((node) -> !node.hasNoSlots())
+					.map(BackendConnection::address)
+					.collect(Collectors.toSet());
 	}
 
 	private static String address(RedisClusterNode node) {
@@ -186,17 +162,14 @@ final class BackendConnection {
 			this.running = true;
 		}
 		if (reconnect) {
-			CompletableFuture<Void> reconnected = CompletableFuture.runAsync(this::open,
-					(task) -> Schedulers.boundedElastic().schedule(task));
 			try {
 				// so that the first requests find it open; a Redis silent by then is left to the failure modes
-				reconnected.get(RECONNECT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+				CompletableFuture.runAsync(this::open, (task) -> Schedulers.boundedElastic().schedule(task))
+					.orTimeout(RECONNECT_WAIT.toMillis(), TimeUnit.MILLISECONDS)
+					.join();
 			}
-			catch (TimeoutException | ExecutionException ex) {
+			catch (CompletionException ex) {
 				logger.debug("Could not reconnect to Redis at once after a restart; the next call will", ex);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
 			}
 		}
 	}
@@ -207,8 +180,7 @@ final class BackendConnection {
 			this.running = false;
 			this.stopped = true;
 		}
-		// not under the connection's monitor, which a connect in progress may hold for the client's timeout; a
-		// connection such a connect completes after this is dropped by forgetIfRestarted once the factory restarts
+		// not under the connection's monitor, which a connect to a frozen Redis holds for the client's timeout
 		NativeConnection connection = this.nativeConnection;
 		this.nativeConnection = null;
 		this.connected = false;
@@ -226,20 +198,15 @@ final class BackendConnection {
 		return this.running;
 	}
 
-	/** Whether a call has gone through on the native connection since it was opened. */
 	boolean isConnected() {
 		return this.connected;
 	}
 
-	/** Records that a call went through: later calls may batch, and non-blocking ones need not start elsewhere. */
 	void connected() {
 		this.connected = true;
 	}
 
-	/**
-	 * The native connection, opened on first use and kept open (so a factory that shares none lends a dedicated one);
-	 * on a Cluster, commands go to the node of their first key's slot.
-	 */
+	/** The native connection, opened on first use and kept open (a factory that shares none lends a dedicated one). */
 	@SuppressWarnings("unchecked")
 	NativeConnection nativeConnection() {
 		NativeConnection connection = this.nativeConnection;
@@ -263,10 +230,7 @@ final class BackendConnection {
 		return connection;
 	}
 
-	/**
-	 * Forgets a connection closed under a call (its factory restarted), so the next use opens a new one. A Redis
-	 * outage needs nothing of this: the client reconnects the same connection.
-	 */
+	/** Forgets a connection closed under a call (its factory restarted), so the next use opens a new one. */
 	void forget(NativeConnection connection) {
 		synchronized (this) {
 			if (this.nativeConnection == connection) {
@@ -294,10 +258,13 @@ final class BackendConnection {
 		}
 	}
 
-	/** Waits for a Lettuce command as the template would: up to the factory's timeout, with Spring's exceptions. */
-	<T> T await(CompletionStage<T> command) {
+	/**
+	 * Waits for a call as the template would: up to the factory's timeout, with Spring's exceptions; on any thread,
+	 * as the blocking calls always could.
+	 */
+	<T> T await(CompletionStage<T> call) {
 		long timeoutMillis = (this.lettuce != null) ? this.lettuce.getTimeout() : 60_000;
-		CompletableFuture<T> future = command.toCompletableFuture();
+		CompletableFuture<T> future = call.toCompletableFuture();
 		try {
 			return future.get(timeoutMillis, TimeUnit.MILLISECONDS);
 		}

@@ -1,6 +1,5 @@
 package io.github.ratelimit.core.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -9,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
+import java.util.stream.Stream;
 
 /**
  * Natural batching (group commit) of single-entry acquires on one connection, standalone and Sentinel only: a call
@@ -44,7 +44,7 @@ final class CallBatcher {
 	CompletableFuture<List<Long>> submit(SingleEntryCall call) {
 		if (this.queue.isEmpty() && takePlace()) {
 			// sent as unbatched: a lone caller should not pay for a batch's queue, list and split on every call
-			CompletableFuture<List<Long>> reply = sendNow(call.encoded());
+			CompletableFuture<List<Long>> reply = this.transport.send(call.encoded());
 			reply.whenComplete(this.answered);
 			return reply;
 		}
@@ -75,25 +75,8 @@ final class CallBatcher {
 
 	/** Takes a place among the calls in flight, if one is free; the answer of the call sent in it frees it. */
 	private boolean takePlace() {
-		while (true) {
-			int running = this.inFlight.get();
-			if (running >= MAX_IN_FLIGHT) {
-				return false;
-			}
-			if (this.inFlight.compareAndSet(running, running + 1)) {
-				return true;
-			}
-		}
-	}
-
-	/** Sends one script call; a connection that cannot be opened at once answers with the failure. */
-	private CompletableFuture<List<Long>> sendNow(EncodedCall call) {
-		try {
-			return this.transport.send(call);
-		}
-		catch (RuntimeException ex) {
-			return CompletableFuture.failedFuture(ex);
-		}
+		int before = this.inFlight.getAndUpdate((running) -> (running < MAX_IN_FLIGHT) ? running + 1 : running);
+		return before < MAX_IN_FLIGHT;
 	}
 
 	/** One script call per policy of the batch, all sent at once; completes when every one has answered. */
@@ -102,16 +85,15 @@ final class CallBatcher {
 		for (Pending pending : batch) {
 			byPolicy.computeIfAbsent(pending.call.scripts(), (scripts) -> new ArrayList<>()).add(pending);
 		}
-		List<CompletableFuture<?>> calls = new ArrayList<>(byPolicy.size());
-		for (Map.Entry<LuaScripts.PolicyScripts, List<Pending>> group : byPolicy.entrySet()) {
-			calls.add(sendGroup(group.getKey(), group.getValue()));
-		}
-		return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new));
+		return CompletableFuture.allOf(byPolicy.entrySet()
+			.stream()
+			.map((group) -> sendGroup(group.getKey(), group.getValue()))
+			.toArray(CompletableFuture[]::new));
 	}
 
 	private CompletableFuture<?> sendGroup(LuaScripts.PolicyScripts scripts, List<Pending> group) {
-		CompletableFuture<List<Long>> reply = sendNow(
-				(group.size() == 1) ? group.get(0).call.encoded() : batchCall(scripts, group));
+		CompletableFuture<List<Long>> reply = this.transport
+			.send((group.size() == 1) ? group.get(0).call.encoded() : batchCall(scripts, group));
 		return reply.whenComplete((values, failure) -> {
 			if (failure != null) {
 				group.forEach((pending) -> pending.reply.completeExceptionally(failure));
@@ -136,16 +118,9 @@ final class CallBatcher {
 
 	/** The call of several requests of one policy ({@code scripts/batch-call.lua}), on the server's clock. */
 	private static EncodedCall batchCall(LuaScripts.PolicyScripts scripts, List<Pending> group) {
-		int n = group.size();
-		byte[][] keys = new byte[n][];
-		byte[][] args = new byte[1 + n][];
-		args[0] = new byte[0]; // ARGV[1]: the server's time
-		for (int i = 0; i < n; i++) {
-			SingleEntryCall call = group.get(i).call;
-			keys[i] = call.key().getBytes(StandardCharsets.UTF_8);
-			args[1 + i] = call.cost().getBytes(StandardCharsets.UTF_8);
-		}
-		return new EncodedCall(scripts.batch(), keys, args);
+		Stream<String> costs = group.stream().map((pending) -> pending.call.cost());
+		return EncodedCall.of(scripts.batch(), group.stream().map((pending) -> pending.call.key()).toList(),
+				Stream.concat(Stream.of(""), costs).toArray(String[]::new)); // ARGV[1] empty: the server's time
 	}
 
 	private record Pending(SingleEntryCall call, CompletableFuture<List<Long>> reply) {

@@ -3,6 +3,7 @@ package io.github.ratelimit.core.redis;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Stream;
 
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -11,15 +12,11 @@ import org.springframework.data.redis.core.script.RedisScript;
 record EncodedCall(RedisScript<?> script, byte[][] keys, byte[][] args) {
 
 	static EncodedCall of(RedisScript<?> script, List<String> keys, String... args) {
-		byte[][] encodedKeys = new byte[keys.size()][];
-		for (int i = 0; i < encodedKeys.length; i++) {
-			encodedKeys[i] = keys.get(i).getBytes(StandardCharsets.UTF_8);
-		}
-		byte[][] encodedArgs = new byte[args.length][];
-		for (int i = 0; i < args.length; i++) {
-			encodedArgs[i] = args[i].getBytes(StandardCharsets.UTF_8);
-		}
-		return new EncodedCall(script, encodedKeys, encodedArgs);
+		return new EncodedCall(script, encode(keys.stream()), encode(Arrays.stream(args)));
+	}
+
+	private static byte[][] encode(Stream<String> values) {
+		return values.map((value) -> value.getBytes(StandardCharsets.UTF_8)).toArray(byte[][]::new);
 	}
 
 	/** KEYS as strings, for a client other than Lettuce (through the template). */

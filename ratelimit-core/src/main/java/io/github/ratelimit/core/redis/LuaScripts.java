@@ -1,23 +1,21 @@
 package io.github.ratelimit.core.redis;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.EnumMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitPolicy;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.data.redis.core.script.DigestUtils;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -42,46 +40,32 @@ final class LuaScripts {
 	/** The straight-through single-entry scripts, by algorithm; absent for the algorithms that use the driver. */
 	private static final Map<Algorithm, String> FAST = new EnumMap<>(Algorithm.class);
 
-	/** The mask of the algorithms that keep entries, whose files use the sorted-set helpers. */
-	private static final int SORTED_SET_ALGORITHMS;
-
 	/** decide() through the algorithms' files, for the algorithms without a straight-through script. */
 	private static final String SINGLE = read("single.lua");
 
-	/** The call of one request of one entry. */
 	private static final String SINGLE_CALL = read("single-call.lua");
 
-	/** The call of several requests of one entry each (natural batching). */
 	private static final String BATCH_CALL = read("batch-call.lua");
 
 	/** Single-entry scripts made at most (parameter sets, overrides included), so Redis' script cache stays small. */
 	static final int MAX_SINGLE_ENTRY_SCRIPTS = 1024;
 
 	static {
-		int sortedSet = 0;
 		for (Algorithm algorithm : Algorithm.values()) {
 			ALGORITHMS.put(algorithm, read(algorithm.id() + ".lua"));
-			if (LuaScripts.class.getClassLoader().getResource("scripts/fast/" + algorithm.id() + ".lua") != null) {
+			if (script("fast/" + algorithm.id() + ".lua").exists()) {
 				FAST.put(algorithm, read("fast/" + algorithm.id() + ".lua"));
 			}
-			if (algorithm.keepsEntries()) {
-				sortedSet |= 1 << algorithm.ordinal();
-			}
 		}
-		SORTED_SET_ALGORITHMS = sortedSet;
 	}
 
+	/** The driver scripts by algorithm mask (bit {@code ordinal} per algorithm). */
 	@SuppressWarnings("rawtypes")
-	private final AtomicReferenceArray<RedisScript<List>> scripts = new AtomicReferenceArray<>(
-			1 << Algorithm.values().length);
+	private final Map<Integer, RedisScript<List>> scripts = new ConcurrentHashMap<>();
 
 	private final Map<Parameters, PolicyScripts> singleEntry = new ConcurrentHashMap<>();
 
-	/**
-	 * The two scripts of one set of policy parameters.
-	 * @param single the call of one request of one entry ({@code scripts/single-call.lua})
-	 * @param batch the call of several ({@code scripts/batch-call.lua})
-	 */
+	/** The two scripts of one set of policy parameters: the call of one request, and of several (a batch). */
 	@SuppressWarnings("rawtypes")
 	record PolicyScripts(RedisScript<List> single, RedisScript<List> batch) {
 	}
@@ -113,16 +97,8 @@ final class LuaScripts {
 	/** The driver script for entries of these algorithms. */
 	@SuppressWarnings("rawtypes")
 	RedisScript<List> forAlgorithms(Collection<Algorithm> algorithms) {
-		int mask = 0;
-		for (Algorithm algorithm : algorithms) {
-			mask |= 1 << algorithm.ordinal();
-		}
-		RedisScript<List> script = this.scripts.get(mask);
-		if (script == null) {
-			script = new AssembledScript(source(mask));
-			this.scripts.compareAndSet(mask, null, script);
-		}
-		return script;
+		int mask = algorithms.stream().mapToInt((algorithm) -> 1 << algorithm.ordinal()).reduce(0, (a, b) -> a | b);
+		return this.scripts.computeIfAbsent(mask, (m) -> new AssembledScript(source(m)));
 	}
 
 	/** A script whose SHA-1 is computed once: Spring's {@code DefaultRedisScript} locks on every {@code getSha1()}. */
@@ -137,13 +113,7 @@ final class LuaScripts {
 
 		AssembledScript(String source) {
 			this.source = source;
-			try {
-				this.sha1 = HexFormat.of()
-					.formatHex(MessageDigest.getInstance("SHA-1").digest(source.getBytes(StandardCharsets.UTF_8)));
-			}
-			catch (NoSuchAlgorithmException ex) {
-				throw new IllegalStateException("SHA-1 is required by every Java platform", ex);
-			}
+			this.sha1 = DigestUtils.sha1DigestAsHex(source);
 			this.functionName = FUNCTION_PREFIX + this.sha1;
 		}
 
@@ -208,29 +178,28 @@ final class LuaScripts {
 	}
 
 	private static StringBuilder assemble(StringBuilder source, int mask) {
+		List<Algorithm> used = Arrays.stream(Algorithm.values())
+			.filter((algorithm) -> (mask & (1 << algorithm.ordinal())) != 0)
+			.toList();
 		source.append(PRELUDE);
-		if ((mask & SORTED_SET_ALGORITHMS) != 0) {
+		if (used.stream().anyMatch(Algorithm::keepsEntries)) {
 			source.append('\n').append(SORTED_SET);
 		}
-		for (Algorithm algorithm : Algorithm.values()) {
-			if ((mask & (1 << algorithm.ordinal())) != 0) {
-				source.append('\n').append(ALGORITHMS.get(algorithm));
-			}
-		}
+		used.forEach((algorithm) -> source.append('\n').append(ALGORITHMS.get(algorithm)));
 		return source;
 	}
 
 	private static String read(String name) {
-		String path = "scripts/" + name;
-		try (InputStream in = LuaScripts.class.getClassLoader().getResourceAsStream(path)) {
-			if (in == null) {
-				throw new IllegalStateException("Missing rate-limit script on the classpath: " + path);
-			}
-			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+		try {
+			return script(name).getContentAsString(StandardCharsets.UTF_8);
 		}
 		catch (IOException ex) {
-			throw new UncheckedIOException("Cannot read rate-limit script " + path, ex);
+			throw new UncheckedIOException("Cannot read rate-limit script scripts/" + name, ex);
 		}
+	}
+
+	private static ClassPathResource script(String name) {
+		return new ClassPathResource("scripts/" + name, LuaScripts.class.getClassLoader());
 	}
 
 }

@@ -46,10 +46,10 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	private final ScriptTransport transport;
 
-	/** The batcher of single-entry acquires on the server's clock; null when batching is off. */
+	/** Null when batching is off. */
 	private final @Nullable CallBatcher batcher;
 
-	/** Whether requests of one entry use their policy's own script (off only in tests, to compare with the driver). */
+	/** Off only in tests, to compare the single-entry scripts with the driver. */
 	private final boolean singleEntryScripts;
 
 	private final SlotCalls slotCalls;
@@ -108,7 +108,8 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 				.limit(1)
 				.window(Duration.ofSeconds(1))
 				.build();
-			release(List.of(new Entry(policy, WARM_UP, 1)), WARM_UP, List.of(now), List.of(0L)).block();
+			this.connection.await(release(List.of(new Entry(policy, WARM_UP, 1)), WARM_UP, List.of(now), List.of(0L))
+				.toFuture());
 		}
 	}
 
@@ -121,13 +122,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		return "redis";
 	}
 
-	/** After a stop, opens the non-blocking connection again, waiting at most two seconds (then in the background). */
+	/** After a stop, opens the connection again, waiting at most two seconds (then in the background). */
 	@Override
 	public void start() {
 		this.connection.start();
 	}
 
-	/** Closes the non-blocking connection before the factory stops; a call made while stopped opens a new one. */
+	/** Closes the connection before the factory stops; a call made while stopped opens a new one. */
 	@Override
 	public void stop() {
 		this.connection.stop();
@@ -177,7 +178,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		if (batcher != null) {
 			return Mono.fromFuture(() -> batcher.submit(single)).map(single::acquisition);
 		}
-		return this.transport.callAsync(single.encoded()).map(single::acquisition);
+		return this.transport.call(single.encoded()).map(single::acquisition);
 	}
 
 	/** Reads each entry's state with the scripts' inspect mode, one call per hash slot: nothing is taken. */
@@ -198,10 +199,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		return this.reset.resetMatching(policyName, identity);
 	}
 
-	/**
-	 * Gives back what a request took, the slots concurrently, each to its end: every slot is given back even when
-	 * another fails; the first failure is passed on afterwards, with the others suppressed.
-	 */
+	/** Gives back every slot, concurrently, even when one fails: the first failure passed on, the others suppressed. */
 	@Override
 	public Mono<Void> release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros,
 			List<Long> sequences) {
@@ -264,7 +262,8 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		}
 		// a factory stopped and started again: the unbatched path opens the new connection, off the caller's thread
 		this.connection.forgetIfRestarted();
-		return (this.connection.isConnected() && !single.explicitTime() && this.connection.knownStandalone()) ? batcher
+		// only a Lettuce call sets connected, and Lettuce knows the topology: isCluster opens nothing
+		return (this.connection.isConnected() && !single.explicitTime() && !this.connection.isCluster()) ? batcher
 				: null;
 	}
 
@@ -331,11 +330,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 			return this;
 		}
 
-		/**
-		 * Whether requests of one entry use their policy's own script; for tests that compare them with the driver.
-		 * @param enabled false for the driver only
-		 * @return this builder
-		 */
+		/** False for the driver only: for tests that compare the single-entry scripts with it. */
 		Builder singleEntryScripts(boolean enabled) {
 			this.singleEntryScripts = enabled;
 			return this;

@@ -62,7 +62,6 @@ final class ScriptCall {
 		this.explicitTimeMicros = explicitTimeMicros;
 	}
 
-	/** Adds an entry, with its index in the request. */
 	void add(int index, String key, Entry entry) {
 		this.indexes.add(index);
 		this.keys.add(key);
@@ -74,13 +73,9 @@ final class ScriptCall {
 		return this.explicitTimeMicros;
 	}
 
-	/** For each entry of this call (in the order of KEYS and of the reply's figures), its index in the request. */
+	/** For each entry (in the order of KEYS and of the reply's figures), its index in the request. */
 	List<Integer> indexes() {
 		return this.indexes;
-	}
-
-	List<String> keys() {
-		return this.keys;
 	}
 
 	/** The algorithms of the entries, which choose the script. */
@@ -100,11 +95,7 @@ final class ScriptCall {
 
 	/** The first sequence numbers of this call's entries, in the order of KEYS, from those of the request. */
 	List<Long> sequencesOf(List<Long> sequences) {
-		List<Long> own = new ArrayList<>(this.indexes.size());
-		for (int index : this.indexes) {
-			own.add(sequences.get(index));
-		}
-		return own;
+		return this.indexes.stream().map(sequences::get).toList();
 	}
 
 	/**
@@ -115,7 +106,7 @@ final class ScriptCall {
 		return EncodedCall.of(script, this.keys, args(mode, timeMicros, sequences));
 	}
 
-	String[] args(Mode mode, long timeMicros, List<Long> sequences) {
+	private String[] args(Mode mode, long timeMicros, List<Long> sequences) {
 		int perEntry = (mode == Mode.RELEASE) ? ARGUMENTS_PER_ENTRY + 1 : ARGUMENTS_PER_ENTRY;
 		String[] args = new String[HEADER + this.entries.size() * perEntry];
 		args[0] = mode.argument;

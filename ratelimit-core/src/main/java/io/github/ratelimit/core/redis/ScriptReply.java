@@ -1,7 +1,8 @@
 package io.github.ratelimit.core.redis;
 
-import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
 
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitBackend.Acquisition;
@@ -33,13 +34,9 @@ final class ScriptReply {
 
 	/** The reply's numbers, empty for none. */
 	static List<Long> toLongs(@Nullable List<?> result) {
-		List<Long> values = new ArrayList<>();
-		if (result != null) {
-			for (Object value : result) {
-				values.add((value instanceof Number number) ? number.longValue() : Long.parseLong(value.toString()));
-			}
-		}
-		return values;
+		return (result == null) ? List.of() : result.stream()
+			.map((value) -> (value instanceof Number number) ? number.longValue() : Long.parseLong(value.toString()))
+			.toList();
 	}
 
 	/** The time an acquire used (microseconds), which its release passes back. */
@@ -49,45 +46,22 @@ final class ScriptReply {
 
 	/** The first sequence number each entry of one call took (0 for none), which its give-back passes back. */
 	static List<Long> sequences(List<Long> reply) {
-		List<Long> sequences = new ArrayList<>((reply.size() - 1) / FIGURES);
-		for (int i = 1 + SEQUENCE; i < reply.size(); i += FIGURES) {
-			sequences.add(reply.get(i));
-		}
-		return sequences;
+		return figure(reply, SEQUENCE).boxed().toList();
 	}
 
 	/** Whether every entry of one call admitted (and so took its cost). */
 	static boolean admits(List<Long> reply) {
-		for (int i = 1 + ADMITS; i < reply.size(); i += FIGURES) {
-			if (reply.get(i) != 1L) {
-				return false;
-			}
-		}
-		return true;
+		return figure(reply, ADMITS).allMatch((admits) -> admits == 1L);
 	}
 
 	/** Whether every entry of every call admitted: the request is admitted. */
 	static boolean allAdmit(List<List<Long>> replies) {
-		for (List<Long> reply : replies) {
-			if (!admits(reply)) {
-				return false;
-			}
-		}
-		return true;
+		return replies.stream().allMatch(ScriptReply::admits);
 	}
 
-	/** When a call denied, the indexes of the calls that admitted (and took their cost, to give back). */
-	static List<Integer> refundsNeeded(List<List<Long>> replies) {
-		if (replies.size() < 2 || allAdmit(replies)) {
-			return List.of();
-		}
-		List<Integer> admitted = new ArrayList<>();
-		for (int i = 0; i < replies.size(); i++) {
-			if (admits(replies.get(i))) {
-				admitted.add(i);
-			}
-		}
-		return admitted;
+	/** One figure of every entry of one call's reply. */
+	private static LongStream figure(List<Long> reply, int offset) {
+		return IntStream.iterate(1 + offset, (i) -> i < reply.size(), (i) -> i + FIGURES).mapToLong(reply::get);
 	}
 
 	/** The request's decisions (one per entry, with the time each was decided at) from its calls' replies. */

@@ -7,7 +7,6 @@ import java.util.concurrent.CompletionStage;
 
 import io.github.ratelimit.core.redis.BackendConnection.NativeConnection;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend.ScriptMode;
-import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import org.apache.commons.logging.Log;
@@ -46,26 +45,17 @@ final class ScriptTransport {
 		return this.functions ? ScriptMode.FUNCTIONS : ScriptMode.EVALSHA;
 	}
 
-	/** A blocking call: {@link #send} awaited up to the factory's timeout, or through the template. */
-	@SuppressWarnings({ "rawtypes", "unchecked" })
-	List<Long> call(EncodedCall call) {
-		if (!this.connection.isLettuce()) {
-			return ScriptReply.toLongs(this.connection.template()
-				.execute((RedisScript<List>) call.script(), call.keyStrings(), call.argStrings()));
-		}
-		this.connection.forgetIfRestarted();
-		List<Long> reply = this.connection.await(send(call));
-		this.connection.connected();
-		return reply;
-	}
-
 	/**
-	 * A non-blocking call: {@link #send}, started on a bounded elastic thread until a call has gone through (the first
-	 * connect blocks); without Lettuce, the blocking call on a bounded elastic thread.
+	 * A call: {@link #send}, started on a bounded elastic thread until a call has gone through (the first connect
+	 * blocks); without Lettuce, the template's blocking call on a bounded elastic thread.
 	 */
-	Mono<List<Long>> callAsync(EncodedCall call) {
+	@SuppressWarnings({ "rawtypes", "unchecked" })
+	Mono<List<Long>> call(EncodedCall call) {
 		if (!this.connection.isLettuce()) {
-			return Mono.fromCallable(() -> call(call)).subscribeOn(Schedulers.boundedElastic());
+			return Mono
+				.fromCallable(() -> ScriptReply.toLongs(this.connection.template()
+					.execute((RedisScript<List>) call.script(), call.keyStrings(), call.argStrings())))
+				.subscribeOn(Schedulers.boundedElastic());
 		}
 		this.connection.forgetIfRestarted();
 		Mono<List<Long>> result = Mono.fromCompletionStage(() -> send(call));
@@ -75,10 +65,16 @@ final class ScriptTransport {
 		return result.subscribeOn(Schedulers.boundedElastic()).doOnSuccess((ok) -> this.connection.connected());
 	}
 
-	/** Sends a call on the native connection, from any thread (an event loop included). */
+	/** Sends a call on the native connection, from any thread (an event loop included); never throws. */
 	CompletableFuture<List<Long>> send(EncodedCall call) {
-		NativeConnection connection = this.connection.nativeConnection();
+		NativeConnection connection;
 		CompletionStage<List<Long>> first;
+		try {
+			connection = this.connection.nativeConnection();
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
 		try {
 			first = evaluate(connection, call);
 		}
@@ -86,65 +82,53 @@ final class ScriptTransport {
 			// a client shut down under the connection refuses the command at once
 			first = CompletableFuture.failedFuture(ex);
 		}
-		return first.<CompletionStage<List<Long>>>handle((reply, ex) -> {
-			if (ex == null) {
-				return CompletableFuture.completedFuture(reply);
-			}
+		return first.exceptionallyCompose((ex) -> {
 			RuntimeException failure = BackendConnection.translate(ex);
-			if (hasMessage(failure, "Connection is closed") || hasMessage(failure, "Connection closed")) {
-				// once more on a new connection, opened off the caller's thread
-				this.connection.forget(connection);
-				return CompletableFuture
-					.supplyAsync(() -> evaluate(this.connection.nativeConnection(), call),
-							(task) -> Schedulers.boundedElastic().schedule(task))
-					.thenCompose((retry) -> retry)
-					.exceptionallyCompose(
-							(retryFailure) -> CompletableFuture.failedFuture(BackendConnection.translate(retryFailure)));
+			if (!hasMessage(failure, "Connection is closed") && !hasMessage(failure, "Connection closed")) {
+				return CompletableFuture.failedFuture(failure);
 			}
-			return CompletableFuture.failedFuture(failure);
-		}).thenCompose((next) -> next).toCompletableFuture();
+			// once more on a new connection, opened off the caller's thread
+			this.connection.forget(connection);
+			return CompletableFuture
+				.supplyAsync(() -> evaluate(this.connection.nativeConnection(), call),
+						(task) -> Schedulers.boundedElastic().schedule(task))
+				.thenCompose((retry) -> retry)
+				.exceptionallyCompose((retryFailure) -> CompletableFuture
+					.failedFuture(BackendConnection.translate(retryFailure)));
+		}).toCompletableFuture();
 	}
 
 	private CompletionStage<List<Long>> evaluate(NativeConnection connection, EncodedCall call) {
 		if (this.functions) {
 			return callFunction(connection, call);
 		}
-		RedisFuture<List<Object>> evalsha = connection.commands()
-			.evalsha(call.script().getSha1(), ScriptOutputType.MULTI, call.keys(), call.args());
-		return evalsha.<CompletionStage<List<Object>>>handle((reply, ex) -> {
-			if (ex == null) {
-				return CompletableFuture.completedFuture(reply);
-			}
-			if (hasMessage(ex, "NOSCRIPT")) {
-				return connection.commands()
-					.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), ScriptOutputType.MULTI,
-							call.keys(), call.args());
-			}
-			return CompletableFuture.failedFuture(ex);
-		}).thenCompose((next) -> next).thenApply(ScriptReply::toLongs);
+		return connection.commands()
+			.<List<Object>>evalsha(call.script().getSha1(), ScriptOutputType.MULTI, call.keys(), call.args())
+			.exceptionallyCompose((ex) -> hasMessage(ex, "NOSCRIPT") ? connection.commands()
+				.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), ScriptOutputType.MULTI,
+						call.keys(), call.args())
+					: CompletableFuture.failedFuture(ex))
+			.thenApply(ScriptReply::toLongs);
 	}
 
 	/** FCALL; a function not found (never loaded, or lost) is loaded on a bounded elastic thread and called again. */
 	private CompletionStage<List<Long>> callFunction(NativeConnection connection, EncodedCall call) {
 		String name = LuaScripts.functionName(call.script());
-		RedisFuture<List<Object>> fcall = connection.commands().fcall(name, ScriptOutputType.MULTI, call.keys(),
-				call.args());
-		return fcall.<CompletionStage<List<Object>>>handle((reply, ex) -> {
-			if (ex == null) {
-				return CompletableFuture.completedFuture(reply);
-			}
-			if (hasMessage(ex, "Function not found")) {
+		return connection.commands()
+			.<List<Object>>fcall(name, ScriptOutputType.MULTI, call.keys(), call.args())
+			.exceptionallyCompose((ex) -> {
+				if (hasMessage(ex, "Function not found")) {
+					return CompletableFuture
+						.supplyAsync(() -> loadFunction(connection, call),
+								(task) -> Schedulers.boundedElastic().schedule(task))
+						.thenCompose((loaded) -> loaded)
+						.thenCompose((loaded) -> connection.commands()
+							.<List<Object>>fcall(name, ScriptOutputType.MULTI, call.keys(), call.args()));
+				}
 				return CompletableFuture
-					.supplyAsync(() -> loadFunction(connection, call), (task) -> Schedulers.boundedElastic().schedule(task))
-					.thenCompose((loaded) -> loaded)
-					.thenCompose((loaded) -> connection.commands()
-						.<List<Object>>fcall(name, ScriptOutputType.MULTI, call.keys(), call.args()));
-			}
-			if (hasMessage(ex, "unknown command")) {
-				return CompletableFuture.failedFuture(functionsUnsupported(ex));
-			}
-			return CompletableFuture.failedFuture(ex);
-		}).thenCompose((next) -> next).thenApply(ScriptReply::toLongs);
+					.failedFuture(hasMessage(ex, "unknown command") ? functionsUnsupported(ex) : ex);
+			})
+			.thenApply(ScriptReply::toLongs);
 	}
 
 	/** Loads the library of a call's script: on a Cluster on every master, else on the connection's server. */

@@ -6,8 +6,6 @@ import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitBackend.Acquisition;
 import io.github.ratelimit.core.RateLimitRequest.Entry;
 
-import org.springframework.data.redis.core.script.RedisScript;
-
 /**
  * The call of a one-entry request with its policy's own script ({@link LuaScripts#forSingleEntry}), in the layout
  * described at the top of {@code scripts/single-call.lua} (keep the two in step). An admission's retry-after is
@@ -42,11 +40,6 @@ final class SingleEntryCall {
 		String cost = Long.toString(entry.cost());
 		this.args = (explicitTimeMicros >= 0) ? new String[] { cost, Long.toString(explicitTimeMicros) }
 				: new String[] { cost };
-	}
-
-	@SuppressWarnings("rawtypes")
-	RedisScript<List> script() {
-		return this.scripts.single();
 	}
 
 	/** The scripts of this call's policy, which a batch shares. */

@@ -48,64 +48,59 @@ final class SlotCalls {
 		this.transport = transport;
 	}
 
-	/**
-	 * Acquires a request, the slots concurrently; when one denies or fails, what the admitting slots took is given
-	 * back.
-	 */
+	/** Acquires a request, the slots concurrently; when one denies or fails, what the others took is given back. */
 	Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
 		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
-		if (calls.size() == 1) {
-			ScriptCall call = calls.get(0);
-			return executeAsync(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())
-				.map((result) -> ScriptReply.acquisition(request.entries(), calls, List.of(result)));
-		}
 		return Flux.fromIterable(calls)
-			.flatMapSequential((call) -> executeAsync(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())
-				.map(Outcome::success)
-				.onErrorResume((ex) -> Mono.just(Outcome.failure(ex))))
+			.flatMapSequential((call) -> execute(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())
+				.map((result) -> new Outcome(result, null))
+				.onErrorResume((ex) -> Mono.just(new Outcome(List.of(), ex))))
 			.collectList()
 			.flatMap((outcomes) -> settle(request.entries(), calls, outcomes));
 	}
 
-	/** The acquisition once the admitting slots are given back (another denied), or the failure once they are. */
+	/**
+	 * The acquisition, or the first failure, once the slots that admitted are given back when another denied or
+	 * failed. A give-back that fails is suppressed into that failure, or logged and counted.
+	 */
 	private Mono<Acquisition> settle(List<Entry> entries, List<ScriptCall> calls, List<Outcome> outcomes) {
 		Throwable failure = outcomes.stream().map(Outcome::error).filter(Objects::nonNull).findFirst().orElse(null);
-		if (failure != null) {
-			return Flux.range(0, calls.size())
-				.filter((i) -> outcomes.get(i).error() == null && ScriptReply.admits(outcomes.get(i).result()))
-				.flatMap((i) -> giveBack(calls.get(i), outcomes.get(i).result()).onErrorResume((ex) -> {
-					failure.addSuppressed(ex);
-					return Mono.empty();
-				}))
-				.then(Mono.error(failure));
-		}
 		List<List<Long>> results = outcomes.stream().map(Outcome::result).toList();
+		boolean undo = failure != null || !ScriptReply.allAdmit(results);
 		AtomicInteger failed = new AtomicInteger();
-		return Flux.fromIterable(ScriptReply.refundsNeeded(results))
+		return Flux.range(0, calls.size())
+			.filter((i) -> undo && outcomes.get(i).error() == null && ScriptReply.admits(results.get(i)))
 			.flatMap((i) -> giveBack(calls.get(i), results.get(i)).onErrorResume((ex) -> {
-				giveBackFailed(calls.get(i), ex);
-				failed.incrementAndGet();
+				if (failure != null) {
+					failure.addSuppressed(ex);
+				}
+				else {
+					failed.incrementAndGet();
+					logger.warn("Could not give back what a denied request took for " + calls.get(i).describe()
+							+ "; it stays taken until it refills or expires: " + ex,
+							logger.isDebugEnabled() ? ex : null);
+				}
 				return Mono.empty();
 			}))
-			.then(Mono.fromSupplier(
-					() -> ScriptReply.acquisition(entries, calls, results).withFailedGiveBacks(failed.get())));
+			.then(Mono.defer(() -> (failure != null) ? Mono.error(failure)
+					: Mono.just(ScriptReply.acquisition(entries, calls, results).withFailedGiveBacks(failed.get()))));
 	}
 
-	/** Reads each entry's state with the driver's inspect mode, one call per hash slot: nothing is taken. */
+	/** Reads each entry's state with the driver's inspect mode, one call per hash slot, blocking: nothing is taken. */
 	List<PolicyDecision> inspect(RateLimitRequest request) {
 		List<ScriptCall> calls = calls(request.entries(), INSPECTION, request.explicitTimeMicros());
-		List<List<Long>> replies = new ArrayList<>(calls.size());
-		for (ScriptCall call : calls) {
-			replies.add(execute(call, Mode.INSPECT, call.explicitTimeMicros(), List.of()));
-		}
+		List<List<Long>> replies = calls.stream()
+			.map((call) -> this.connection
+				.await(execute(call, Mode.INSPECT, call.explicitTimeMicros(), List.of()).toFuture()))
+			.toList();
 		return ScriptReply.inspection(request.entries(), calls, replies);
 	}
 
-	/** Gives back every slot, concurrently, even when one fails: the first failure is passed on, the others suppressed. */
+	/** Gives back every slot, concurrently, even when one fails: the first failure passed on, the others suppressed. */
 	Mono<Void> release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
 		List<ScriptCall> calls = calls(entries, requestId, -1);
 		return Flux.fromIterable(calls)
-			.flatMapDelayError((call) -> executeAsync(call, Mode.RELEASE, call.timeOf(acquiredAtMicros),
+			.flatMapDelayError((call) -> execute(call, Mode.RELEASE, call.timeOf(acquiredAtMicros),
 					call.sequencesOf(sequences)), calls.size(), 1)
 			.then();
 	}
@@ -123,41 +118,18 @@ final class SlotCalls {
 		return new ArrayList<>(bySlot.values());
 	}
 
-	private List<Long> execute(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
-		return this.transport.call(encoded(call, mode, timeMicros, sequences));
-	}
-
-	private Mono<List<Long>> executeAsync(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
-		return this.transport.callAsync(encoded(call, mode, timeMicros, sequences));
-	}
-
-	private EncodedCall encoded(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
-		return call.encoded(this.scripts.forAlgorithms(call.algorithms()), mode, timeMicros, sequences);
+	private Mono<List<Long>> execute(ScriptCall call, Mode mode, long timeMicros, List<Long> sequences) {
+		return this.transport
+			.call(call.encoded(this.scripts.forAlgorithms(call.algorithms()), mode, timeMicros, sequences));
 	}
 
 	/** Gives back what one call of an acquire took, by its reply's time and sequence numbers. */
 	private Mono<List<Long>> giveBack(ScriptCall call, List<Long> reply) {
-		return executeAsync(call, Mode.RELEASE, ScriptReply.timeMicros(reply), ScriptReply.sequences(reply));
-	}
-
-	private static void giveBackFailed(ScriptCall call, Throwable failure) {
-		if (logger.isWarnEnabled()) {
-			logger.warn("Could not give back what a denied request took for " + call.describe() + "; it stays taken "
-					+ "until it refills or expires: " + failure, logger.isDebugEnabled() ? failure : null);
-		}
+		return execute(call, Mode.RELEASE, ScriptReply.timeMicros(reply), ScriptReply.sequences(reply));
 	}
 
 	/** The result of one slot's script, or its failure. */
 	private record Outcome(List<Long> result, @Nullable Throwable error) {
-
-		static Outcome success(List<Long> result) {
-			return new Outcome(result, null);
-		}
-
-		static Outcome failure(Throwable error) {
-			return new Outcome(List.of(), error);
-		}
-
 	}
 
 }
