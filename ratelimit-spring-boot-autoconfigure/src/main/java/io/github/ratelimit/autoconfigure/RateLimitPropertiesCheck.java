@@ -26,7 +26,10 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.boot.context.properties.PropertyMapper;
+import org.springframework.boot.context.properties.bind.BindMethod;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
@@ -62,8 +65,7 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 		RateLimitProperties properties = Binder.get(beanFactory.getBean(Environment.class))
 			.bindOrCreate("ratelimit", Bindable.of(RateLimitProperties.class), new UnknownNamesBindHandler());
 		checkValues(properties);
-		// the bean, bound once here (not by Spring Boot again), under the name Spring Boot would give it
-		beanFactory.registerSingleton("ratelimit-" + RateLimitProperties.class.getName(), properties);
+		register(beanFactory, properties);
 		KeyResolvers keys = new KeyResolvers(beanFactory,
 				new KeySpec.IpPrefixes(properties.ip().ipv4Prefix(), properties.ip().ipv6Prefix()));
 		List<ConfiguredPolicy> policies = new ArrayList<>();
@@ -73,6 +75,18 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 		this.keys = keys;
 		this.policies = List.copyOf(policies);
 		this.rules = rules(properties.filter().rules(), properties.policies().keySet());
+	}
+
+	/**
+	 * The bean, bound once here, under the name Spring Boot would give it: a bean definition marked as a bound value
+	 * object, so that Boot does not bind it again and the {@code configprops} endpoint reports it with its values'
+	 * origins (a singleton registered without a definition is left out of that report).
+	 */
+	private static void register(ConfigurableListableBeanFactory beanFactory, RateLimitProperties properties) {
+		RootBeanDefinition bean = new RootBeanDefinition(RateLimitProperties.class, () -> properties);
+		bean.setAttribute(BindMethod.class.getName(), BindMethod.VALUE_OBJECT);
+		((BeanDefinitionRegistry) beanFactory)
+			.registerBeanDefinition("ratelimit-" + RateLimitProperties.class.getName(), bean);
 	}
 
 	/**

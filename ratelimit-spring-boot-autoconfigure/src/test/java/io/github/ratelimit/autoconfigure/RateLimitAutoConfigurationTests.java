@@ -28,6 +28,9 @@ import io.github.ratelimit.testkit.RedisServers;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import org.springframework.boot.actuate.context.properties.ConfigurationPropertiesReportEndpoint;
+import org.springframework.boot.actuate.context.properties.ConfigurationPropertiesReportEndpoint.ConfigurationPropertiesBeanDescriptor;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -85,7 +88,9 @@ class RateLimitAutoConfigurationTests {
 		this.runner
 			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
 					"ratelimit.policies.api.algorithm=fixed-window", "ratelimit.policies.api.limit=100",
-					"ratelimit.policies.api.window=1h")
+					"ratelimit.policies.api.window=1h",
+					// what is tested is the restart: a cold first call on a loaded machine may outlast 50 ms
+					"ratelimit.redis.timeout=10s")
 			.run((context) -> {
 				RedisRateLimitBackend backend = context.getBean(RedisRateLimitBackend.class);
 				RateLimiter limiter = context.getBean(RateLimiter.class);
@@ -315,6 +320,33 @@ class RateLimitAutoConfigurationTests {
 					.isSameAs(context.getBean(RateLimitPropertiesCheck.class).registry(RateLimitOverrides.inMemory())
 						.configured("api"));
 			});
+	}
+
+	@Test
+	void theConfigpropsEndpointReportsRatelimitBoundOnce() {
+		this.runner.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=5",
+				"ratelimit.policies.api.window=1m")
+			.run((context) -> {
+				ConfigurationPropertiesReportEndpoint endpoint = new ConfigurationPropertiesReportEndpoint(List.of(),
+						Show.ALWAYS);
+				endpoint.setApplicationContext(context);
+				ConfigurationPropertiesBeanDescriptor ratelimit = endpoint.configurationPropertiesWithPrefix("ratelimit")
+					.getContexts()
+					.values()
+					.iterator()
+					.next()
+					.getBeans()
+					.get("ratelimit-" + RateLimitProperties.class.getName());
+				assertThat(ratelimit).as("the ratelimit bean in the report").isNotNull();
+				assertThat(ratelimit.getPrefix()).isEqualTo("ratelimit");
+				assertThat(map(map(ratelimit.getProperties().get("policies")).get("api"))).containsEntry("limit", 5L)
+					.containsEntry("algorithm", "GCRA");
+			});
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Map<String, Object> map(Object value) {
+		return (Map<String, Object>) value;
 	}
 
 	/** Runs an application the way Spring Boot starts one, with its failure analysis, expecting it to fail. */
