@@ -7,32 +7,48 @@ import io.github.ratelimit.core.RateLimitObservationConvention;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
+import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitHeaders;
 import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import io.github.ratelimit.spring.RateLimitRejectionHandler;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.observation.ObservationRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.SearchStrategy;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.util.StringUtils;
 
 /**
- * Wires the engine: the Redis backend on the application's Redis connection, else the local backend (limits per
- * instance, with a warning). Over Redis the limiter is guarded (time budget, circuit breaker, failure modes, local
- * fallback) and optionally answers repeated denials from a {@link RateLimitDenialCache}. Decisions are observed in
- * the application's {@link ObservationRegistry}, if any.
+ * Wires the engine: the Redis backend on the application's Redis connection ({@link RedisBackendConfiguration},
+ * imported first), else the local backend (limits per instance, with a warning). Over Redis the limiter is guarded
+ * (time budget, circuit breaker, failure modes, local fallback) and optionally answers repeated denials from a
+ * {@link RateLimitDenialCache}. Decisions are observed in the application's {@link ObservationRegistry}, if any. Also
+ * what the servlet, the reactive and the non-web integrations share: the enforcer (rules, annotations, keys), the
+ * responses (headers, rejections) and the rejection handler; and the {@code ratelimit} health contributor.
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 		"org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
-@Import({ RedisBackendConfiguration.class, LocalBackendConfiguration.class, RateLimitWebConfiguration.class,
-		RateLimitHealthConfiguration.class })
+@Import(RedisBackendConfiguration.class)
 public final class RateLimitAutoConfiguration {
+
+	private static final Log logger = LogFactory.getLog(RateLimitAutoConfiguration.class);
 
 	/** Name of the circuit breaker around Redis, as it appears in logs, health and metrics. */
 	public static final String CIRCUIT_BREAKER_NAME = "ratelimit-redis";
@@ -55,6 +71,15 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitOverrides rateLimitOverrides() {
 		return RateLimitOverrides.inMemory();
+	}
+
+	/** The in-memory backend when there is no Redis connection (the imported configuration's beans come first). */
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitBackend rateLimitBackend(RateLimitProperties properties) {
+		logger.warn("No Redis connection: rate limits are kept in this instance's memory and are NOT shared with "
+				+ "other instances. Add spring-boot-starter-data-redis and configure spring.data.redis.* to share them.");
+		return new LocalRateLimitBackend(properties.local().maximumKeys(), LocalRateLimitBackend.systemClock());
 	}
 
 	@Bean
@@ -95,6 +120,33 @@ public final class RateLimitAutoConfiguration {
 		return builder.build();
 	}
 
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitRejectionHandler rateLimitRejectionHandler(RateLimitProperties properties,
+			ObjectProvider<JsonMapper> jsonMapper) {
+		return new ProblemDetailRejectionHandler(properties.problem().type(),
+				jsonMapper.getIfAvailable(JsonMapper::shared));
+	}
+
+	/** Declared in non-web applications too, where {@code @RateLimited} bean methods use it. */
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitEnforcer rateLimitEnforcer(RateLimiter limiter, RateLimitPolicyRegistry policies,
+			RateLimitProperties properties, RateLimitPropertiesCheck checked) {
+		return new RateLimitEnforcer(limiter, policies, checked.rules(), checked.keys(), properties.failureMode());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitResponses rateLimitResponses(RateLimitProperties properties,
+			RateLimitRejectionHandler rejectionHandler) {
+		RateLimitProperties.Headers headers = properties.headers();
+		return new RateLimitResponses(
+				new RateLimitHeaders(headers.legacy(), headers.standard(), headers.retryAfter(),
+						StringUtils.hasLength(headers.partitionKeySecret()) ? headers.partitionKeySecret() : null),
+				rejectionHandler, System::currentTimeMillis);
+	}
+
 	/**
 	 * @param breaker the {@code ratelimit.redis.circuit-breaker.*} properties
 	 * @return the Resilience4j configuration
@@ -109,6 +161,21 @@ public final class RateLimitAutoConfiguration {
 			.waitDurationInOpenState(breaker.waitDurationInOpenState())
 			.permittedNumberOfCallsInHalfOpenState(breaker.permittedNumberOfCallsInHalfOpenState())
 			.build();
+	}
+
+	/** The {@code ratelimit} health contributor, with Spring Boot's health support on the class path. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class })
+	@ConditionalOnEnabledHealthIndicator("ratelimit")
+	static class HealthConfiguration {
+
+		// bean name "ratelimitHealthIndicator": the contributor is "ratelimit" in /actuator/health
+		@Bean
+		@ConditionalOnMissingBean(name = "ratelimitHealthIndicator")
+		RateLimitHealthIndicator ratelimitHealthIndicator(RateLimiter limiter, RateLimitProperties properties) {
+			return new RateLimitHealthIndicator(limiter, properties.health().downWhenDegraded());
+		}
+
 	}
 
 }

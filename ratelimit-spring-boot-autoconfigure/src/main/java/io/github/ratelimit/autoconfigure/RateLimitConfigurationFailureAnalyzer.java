@@ -1,13 +1,19 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.lang.reflect.Method;
+import java.lang.reflect.RecordComponent;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
+import io.github.ratelimit.core.RateLimitPolicy.Limits;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.context.properties.bind.DataObjectPropertyName;
 import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
@@ -16,14 +22,69 @@ import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.origin.Origin;
 import org.springframework.core.Ordered;
+import org.springframework.core.ResolvableType;
 
 /**
  * Describes names under {@code ratelimit.} that no property has (a typo, a singular for a plural), each with where it
  * was set and the closest known name, in Spring Boot's "APPLICATION FAILED TO START" report. Runs before Spring Boot's
- * own analysis of unbound properties, which names the property but suggests nothing.
+ * own analysis of unbound properties, which names the property but suggests nothing. Knows the names
+ * {@link RateLimitProperties} has by walking a name along the types of its properties: a map takes any key, a list
+ * or set an index, a properties class ({@link #isPropertiesType}) the names of its properties, any other type a single
+ * value ({@link UnknownNamesBindHandler} asks it too).
  */
 class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<UnboundConfigurationPropertiesException>
 		implements Ordered {
+
+	/** The prefix of every rate-limit property. */
+	static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of("ratelimit");
+
+	/** Whether every element of a name under {@code ratelimit.} is known. */
+	static boolean isKnown(ConfigurationPropertyName name) {
+		return firstUnknown(name) == null;
+	}
+
+	/** The first element of a name that no property has, with the type above it; null when the name is known. */
+	static @Nullable Unknown firstUnknown(ConfigurationPropertyName name) {
+		ResolvableType type = ResolvableType.forClass(RateLimitProperties.class);
+		for (int i = ROOT.getNumberOfElements(); i < name.getNumberOfElements(); i++) {
+			Class<?> resolved = type.toClass();
+			if (Map.class.isAssignableFrom(resolved)) {
+				type = type.asMap().getGeneric(1);
+				continue;
+			}
+			if (Collection.class.isAssignableFrom(resolved) && name.isNumericIndex(i)) {
+				type = type.as(Collection.class).getGeneric(0);
+				continue;
+			}
+			Method accessor = isPropertiesType(resolved) ? properties(resolved).get(name.getElement(i, Form.DASHED))
+					: null;
+			if (accessor == null) {
+				return new Unknown(i, resolved);
+			}
+			type = ResolvableType.forMethodReturnType(accessor);
+		}
+		return null;
+	}
+
+	/** Whether a type's properties have names: the properties records, their nested records, {@link Limits}. */
+	static boolean isPropertiesType(Class<?> type) {
+		Class<?> outer = (type.getEnclosingClass() != null) ? type.getEnclosingClass() : type;
+		return outer == RateLimitProperties.class || outer == PolicyProperties.class
+				|| outer == RedisBackendProperties.class || type == Limits.class;
+	}
+
+	/** The accessors of a properties type's (a record's) properties, by dashed name, in a stable order. */
+	static Map<String, Method> properties(Class<?> type) {
+		Map<String, Method> properties = new TreeMap<>();
+		for (RecordComponent component : type.getRecordComponents()) {
+			properties.put(DataObjectPropertyName.toDashedForm(component.getName()), component.getAccessor());
+		}
+		return properties;
+	}
+
+	/** The first unknown element's index, and the type of the name before it. */
+	record Unknown(int index, Class<?> parent) {
+	}
 
 	@Override
 	public int getOrder() {
@@ -33,8 +94,7 @@ class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<Unbo
 	@Override
 	protected @Nullable FailureAnalysis analyze(Throwable rootFailure, UnboundConfigurationPropertiesException cause) {
 		Set<ConfigurationProperty> unbound = cause.getUnboundProperties();
-		if (unbound.isEmpty() || !unbound.stream()
-			.allMatch((property) -> RateLimitPropertyNames.ROOT.isAncestorOf(property.getName()))) {
+		if (unbound.isEmpty() || !unbound.stream().allMatch((property) -> ROOT.isAncestorOf(property.getName()))) {
 			return null;
 		}
 		boolean one = unbound.size() == 1;
@@ -76,15 +136,15 @@ class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<Unbo
 
 	/** Proposes, for an unknown name, the closest known name in place of its first unknown element. */
 	static Suggestion suggest(ConfigurationPropertyName name) {
-		RateLimitPropertyNames.Unknown unknown = RateLimitPropertyNames.firstUnknown(name);
+		Unknown unknown = firstUnknown(name);
 		if (unknown == null) {
 			return new Suggestion(name.toString(), List.of(), null, false);
 		}
 		String parent = name.chop(unknown.index()).toString();
-		if (!RateLimitPropertyNames.isPropertiesType(unknown.parent())) {
+		if (!isPropertiesType(unknown.parent())) {
 			return new Suggestion(parent, List.of(), null, Collection.class.isAssignableFrom(unknown.parent()));
 		}
-		List<String> known = new ArrayList<>(RateLimitPropertyNames.properties(unknown.parent()).keySet());
+		List<String> known = new ArrayList<>(properties(unknown.parent()).keySet());
 		String closest = closest(name.getElement(unknown.index(), Form.DASHED), known);
 		return new Suggestion(parent, known, (closest != null) ? replace(name, unknown.index(), closest) : null,
 				false);

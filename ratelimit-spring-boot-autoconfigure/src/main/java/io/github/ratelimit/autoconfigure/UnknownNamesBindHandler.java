@@ -53,7 +53,7 @@ final class UnknownNamesBindHandler extends AbstractBindHandler {
 		catch (UnboundConfigurationPropertiesException ex) {
 			Set<ConfigurationProperty> unknown = new TreeSet<>();
 			for (ConfigurationProperty property : ex.getUnboundProperties()) {
-				if (!inReplacedList(property) || !RateLimitPropertyNames.isKnown(property.getName())) {
+				if (!inReplacedList(property) || !RateLimitConfigurationFailureAnalyzer.isKnown(property.getName())) {
 					unknown.add(property);
 				}
 			}

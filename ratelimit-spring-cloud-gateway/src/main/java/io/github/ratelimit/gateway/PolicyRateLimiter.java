@@ -1,6 +1,5 @@
 package io.github.ratelimit.gateway;
 
-import java.security.Principal;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -8,14 +7,12 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.core.RateLimitDecision;
-import io.github.ratelimit.spring.ConfiguredPolicy;
 import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.Rejection;
 import io.github.ratelimit.spring.RequestContext;
-import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
 
@@ -45,11 +42,8 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 	/** The prefix of this limiter's arguments in a {@code RequestRateLimiter} filter. */
 	public static final String CONFIGURATION_PROPERTY_NAME = "ratelimit";
 
-	/** The request attribute under which the policies find the key resolver's identity. */
-	private static final String IDENTITY_ATTRIBUTE = PolicyRateLimiter.class.getName() + ".identity";
-
-	private static final KeySpec GATEWAY_KEY = KeySpec.parse("@gateway-key-resolver",
-			(name) -> (request) -> (String) request.attribute(IDENTITY_ATTRIBUTE));
+	/** The key of every policy of a route: the identity the filter's key resolver gave. */
+	private static final String GATEWAY_KEY = "@gateway-key-resolver";
 
 	private final RateLimitEnforcer enforcer;
 
@@ -128,21 +122,22 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 				return Mono.error(new IllegalStateException("Route '" + routeId + "' names no rate-limit policy: set "
 						+ "ratelimit.policies in its RequestRateLimiter arguments, or ratelimit.gateway.default-policies"));
 			}
+			GatewayExchange exchange = context.getOrDefault(GatewayExchange.KEY, null);
+			if (exchange == null) {
+				return Mono.error(new IllegalStateException("Route '" + routeId + "': the policy rate limiter runs "
+						+ "only in exchanges that passed the starter's RateLimitGatewayFilter"));
+			}
+			KeySpec key = KeySpec.parse(GATEWAY_KEY, (name) -> (request) -> id);
 			List<RateLimitEnforcer.Target> targets = new ArrayList<>(config.getPolicies().size());
 			for (String name : config.getPolicies()) {
-				ConfiguredPolicy policy = this.policies.configured(name);
-				targets.add(new RateLimitEnforcer.Target(policy, GATEWAY_KEY, config.getCost()));
+				targets.add(new RateLimitEnforcer.Target(this.policies.configured(name), key, config.getCost()));
 			}
-			GatewayExchange exchange = context.getOrDefault(GatewayExchange.KEY, null);
-			Mono<RequestContext> request = (exchange != null) ? exchange.request() : Mono.empty();
-			return request.map((resolved) -> (RequestContext) new KeyedRequest(resolved, id))
-				.defaultIfEmpty(new KeyedRequest(null, id))
-				.flatMap((keyed) -> check(keyed, targets, exchange, context));
+			return exchange.request().flatMap((request) -> check(request, targets, exchange, context));
 		});
 	}
 
 	private Mono<Response> check(RequestContext request, List<RateLimitEnforcer.Target> targets,
-			@Nullable GatewayExchange exchange, ContextView context) {
+			GatewayExchange exchange, ContextView context) {
 		// the check goes on when the client goes away, so that what it takes is recorded, then released
 		CompletableFuture<Response> future = this.enforcer.checkAsync(request, targets, null, null)
 			.flatMap((decision) -> respond(decision, request, exchange))
@@ -151,18 +146,16 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 		return Mono.fromFuture(future, true);
 	}
 
-	private Mono<Response> respond(RateLimitDecision decision, RequestContext request,
-			@Nullable GatewayExchange exchange) {
+	private Mono<Response> respond(RateLimitDecision decision, RequestContext request, GatewayExchange exchange) {
 		if (decision.allowed()) {
-			Response response = new Response(true, singleValued(this.responses.headers(decision)));
-			return (exchange != null) ? exchange.admitted(decision).thenReturn(response) : Mono.just(response);
+			return exchange.admitted(decision)
+				.thenReturn(new Response(true, singleValued(this.responses.headers(decision))));
 		}
 		Rejection rejection = this.responses.reject(decision, request);
 		HttpHeaders headers = new HttpHeaders();
 		headers.putAll(rejection.headers());
 		headers.clearContentHeaders();
-		Response response = new Response(false, singleValued(headers));
-		return (exchange != null) ? exchange.denied(rejection).thenReturn(response) : Mono.just(response);
+		return exchange.denied(rejection).thenReturn(new Response(false, singleValued(headers)));
 	}
 
 	private static Map<String, String> singleValued(HttpHeaders headers) {
@@ -201,54 +194,6 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 		@Override
 		public String toString() {
 			return "Config[policies=" + this.policies + ", cost=" + this.cost + "]";
-		}
-
-	}
-
-	/** The exchange's request context, with the key resolver's identity where the policies' key finds it. */
-	private record KeyedRequest(@Nullable RequestContext delegate, String identity) implements RequestContext {
-
-		@Override
-		public String method() {
-			return (this.delegate != null) ? this.delegate.method() : "";
-		}
-
-		@Override
-		public String path() {
-			return (this.delegate != null) ? this.delegate.path() : "";
-		}
-
-		@Override
-		public String requestPath() {
-			return (this.delegate != null) ? this.delegate.requestPath() : "";
-		}
-
-		@Override
-		public @Nullable String remoteAddress() {
-			return (this.delegate != null) ? this.delegate.remoteAddress() : null;
-		}
-
-		@Override
-		public @Nullable String header(String name) {
-			return (this.delegate != null) ? this.delegate.header(name) : null;
-		}
-
-		@Override
-		public @Nullable Principal principal() {
-			return (this.delegate != null) ? this.delegate.principal() : null;
-		}
-
-		@Override
-		public @Nullable Object attribute(String name) {
-			if (IDENTITY_ATTRIBUTE.equals(name)) {
-				return this.identity;
-			}
-			return (this.delegate != null) ? this.delegate.attribute(name) : null;
-		}
-
-		@Override
-		public Object nativeRequest() {
-			return (this.delegate != null) ? this.delegate.nativeRequest() : this;
 		}
 
 	}

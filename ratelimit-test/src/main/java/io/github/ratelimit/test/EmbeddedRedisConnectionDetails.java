@@ -5,7 +5,6 @@ import java.util.List;
 import io.github.ratelimit.testkit.HostAndPort;
 import io.github.ratelimit.testkit.RedisClusterServer;
 import io.github.ratelimit.testkit.RedisServer;
-import io.github.ratelimit.testkit.RedisServers;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
@@ -26,14 +25,6 @@ record EmbeddedRedisConnectionDetails(@Nullable Standalone standalone,
 		List<Node> nodes = cluster.masters().stream().map((HostAndPort master) -> new Node(master.host(), master.port()))
 			.toList();
 		return new EmbeddedRedisConnectionDetails(null, () -> nodes);
-	}
-
-	/** The connection details of the JVM's shared server of a topology, starting it on first use. */
-	static EmbeddedRedisConnectionDetails shared(EmbeddedRedis.Topology topology) {
-		return switch (topology) {
-			case STANDALONE -> of(RedisServers.standalone());
-			case CLUSTER -> of(RedisServers.cluster());
-		};
 	}
 
 	@Override

@@ -1,26 +1,46 @@
 package io.github.ratelimit.test;
 
+import java.util.List;
+import java.util.Map;
+
 import io.github.ratelimit.testkit.RedisClusterServer;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
-
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolutionException;
 import org.junit.jupiter.api.extension.ParameterResolver;
+
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.test.context.ContextConfigurationAttributes;
+import org.springframework.test.context.ContextCustomizer;
+import org.springframework.test.context.ContextCustomizerFactory;
+import org.springframework.test.context.MergedContextConfiguration;
 import org.springframework.test.context.TestContextAnnotationUtils;
+import org.springframework.util.ClassUtils;
 
 /**
- * The JUnit side of {@link EmbeddedRedis}: starts the class's server before its tests (so a missing
+ * What {@link EmbeddedRedis} does. For JUnit: starts the class's server before its tests (so a missing
  * {@code redis-server} fails the class with the testkit's message, not a context load), and resolves
- * {@link RedisServer} and {@link RedisClusterServer} parameters to the shared servers.
+ * {@link RedisServer} and {@link RedisClusterServer} parameters to the shared servers. For Spring (registered in
+ * {@code META-INF/spring.factories}): registers that server as the context's {@code DataRedisConnectionDetails} bean;
+ * nothing for a class without the annotation.
  */
-class EmbeddedRedisExtension implements BeforeAllCallback, ParameterResolver {
+class EmbeddedRedisExtension implements BeforeAllCallback, ParameterResolver, ContextCustomizerFactory {
+
+	/** 1 s, not 50 ms, in tests: a busy build machine should see the limiter's decisions, not its failure modes. */
+	static final String TIMEOUT_PROPERTY = "ratelimit.redis.timeout";
+
+	static final String TEST_TIMEOUT = "1s";
+
+	static final String DETAILS_CLASS = "org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails";
 
 	@Override
 	public void beforeAll(ExtensionContext context) {
-		server(topology(context));
+		server(topology(context.getRequiredTestClass()));
 	}
 
 	@Override
@@ -32,7 +52,7 @@ class EmbeddedRedisExtension implements BeforeAllCallback, ParameterResolver {
 	@Override
 	public Object resolveParameter(ParameterContext parameter, ExtensionContext extension) {
 		Class<?> type = parameter.getParameter().getType();
-		EmbeddedRedis.Topology topology = topology(extension);
+		EmbeddedRedis.Topology topology = topology(extension.getRequiredTestClass());
 		EmbeddedRedis.Topology wanted = (type == RedisClusterServer.class) ? EmbeddedRedis.Topology.CLUSTER
 				: EmbeddedRedis.Topology.STANDALONE;
 		if (wanted != topology) {
@@ -43,6 +63,21 @@ class EmbeddedRedisExtension implements BeforeAllCallback, ParameterResolver {
 		return server(topology);
 	}
 
+	@Override
+	public @Nullable ContextCustomizer createContextCustomizer(Class<?> testClass,
+			List<ContextConfigurationAttributes> configAttributes) {
+		EmbeddedRedis annotation = TestContextAnnotationUtils.findMergedAnnotation(testClass, EmbeddedRedis.class);
+		if (annotation == null) {
+			return null;
+		}
+		if (!ClassUtils.isPresent(DETAILS_CLASS, testClass.getClassLoader())) {
+			throw new IllegalStateException("@EmbeddedRedis on " + testClass.getName() + " needs Spring Boot's Redis "
+					+ "support on the test class path: add org.springframework.boot:spring-boot-starter-data-redis");
+		}
+		return new Customizer(annotation.value());
+	}
+
+	/** The JVM's shared server of a topology, started on first use. */
 	private static Object server(EmbeddedRedis.Topology topology) {
 		return switch (topology) {
 			case STANDALONE -> RedisServers.standalone();
@@ -50,10 +85,25 @@ class EmbeddedRedisExtension implements BeforeAllCallback, ParameterResolver {
 		};
 	}
 
-	private static EmbeddedRedis.Topology topology(ExtensionContext context) {
-		EmbeddedRedis annotation = TestContextAnnotationUtils.findMergedAnnotation(context.getRequiredTestClass(),
-				EmbeddedRedis.class);
+	private static EmbeddedRedis.Topology topology(Class<?> testClass) {
+		EmbeddedRedis annotation = TestContextAnnotationUtils.findMergedAnnotation(testClass, EmbeddedRedis.class);
 		return (annotation != null) ? annotation.value() : EmbeddedRedis.Topology.STANDALONE;
+	}
+
+	/** Equal for equal topologies, so test classes with the same setup share a cached context. */
+	private record Customizer(EmbeddedRedis.Topology topology) implements ContextCustomizer {
+
+		@Override
+		public void customizeContext(ConfigurableApplicationContext context, MergedContextConfiguration merged) {
+			// below every other source: a test's own setting wins
+			context.getEnvironment().getPropertySources().addLast(new MapPropertySource("embeddedRedisDefaults",
+					Map.of(TIMEOUT_PROPERTY, TEST_TIMEOUT)));
+			Object server = server(this.topology);
+			context.getBeanFactory().registerSingleton("embeddedRedisConnectionDetails",
+					(server instanceof RedisClusterServer cluster) ? EmbeddedRedisConnectionDetails.of(cluster)
+							: EmbeddedRedisConnectionDetails.of((RedisServer) server));
+		}
+
 	}
 
 }

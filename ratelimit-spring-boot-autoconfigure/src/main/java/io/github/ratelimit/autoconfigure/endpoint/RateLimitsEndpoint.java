@@ -2,7 +2,6 @@ package io.github.ratelimit.autoconfigure.endpoint;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -148,25 +147,17 @@ public class RateLimitsEndpoint {
 			@Nullable String source, SecurityContext security) {
 		ConfiguredPolicy configured = known(policy);
 		Addressed addressed = Addressed.of(configured, key, source);
+		Map<String, Object> answer = addressed.describe(policy);
 		if (Boolean.TRUE.equals(override)) {
-			RuntimeOverride old = this.registry.overrides().identities(policy).get(addressed.overrideKey());
-			boolean removed = this.registry.overrides().remove(policy, addressed.overrideKey());
-			log(security, "removed the runtime override of policy '" + policy + "' for key '"
-					+ addressed.overrideKey() + "'", old, null);
-			Map<String, Object> answer = addressed.describe(policy);
-			answer.put("overrideRemoved", removed);
+			answer.put("overrideRemoved", removeOverride(policy, addressed.overrideKey(), security));
 			return answer;
 		}
-		RateLimitRequest.Entry entry = new RateLimitRequest.Entry(effective(configured, addressed),
-				addressed.identity(), 1);
-		String before = stateBefore(entry);
-		this.backend.reset(List.of(entry));
-		this.registry.overrides().announceReset(policy, entry.identity());
-		if (logger.isInfoEnabled()) {
-			logger.info("Rate limits: " + who(security) + " reset identity '" + entry.identity() + "' of policy '"
-					+ policy + "' (before: " + before + ", after: full quota)");
-		}
-		Map<String, Object> answer = addressed.describe(policy);
+		RateLimitRequest request = RateLimitRequest.of(effective(configured, addressed), addressed.identity());
+		String before = stateBefore(request);
+		this.backend.reset(request.entries());
+		this.registry.overrides().announceReset(policy, addressed.identity());
+		log(security, "reset identity '" + addressed.identity() + "' of policy '" + policy + "' (before: " + before
+				+ ", after: full quota)");
 		answer.put("reset", true);
 		return answer;
 	}
@@ -217,10 +208,19 @@ public class RateLimitsEndpoint {
 	@DeleteOperation
 	public Map<String, Object> removeOverride(@Selector String policy, SecurityContext security) {
 		known(policy);
-		RuntimeOverride old = this.registry.overrides().of(policy);
-		boolean removed = this.registry.overrides().remove(policy, null);
-		log(security, "removed the runtime override of policy '" + policy + "'", old, null);
-		return Map.of("policy", policy, "overrideRemoved", removed);
+		return Map.of("policy", policy, "overrideRemoved", removeOverride(policy, null, security));
+	}
+
+	private boolean removeOverride(String policy, @Nullable String key, SecurityContext security) {
+		RateLimitOverrides overrides = this.registry.overrides();
+		RuntimeOverride old = (key != null) ? overrides.identities(policy).get(key) : overrides.of(policy);
+		boolean removed = overrides.remove(policy, key);
+		log(security, "removed the runtime override of policy '" + policy + "'" + forKey(key), old, null);
+		return removed;
+	}
+
+	private static String forKey(@Nullable String key) {
+		return (key != null) ? " for key '" + key + "'" : "";
 	}
 
 	private Map<String, Object> override(String policy, @Nullable Addressed addressed, @Nullable Long limit,
@@ -258,8 +258,7 @@ public class RateLimitsEndpoint {
 			throw invalid(String.valueOf(ex.getMessage()));
 		}
 		overrides.set(policy, key, override);
-		log(security, "set the runtime override of policy '" + policy + "'" + ((key != null) ? " for key '" + key
-				+ "'" : ""), old, override);
+		log(security, "set the runtime override of policy '" + policy + "'" + forKey(key), old, override);
 		Map<String, Object> answer = (addressed != null) ? addressed.describe(policy) : new LinkedHashMap<>();
 		answer.putIfAbsent("policy", policy);
 		answer.put("override", override.values());
@@ -335,11 +334,9 @@ public class RateLimitsEndpoint {
 	}
 
 	/** What an identity had left before a reset, for the log; never fails the reset. */
-	private String stateBefore(RateLimitRequest.Entry entry) {
+	private String stateBefore(RateLimitRequest request) {
 		try {
-			PolicyDecision state = this.backend.inspect(RateLimitRequest.builder()
-				.add(entry.policy(), entry.identity(), entry.cost())
-				.build()).get(0);
+			PolicyDecision state = this.backend.inspect(request).get(0);
 			return state.remaining() + " of " + state.limit() + " remaining";
 		}
 		catch (RuntimeException ex) {
@@ -353,9 +350,13 @@ public class RateLimitsEndpoint {
 
 	private static void log(SecurityContext security, String what, @Nullable RuntimeOverride old,
 			@Nullable RuntimeOverride now) {
+		log(security, what + " (old: " + ((old != null) ? old.format() : "none") + ", new: "
+				+ ((now != null) ? now.format() : "none") + ")");
+	}
+
+	private static void log(SecurityContext security, String what) {
 		if (logger.isInfoEnabled()) {
-			logger.info("Rate limits: " + who(security) + " " + what + " (old: " + ((old != null) ? old.format() : "none")
-					+ ", new: " + ((now != null) ? now.format() : "none") + ")");
+			logger.info("Rate limits: " + who(security) + " " + what);
 		}
 	}
 

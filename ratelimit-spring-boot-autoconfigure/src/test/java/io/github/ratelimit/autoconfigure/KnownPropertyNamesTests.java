@@ -11,7 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The names the properties have, by their types: what the check accepts in a list that another source replaced.
  */
-class RateLimitPropertyNamesTests {
+class KnownPropertyNamesTests {
 
 	@Test
 	void namesAlongTheTypesAreKnown() {
@@ -35,15 +35,15 @@ class RateLimitPropertyNamesTests {
 
 	@Test
 	void theFirstUnknownElementComesWithTheTypeAboveIt() {
-		RateLimitPropertyNames.Unknown unknown = RateLimitPropertyNames
+		RateLimitConfigurationFailureAnalyzer.Unknown unknown = RateLimitConfigurationFailureAnalyzer
 			.firstUnknown(ConfigurationPropertyName.of("ratelimit.filter.rules[1].pahts[0]"));
-		assertThat(unknown).isEqualTo(new RateLimitPropertyNames.Unknown(4, RateLimitProperties.Rule.class));
-		assertThat(RateLimitPropertyNames.firstUnknown(ConfigurationPropertyName.of("ratelimit.filter.rules.paths")))
-			.isEqualTo(new RateLimitPropertyNames.Unknown(3, List.class));
+		assertThat(unknown).isEqualTo(new RateLimitConfigurationFailureAnalyzer.Unknown(4, RateLimitProperties.Rule.class));
+		assertThat(RateLimitConfigurationFailureAnalyzer.firstUnknown(ConfigurationPropertyName.of("ratelimit.filter.rules.paths")))
+			.isEqualTo(new RateLimitConfigurationFailureAnalyzer.Unknown(3, List.class));
 	}
 
 	private static boolean known(String name) {
-		return RateLimitPropertyNames.isKnown(ConfigurationPropertyName.of(name));
+		return RateLimitConfigurationFailureAnalyzer.isKnown(ConfigurationPropertyName.of(name));
 	}
 
 }
