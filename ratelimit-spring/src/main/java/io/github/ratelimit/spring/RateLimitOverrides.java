@@ -378,8 +378,8 @@ public final class RateLimitOverrides {
 		boolean remove(String field);
 
 		/**
-		 * Registers what to do when the overrides may have changed (on a notification, at each reconcile); never
-		 * called by default (a store of one instance: set and remove refresh the overrides themselves).
+		 * Sets what to do when the overrides may have changed (on a notification, at each reconcile), replacing what
+		 * was set; never called by default (a store of one instance: set and remove refresh the overrides themselves).
 		 */
 		default void onChange(Runnable listener) {
 		}
@@ -393,7 +393,7 @@ public final class RateLimitOverrides {
 		}
 
 		/**
-		 * Registers what to do when another instance announces a reset; never called by default.
+		 * Sets what to do when another instance announces a reset, replacing what was set; never called by default.
 		 * @param listener its {@link Listener#stateReset} is called with the policy and the identity reset (null for
 		 * all), both null when resets may have been missed
 		 */
