@@ -14,7 +14,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 import io.github.ratelimit.core.RateLimitBackend;
@@ -35,15 +34,13 @@ public final class RateLimitOverrides {
 
 	private static final Log logger = LogFactory.getLog(RateLimitOverrides.class);
 
-	/** Separates a policy from an identity in a store field: policy names cannot contain it. */
-	private static final char SEPARATOR = '|';
-
 	/** The store field of what applies to every policy (the kill switch): not a policy name. */
 	public static final String ALL = "*";
 
 	private final Store store;
 
-	private final ReentrantLock reading = new ReentrantLock();
+	/** Held by a read of the store. */
+	private final Object reading = new Object();
 
 	private volatile Snapshot snapshot = Snapshot.EMPTY;
 
@@ -101,8 +98,7 @@ public final class RateLimitOverrides {
 	 * @return the policy to enforce
 	 */
 	public RateLimitPolicy apply(RateLimitPolicy policy, String identity) {
-		Snapshot current = this.snapshot;
-		return current.isEmpty() ? policy : current.apply(policy, identity);
+		return this.snapshot.apply(policy, identity);
 	}
 
 	/**
@@ -111,8 +107,7 @@ public final class RateLimitOverrides {
 	 * @return true unless switched off
 	 */
 	public boolean enforced(String policy) {
-		Snapshot current = this.snapshot;
-		return current.isEmpty() || current.enforced(policy);
+		return this.snapshot.enforced(policy);
 	}
 
 	/**
@@ -122,7 +117,7 @@ public final class RateLimitOverrides {
 	 * @param override the values
 	 */
 	public void set(String policy, @Nullable String identity, RuntimeOverride override) {
-		this.store.put(field(policy, identity), override.format());
+		this.store.put(new Field(policy, identity).toString(), override.format());
 		refresh();
 	}
 
@@ -133,7 +128,7 @@ public final class RateLimitOverrides {
 	 * @return whether there was one
 	 */
 	public boolean remove(String policy, @Nullable String identity) {
-		boolean removed = this.store.remove(field(policy, identity));
+		boolean removed = this.store.remove(new Field(policy, identity).toString());
 		refresh();
 		return removed;
 	}
@@ -144,7 +139,7 @@ public final class RateLimitOverrides {
 	 * @return the override, or null
 	 */
 	public @Nullable RuntimeOverride of(String policy) {
-		return this.snapshot.policies.get(policy);
+		return this.snapshot.overrides.get(new Field(policy, null));
 	}
 
 	/**
@@ -153,7 +148,13 @@ public final class RateLimitOverrides {
 	 * @return the overrides by identity
 	 */
 	public Map<String, RuntimeOverride> identities(String policy) {
-		return this.snapshot.identities.getOrDefault(policy, Map.of());
+		Map<String, RuntimeOverride> identities = new LinkedHashMap<>();
+		this.snapshot.overrides.forEach((field, override) -> {
+			if (field.policy.equals(policy) && field.identity != null) {
+				identities.put(field.identity, override);
+			}
+		});
+		return identities;
 	}
 
 	/**
@@ -163,9 +164,8 @@ public final class RateLimitOverrides {
 	 * @return whether the store was read in time
 	 */
 	public boolean refresh(Duration timeout) {
-		CompletableFuture<Void> reading = CompletableFuture.runAsync(this::refresh);
 		try {
-			reading.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+			CompletableFuture.runAsync(this::refresh).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
 			return true;
 		}
 		catch (TimeoutException | ExecutionException ex) {
@@ -183,127 +183,95 @@ public final class RateLimitOverrides {
 	 * applied after a newer one would bring back, for a moment, an override already removed.
 	 */
 	public void refresh() {
-		this.reading.lock();
-		try {
-			read();
-		}
-		finally {
-			this.reading.unlock();
-		}
-	}
-
-	private void read() {
-		Map<String, String> fields;
-		try {
-			fields = this.store.load();
-		}
-		catch (RuntimeException ex) {
-			logger.debug("Could not read the rate-limit overrides; keeping the ones applied", ex);
-			return;
-		}
-		Map<String, RuntimeOverride> policies = new LinkedHashMap<>();
-		Map<String, Map<String, RuntimeOverride>> identities = new LinkedHashMap<>();
-		fields.forEach((field, value) -> {
+		synchronized (this.reading) {
+			Snapshot applied;
 			try {
-				RuntimeOverride override = RuntimeOverride.parse(value);
-				int separator = field.indexOf(SEPARATOR);
-				if (separator < 0) {
-					policies.put(field, override);
-				}
-				else {
-					identities.computeIfAbsent(field.substring(0, separator), (name) -> new LinkedHashMap<>())
-						.put(field.substring(separator + 1), override);
-				}
+				applied = Snapshot.read(this.store.load());
 			}
-			catch (IllegalArgumentException ex) {
-				logger.warn("Ignoring the unreadable rate-limit override '" + field + "' = '" + value + "': "
-						+ ex.getMessage());
+			catch (RuntimeException ex) {
+				logger.debug("Could not read the rate-limit overrides; keeping the ones applied", ex);
+				return;
 			}
-		});
-		Snapshot applied = new Snapshot(policies, identities);
-		Snapshot previous;
-		synchronized (this) {
-			previous = this.snapshot;
+			Snapshot previous = this.snapshot;
 			this.snapshot = applied;
+			Set<Field> fields = new LinkedHashSet<>(previous.overrides.keySet());
+			fields.addAll(applied.overrides.keySet());
+			fields.stream()
+				.filter((field) -> !Objects.equals(previous.overrides.get(field), applied.overrides.get(field)))
+				.forEach((field) -> tell((listener) -> listener.overrideChanged(field.policy, field.identity)));
 		}
-		if (!this.listeners.isEmpty()) {
-			changes(previous, applied);
+	}
+
+	/** A store field: a policy, or a policy and one identity of it ({@code <policy>|<identity>}). */
+	private record Field(String policy, @Nullable String identity) {
+
+		/** Separates a policy from an identity: policy names cannot contain it. */
+		private static final char SEPARATOR = '|';
+
+		static Field parse(String field) {
+			int separator = field.indexOf(SEPARATOR);
+			return (separator < 0) ? new Field(field, null)
+					: new Field(field.substring(0, separator), field.substring(separator + 1));
 		}
+
+		@Override
+		public String toString() {
+			return (this.identity != null) ? this.policy + SEPARATOR + this.identity : this.policy;
+		}
+
 	}
 
-	/** Tells the listeners of each override that differs between two snapshots. */
-	private void changes(Snapshot before, Snapshot after) {
-		differing(before.policies, after.policies, (policy) -> changed(policy, null));
-		differing(before.identities, after.identities,
-				(policy) -> differing(before.identities.getOrDefault(policy, Map.of()),
-						after.identities.getOrDefault(policy, Map.of()), (identity) -> changed(policy, identity)));
-	}
-
-	/** Calls {@code action} with each key whose value differs between two maps (deeply, for maps of maps). */
-	private static void differing(Map<String, ?> before, Map<String, ?> after, Consumer<String> action) {
-		Set<String> keys = new LinkedHashSet<>(before.keySet());
-		keys.addAll(after.keySet());
-		keys.stream().filter((key) -> !Objects.equals(before.get(key), after.get(key))).forEach(action);
-	}
-
-	private void changed(String policy, @Nullable String identity) {
-		tell((listener) -> listener.overrideChanged(policy, identity));
-	}
-
-	private static String field(String policy, @Nullable String identity) {
-		return (identity != null) ? policy + SEPARATOR + identity : policy;
-	}
-
-	/** What an instance applies: immutable, swapped whole on every refresh. */
-	private static final class Snapshot {
+	/**
+	 * What an instance applies: immutable, swapped whole on every refresh, with the policies it made, so that a hot
+	 * identity's policy is built once (at most {@value #MAX_APPLIED} of them).
+	 */
+	private record Snapshot(Map<Field, RuntimeOverride> overrides, Map<Applied, RateLimitPolicy> applied) {
 
 		static final Snapshot EMPTY = new Snapshot(Map.of(), Map.of());
 
-		/** At most this many overridden policies are kept built (one per policy and overridden identity). */
 		private static final int MAX_APPLIED = 10_000;
 
 		/** A policy and an override applied to it. */
 		private record Applied(RateLimitPolicy policy, RuntimeOverride override) {
 		}
 
-		final Map<String, RuntimeOverride> policies;
-
-		final Map<String, Map<String, RuntimeOverride>> identities;
-
-		/** Overridden policies by what they were made of, so that a hot identity's policy is built once. */
-		private final Map<Applied, RateLimitPolicy> applied = new ConcurrentHashMap<>();
-
-		Snapshot(Map<String, RuntimeOverride> policies, Map<String, Map<String, RuntimeOverride>> identities) {
-			this.policies = Collections.unmodifiableMap(policies);
-			this.identities = Collections.unmodifiableMap(identities);
-		}
-
-		boolean isEmpty() {
-			return this.policies.isEmpty() && this.identities.isEmpty();
+		/** The overrides of the store's fields; an unreadable one is skipped. */
+		static Snapshot read(Map<String, String> fields) {
+			Map<Field, RuntimeOverride> overrides = new LinkedHashMap<>();
+			fields.forEach((field, value) -> {
+				try {
+					overrides.put(Field.parse(field), RuntimeOverride.parse(value));
+				}
+				catch (IllegalArgumentException ex) {
+					logger.warn("Ignoring the unreadable rate-limit override '" + field + "' = '" + value + "': "
+							+ ex.getMessage());
+				}
+			});
+			return new Snapshot(Collections.unmodifiableMap(overrides), new ConcurrentHashMap<>());
 		}
 
 		boolean enforced(String policy) {
-			RuntimeOverride all = this.policies.get(ALL);
-			RuntimeOverride own = this.policies.get(policy);
+			if (this.overrides.isEmpty()) {
+				return true;
+			}
+			RuntimeOverride all = this.overrides.get(new Field(ALL, null));
+			RuntimeOverride own = this.overrides.get(new Field(policy, null));
 			return (all == null || !all.disables()) && (own == null || !own.disables());
 		}
 
 		RateLimitPolicy apply(RateLimitPolicy policy, String identity) {
-			RateLimitPolicy result = policy;
-			RuntimeOverride whole = this.policies.get(policy.name());
-			if (whole != null) {
-				result = safely(result, whole);
+			if (this.overrides.isEmpty()) {
+				return policy;
 			}
-			Map<String, RuntimeOverride> byIdentity = this.identities.get(policy.name());
-			RuntimeOverride own = (byIdentity != null) ? byIdentity.get(identity) : null;
-			if (own != null) {
-				result = safely(result, own);
-			}
-			return result;
+			RateLimitPolicy whole = safely(policy, this.overrides.get(new Field(policy.name(), null)));
+			return safely(whole, this.overrides.get(new Field(policy.name(), identity)));
 		}
 
 		/** An override that no longer fits the policy (its configuration changed) is skipped, not fatal. */
-		private RateLimitPolicy safely(RateLimitPolicy policy, RuntimeOverride override) {
+		private RateLimitPolicy safely(RateLimitPolicy policy, @Nullable RuntimeOverride override) {
+			if (override == null) {
+				return policy;
+			}
 			Applied key = new Applied(policy, override);
 			RateLimitPolicy cached = this.applied.get(key);
 			if (cached != null) {
@@ -409,8 +377,12 @@ public final class RateLimitOverrides {
 		 */
 		boolean remove(String field);
 
-		/** @param listener called when the overrides may have changed: on a notification and at each reconcile */
-		void onChange(Runnable listener);
+		/**
+		 * Sets what to do when the overrides may have changed (on a notification, at each reconcile), replacing what
+		 * was set; never called by default (a store of one instance: set and remove refresh the overrides themselves).
+		 */
+		default void onChange(Runnable listener) {
+		}
 
 		/**
 		 * Tells the other instances that state was reset; nothing by default (a store of one instance).
@@ -421,7 +393,7 @@ public final class RateLimitOverrides {
 		}
 
 		/**
-		 * Registers what to do when another instance announces a reset; never called by default.
+		 * Sets what to do when another instance announces a reset, replacing what was set; never called by default.
 		 * @param listener its {@link Listener#stateReset} is called with the policy and the identity reset (null for
 		 * all), both null when resets may have been missed
 		 */
@@ -448,11 +420,6 @@ public final class RateLimitOverrides {
 		@Override
 		public boolean remove(String field) {
 			return this.fields.remove(field) != null;
-		}
-
-		@Override
-		public void onChange(Runnable listener) {
-			// set and remove refresh the overrides themselves
 		}
 
 	}

@@ -2,13 +2,10 @@ package io.github.ratelimit.spring;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -55,9 +52,12 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 
 	private final Duration reconcileInterval;
 
-	private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+	/** What the overrides' owner is told: the overrides may have changed; state was reset. */
+	private volatile Runnable changed = () -> {
+	};
 
-	private final List<RateLimitOverrides.Listener> resetListeners = new CopyOnWriteArrayList<>();
+	private volatile RateLimitOverrides.Listener resetListener = (policy, identity) -> {
+	};
 
 	/** The key counting the resets announced. */
 	private final String resets;
@@ -118,7 +118,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 
 	@Override
 	public void onChange(Runnable listener) {
-		this.listeners.add(listener);
+		this.changed = listener;
 	}
 
 	/**
@@ -130,9 +130,9 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		try {
 			Long count = this.redis.opsForValue().increment(this.resets);
 			if (count != null) {
-				ownReset(count);
-				this.redis.convertAndSend(this.channel,
-						RESET_WRITER.writeValueAsString(new ResetMessage(this.instance, count, policy, identity)));
+				ResetMessage reset = new ResetMessage(this.instance, count, policy, identity);
+				heard(reset);
+				this.redis.convertAndSend(this.channel, RESET_WRITER.writeValueAsString(reset));
 			}
 		}
 		catch (RuntimeException ex) {
@@ -142,52 +142,35 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 
 	@Override
 	public void onReset(RateLimitOverrides.Listener listener) {
-		this.resetListeners.add(listener);
+		this.resetListener = listener;
 	}
 
 	private void received(Message message) {
 		ResetMessage reset = ResetMessage.parse(new String(message.getBody(), StandardCharsets.UTF_8));
-		if (reset == null) {
-			changed();
-		}
-		else if (!reset.instance.equals(this.instance)) {
-			othersReset(reset);
-		}
-	}
-
-	/**
-	 * This instance's own reset, counted: its listeners heard of it already; a gap is resets missed meanwhile. A
-	 * reconcile that read the count between the increment and this already stood for it (and for the gap).
-	 */
-	private void ownReset(long count) {
-		boolean missed;
-		synchronized (this) {
-			missed = this.resetsSeen < 0 || count > this.resetsSeen + 1;
-			this.resetsSeen = Math.max(this.resetsSeen, count);
-		}
-		if (missed) {
-			reset(null, null);
-		}
-	}
-
-	/**
-	 * Another instance's reset: the next one counted, or one overtaken by a later message, is applied as it says;
-	 * one after a gap (messages missed) or before the count was first read stands for everything.
-	 */
-	private void othersReset(ResetMessage message) {
-		boolean everything;
-		synchronized (this) {
-			long seen = this.resetsSeen;
-			everything = seen < 0 || message.count > seen + 1;
-			if (everything || message.count == seen + 1) {
-				this.resetsSeen = message.count;
-			}
-		}
-		if (everything) {
-			reset(null, null);
+		if (reset != null) {
+			heard(reset);
 		}
 		else {
-			reset(message.policy, message.identity);
+			this.changed.run();
+		}
+	}
+
+	/**
+	 * A reset counted, this instance's own (its listeners heard of it already) or another's: the next one counted, or
+	 * one overtaken by a later message, applies as it says; one after a gap (messages missed) or before the count was
+	 * first read stands for everything. A reconcile that read the count meanwhile already stood for it.
+	 */
+	private void heard(ResetMessage reset) {
+		boolean gap;
+		synchronized (this) {
+			gap = this.resetsSeen < 0 || reset.count > this.resetsSeen + 1;
+			this.resetsSeen = Math.max(this.resetsSeen, reset.count);
+		}
+		if (gap) {
+			this.resetListener.stateReset(null, null);
+		}
+		else if (!reset.instance.equals(this.instance)) {
+			this.resetListener.stateReset(reset.policy, reset.identity);
 		}
 	}
 
@@ -217,26 +200,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 			}
 		}
 		if (missed) {
-			reset(null, null);
-		}
-	}
-
-	private void reset(@Nullable String policy, @Nullable String identity) {
-		each(this.resetListeners, (listener) -> listener.stateReset(policy, identity), "a rate-limit reset");
-	}
-
-	private void changed() {
-		each(this.listeners, Runnable::run, "the rate-limit overrides");
-	}
-
-	private static <T> void each(List<T> listeners, Consumer<T> call, String what) {
-		for (T listener : listeners) {
-			try {
-				call.accept(listener);
-			}
-			catch (RuntimeException ex) {
-				logger.debug("Could not apply " + what, ex);
-			}
+			this.resetListener.stateReset(null, null);
 		}
 	}
 
@@ -247,27 +211,23 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	 */
 	@Override
 	public void start() {
-		CountDownLatch listening = new CountDownLatch(1);
+		CountDownLatch tried = new CountDownLatch(1);
 		synchronized (this) {
 			if (this.running) {
 				return;
 			}
 			this.running = true;
 			Scheduler.Worker worker = Schedulers.boundedElastic().createWorker();
-			long millis = this.reconcileInterval.toMillis();
 			worker.schedule(() -> {
-				try {
-					listen();
-				}
-				finally {
-					listening.countDown();
-				}
+				listen();
+				tried.countDown();
 			});
+			long millis = this.reconcileInterval.toMillis();
 			worker.schedulePeriodically(this::reconcile, millis, millis, TimeUnit.MILLISECONDS);
 			this.reconciler = worker;
 		}
 		try {
-			listening.await(START_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+			tried.await(START_WAIT_MILLIS, TimeUnit.MILLISECONDS);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
@@ -275,22 +235,18 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	}
 
 	private void reconcile() {
-		if (this.container == null) {
-			listen();
-		}
-		changed();
+		listen();
+		this.changed.run();
 		reconcileResets();
 	}
 
 	/**
-	 * Subscribes to the channel, on the store's worker, outside the monitor so that a stop never waits for a silent
-	 * Redis; a subscription a stop overtook is closed.
+	 * Subscribes to the channel unless subscribed, on the store's worker, outside the monitor so that a stop never
+	 * waits for a silent Redis; a subscription a stop overtook is closed.
 	 */
 	private void listen() {
-		synchronized (this) {
-			if (!this.running || this.container != null) {
-				return;
-			}
+		if (!this.running || this.container != null) {
+			return;
 		}
 		RedisMessageListenerContainer listening = new RedisMessageListenerContainer();
 		listening.setConnectionFactory(this.connectionFactory);
@@ -305,14 +261,12 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 			destroy(listening);
 			return;
 		}
-		boolean kept;
 		synchronized (this) {
-			kept = this.running && this.container == null;
-			if (kept) {
+			if (this.running) {
 				this.container = listening;
 			}
 		}
-		if (!kept) {
+		if (this.container != listening) {
 			destroy(listening);
 			return;
 		}

@@ -5,7 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 
-import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitPolicy.Limits;
@@ -54,13 +53,6 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 	/** @return whether it switches enforcement off ({@code enabled} false) */
 	public boolean disables() {
 		return Boolean.FALSE.equals(this.enabled);
-	}
-
-	/** @return whether every value is null */
-	@JsonIgnore
-	public boolean isEmpty() {
-		return this.limit == null && this.window == null && this.burst == null && this.minInterval == null
-				&& this.enabled == null;
 	}
 
 	/** @return the limits it sets, for {@link RateLimitPolicy#with} */
