@@ -93,31 +93,18 @@ public final class RateLimitEnforcer {
 	}
 
 	/**
-	 * Evaluates targets for a request, blocking.
+	 * Evaluates targets for a request without blocking.
 	 * @param targets the policies to apply
 	 * @param method the rate-limited method, or null in a filter
 	 * @param args its arguments, or null
 	 * @return the decision
 	 */
-	public RateLimitDecision check(RequestContext request, List<Target> targets, @Nullable Method method,
-			@Nullable Object @Nullable [] args) {
-		Prepared prepared = prepare(request, targets, method, args);
-		return (prepared.denied != null) ? prepared.denied : this.limiter.check(prepared.request);
-	}
-
-	/**
-	 * Evaluates targets for a request without blocking; the parameters are {@link #check}'s.
-	 * @return the decision
-	 */
 	public Mono<RateLimitDecision> checkAsync(RequestContext request, List<Target> targets, @Nullable Method method,
 			@Nullable Object @Nullable [] args) {
-		return Mono.defer(() -> {
-			Prepared prepared = prepare(request, targets, method, args);
-			return (prepared.denied != null) ? Mono.just(prepared.denied) : this.limiter.checkAsync(prepared.request);
-		});
+		return Mono.defer(() -> prepare(request, targets, method, args));
 	}
 
-	private Prepared prepare(RequestContext request, List<Target> targets, @Nullable Method method,
+	private Mono<RateLimitDecision> prepare(RequestContext request, List<Target> targets, @Nullable Method method,
 			@Nullable Object @Nullable [] args) {
 		RateLimitRequest.Builder builder = RateLimitRequest.builder();
 		List<PolicyDecision> denied = new ArrayList<>();
@@ -160,10 +147,8 @@ public final class RateLimitEnforcer {
 			builder.add(effective, identity, (target.cost() > 0) ? Math.min(target.cost(), effective.capacity())
 					: effective.cost());
 		}
-		return new Prepared(builder.build(), denied.isEmpty() ? null : new RateLimitDecision(denied, Permit.NONE));
-	}
-
-	private record Prepared(RateLimitRequest request, @Nullable RateLimitDecision denied) {
+		return denied.isEmpty() ? this.limiter.checkAsync(builder.build())
+				: Mono.just(new RateLimitDecision(denied, Permit.NONE));
 	}
 
 }

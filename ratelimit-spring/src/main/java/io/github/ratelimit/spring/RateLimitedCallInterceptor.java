@@ -9,7 +9,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -18,6 +19,7 @@ import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -37,8 +39,9 @@ import org.springframework.util.function.SingletonSupplier;
  * for the servlet and WebFlux interceptors' calls outside a request or waiting for a turn. Admitted, the method runs
  * and its permits are released when it (or its {@code Mono}, {@code Flux}, {@code CompletableFuture}) ends; denied,
  * it throws {@link RateLimitExceededException}, or waits out the retry-after and asks again within its
- * {@code maxWait}. Blocking methods park the thread; reactive results are checked per subscription and futures at
- * once, without blocking (the method then runs on the bounded elastic scheduler).
+ * {@code maxWait}. Reactive results are checked per subscription and futures at
+ * once, without blocking (the method then runs on the bounded elastic scheduler). All wait the same non-blocking
+ * way; a blocking method's thread waits on it.
  */
 public final class RateLimitedCallInterceptor implements MethodInterceptor {
 
@@ -82,7 +85,7 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		Call call = new Call(enforcer, (request != null) ? request : new MethodCallContext(method, invocation),
-				targets, method, invocation.getArguments().clone(), maxWait(method, targetClass));
+				targets, method, invocation.getArguments().clone(), maxWait(method, targetClass), new AtomicReference<>());
 		Class<?> returnType = method.getReturnType();
 		if (returnType == Mono.class) {
 			return Mono.usingWhen(call.admitAsync(), (decision) -> Mono.from(proceed(invocation)),
@@ -101,7 +104,7 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 					.doFinally((signal) -> decision.permit().releaseAsync().subscribe()))
 				.toFuture();
 		}
-		RateLimitDecision decision = call.admit();
+		RateLimitDecision decision = call.await();
 		try {
 			return invocation.proceed();
 		}
@@ -213,30 +216,29 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		}
 	}
 
-	/** One call's check: its policies, identity source and longest wait. */
+	/** One call's check: its policies, identity source and longest wait, and the denial it waits out. */
 	private record Call(RateLimitEnforcer enforcer, RequestContext request, List<RateLimitEnforcer.Target> targets,
-			Method method, @Nullable Object[] args, Duration maxWait) {
+			Method method, @Nullable Object[] args, Duration maxWait, AtomicReference<RateLimitDecision> waitingOut) {
 
-		/** Checks, parking the thread between tries; the admitted decision, or throws the last denial. */
-		RateLimitDecision admit() {
-			long deadline = System.nanoTime() + this.maxWait.toNanos();
-			while (true) {
-				RateLimitDecision decision = this.enforcer.check(this.request, this.targets, this.method, this.args);
-				if (decision.allowed()) {
-					return decision;
-				}
-				long wait = nextWait(decision, deadline);
-				if (wait < 0) {
-					throw new RateLimitExceededException(decision);
-				}
-				long until = System.nanoTime() + wait;
-				for (long left = wait; left > 0; left = until - System.nanoTime()) {
-					LockSupport.parkNanos(this, left);
-					if (Thread.currentThread().isInterrupted()) {
-						// the interrupt stays set for the caller, who gets the denial it was waiting out
-						throw new RateLimitExceededException(decision);
-					}
-				}
+		/**
+		 * Waits on {@link #admitAsync()}, on any thread (not only where {@code block()} is allowed). An interrupt
+		 * cancels the wait and throws the denial it was waiting out (or, during the first check, an
+		 * {@link IllegalStateException}); the thread's flag stays set for the caller.
+		 */
+		RateLimitDecision await() {
+			CompletableFuture<RateLimitDecision> admitted = admitAsync().toFuture();
+			try {
+				return admitted.get();
+			}
+			catch (InterruptedException ex) {
+				admitted.cancel(true);
+				Thread.currentThread().interrupt();
+				RateLimitDecision denied = this.waitingOut.get();
+				throw (denied != null) ? new RateLimitExceededException(denied)
+						: new IllegalStateException("Interrupted while waiting for the rate-limit backend", ex);
+			}
+			catch (ExecutionException ex) {
+				throw Exceptions.propagate(Objects.requireNonNullElse(ex.getCause(), ex));
 			}
 		}
 
@@ -254,6 +256,7 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 				if (wait < 0) {
 					return Mono.error(new RateLimitExceededException(decision));
 				}
+				this.waitingOut.set(decision);
 				return Mono.delay(Duration.ofNanos(wait)).then(Mono.defer(() -> admitAsync(deadline)));
 			});
 		}

@@ -78,7 +78,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 		if (targets.isEmpty()) {
 			return proceed;
 		}
-		return scope.check(this.enforcer, targets, null, null).flatMap((decision) -> {
+		return scope.check(this.enforcer, request, targets, null, null).flatMap((decision) -> {
 			if (decision.allowed()) {
 				scope.setHeaders(this.responses.headers(decision));
 				return proceed;

@@ -7,6 +7,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimitResponses;
@@ -75,7 +76,8 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 			if (waits) {
 				return beanCall(invocation, scope.request());
 			}
-			Mono<RateLimitDecision> admit = admit(enforcer, scope, targets, method, args);
+			Mono<RateLimitDecision> admit = scope.admit(enforcer, this.responses.get(), scope.request(), targets,
+					method, args, scope::setHeaders);
 			Function<RateLimitDecision, Mono<Void>> done = (decision) -> done(scope, decision);
 			return (returnType == Mono.class)
 					? Mono.usingWhen(admit, (decision) -> Mono.from(RateLimitedCallInterceptor.proceed(invocation)),
@@ -103,30 +105,9 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 		}
 	}
 
-	/**
-	 * Checks the method's policies for the exchange: emits the admitted decision, or gives back what the exchange's
-	 * earlier checks took and signals the denial.
-	 */
-	private Mono<RateLimitDecision> admit(RateLimitEnforcer enforcer, ExchangeScope scope,
-			List<RateLimitEnforcer.Target> targets, Method method, @Nullable Object[] args) {
-		return Mono.defer(() -> {
-			List<RateLimitDecision> earlier = scope.admitted();
-			return scope.check(enforcer, targets, method, args).flatMap((decision) -> {
-				if (decision.allowed()) {
-					scope.setHeaders(this.responses.get().headers(RateLimitDecision.merge(scope.admitted())));
-					return Mono.just(decision);
-				}
-				// the earlier admitted decisions are reported as given back; they are given back when the denial
-				// becomes the 429 (RateLimitWebExceptionHandler), so an application that recovers from it is still
-				// counted
-				return Mono.error(new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision)));
-			});
-		});
-	}
-
 	/** Without the filter nobody else releases the call's permits: it does, when its result terminates. */
 	private static Mono<Void> done(ExchangeScope scope, RateLimitDecision decision) {
-		return scope.isFilterOwned() ? Mono.empty() : HeldPermits.release(decision.permit());
+		return scope.isFilterOwned() ? Mono.empty() : DecisionScope.release(decision.permit());
 	}
 
 	static boolean isSupported(Class<?> returnType) {

@@ -2,6 +2,7 @@ package io.github.ratelimit.spring.servlet;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.Objects;
 
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.RateLimitEnforcer;
@@ -63,7 +64,7 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 			if (response.isCommitted()) {
 				throw ex;
 			}
-			scope.reverseAdmitted();
+			scope.reverseAdmitted().block();
 			RequestScope.write(response, this.responses.reject(ex.decision(), scope.request()));
 		}
 		finally {
@@ -95,7 +96,8 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 		if (targets.isEmpty()) {
 			return true;
 		}
-		RateLimitDecision decision = scope.check(this.enforcer, targets, null, null);
+		RateLimitDecision decision = Objects
+			.requireNonNull(scope.check(this.enforcer, scope.request(), targets, null, null).block());
 		if (!decision.allowed()) {
 			RequestScope.write(response, this.responses.reject(decision, scope.request()));
 			return false;

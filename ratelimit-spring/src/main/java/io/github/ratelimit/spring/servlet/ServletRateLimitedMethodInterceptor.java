@@ -4,7 +4,6 @@ import java.lang.reflect.Method;
 import java.util.List;
 import java.util.function.Supplier;
 
-import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimitResponses;
@@ -61,17 +60,14 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 		if (!this.calls.maxWait(method, targetClass).isZero()) {
 			return this.calls.invoke(invocation, scope.request());
 		}
-		List<RateLimitDecision> earlier = scope.admitted();
-		RateLimitDecision decision = scope.check(enforcer, targets, method, invocation.getArguments());
-		if (!decision.allowed()) {
-			// what earlier checks took is given back when the 429 is written (RateLimitExceptionResolver), not here:
-			// an application that catches the exception and serves the request anyway must still be counted
-			throw new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision));
-		}
 		HttpServletResponse response = servlet.getResponse();
-		if (response != null && !response.isCommitted()) {
-			RequestScope.setHeaders(response, this.responses.get().headers(RateLimitDecision.merge(scope.admitted())));
-		}
+		scope.admit(enforcer, this.responses.get(), scope.request(), targets, method, invocation.getArguments(),
+				(headers) -> {
+					if (response != null && !response.isCommitted()) {
+						RequestScope.setHeaders(response, headers);
+					}
+				})
+			.block();
 		return invocation.proceed();
 	}
 
