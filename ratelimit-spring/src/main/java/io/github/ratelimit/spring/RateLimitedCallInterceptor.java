@@ -87,15 +87,8 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		Call call = new Call(enforcer, (request != null) ? request : new MethodCallContext(method, invocation),
 				targets, method, invocation.getArguments().clone(), maxWait(method, targetClass), new AtomicReference<>());
 		Class<?> returnType = method.getReturnType();
-		if (returnType == Mono.class) {
-			return Mono.usingWhen(call.admitAsync(), (decision) -> Mono.from(proceed(invocation)),
-					RateLimitedCallInterceptor::release, (decision, error) -> release(decision),
-					RateLimitedCallInterceptor::release);
-		}
-		if (returnType == Flux.class || returnType == Publisher.class) {
-			return Flux.usingWhen(call.admitAsync(), (decision) -> proceed(invocation),
-					RateLimitedCallInterceptor::release, (decision, error) -> release(decision),
-					RateLimitedCallInterceptor::release);
+		if (returnType == Mono.class || returnType == Flux.class || returnType == Publisher.class) {
+			return admitted(invocation, call.admitAsync(), RateLimitedCallInterceptor::release);
 		}
 		if (returnType == CompletableFuture.class || returnType == CompletionStage.class) {
 			return call.admitAsync()
@@ -187,6 +180,24 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 
 	private static Mono<Void> release(RateLimitDecision decision) {
 		return decision.permit().releaseAsync();
+	}
+
+	/**
+	 * A method's publisher, of its return type ({@code Mono} or else {@code Flux}), that runs the method per
+	 * subscription once {@code admit} emits, and calls {@code done} with the decision however it ends.
+	 * @param invocation a call of a method returning {@code Mono}, {@code Flux} or {@code Publisher}
+	 * @param admit emits the admitted decision, or signals the denial (the method then never runs)
+	 * @param done what to do when the method's publisher terminates or is cancelled
+	 * @return the publisher
+	 */
+	public static Publisher<?> admitted(MethodInvocation invocation, Mono<RateLimitDecision> admit,
+			Function<RateLimitDecision, Mono<Void>> done) {
+		if (invocation.getMethod().getReturnType() == Mono.class) {
+			return Mono.usingWhen(admit, (decision) -> Mono.from(proceed(invocation)), done,
+					(decision, error) -> done.apply(decision), done);
+		}
+		return Flux.usingWhen(admit, (decision) -> proceed(invocation), done, (decision, error) -> done.apply(decision),
+				done);
 	}
 
 	/**

@@ -3,7 +3,6 @@ package io.github.ratelimit.spring.reactive;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.List;
-import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.github.ratelimit.core.RateLimitDecision;
@@ -72,26 +71,17 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 		}
 		@Nullable Object[] args = invocation.getArguments().clone();
 		boolean waits = !this.calls.maxWait(method, targetClass).isZero();
-		Function<ExchangeScope, Publisher<?>> inScope = (scope) -> {
-			if (waits) {
-				return beanCall(invocation, scope.request());
+		Flux<?> checked = Flux.deferContextual((context) -> {
+			if (!ExchangeScope.isPresent(context)) {
+				return beanCall(invocation, null);
 			}
-			Mono<RateLimitDecision> admit = scope.admit(enforcer, this.responses.get(), scope.request(), targets,
-					method, args, scope::setHeaders);
-			Function<RateLimitDecision, Mono<Void>> done = (decision) -> done(scope, decision);
-			return (returnType == Mono.class)
-					? Mono.usingWhen(admit, (decision) -> Mono.from(RateLimitedCallInterceptor.proceed(invocation)),
-							done, (decision, error) -> done.apply(decision), done)
-					: Flux.usingWhen(admit, (decision) -> RateLimitedCallInterceptor.proceed(invocation), done,
-							(decision, error) -> done.apply(decision), done);
-		};
-		if (returnType == Mono.class) {
-			return Mono.deferContextual((context) -> ExchangeScope.isPresent(context)
-					? ExchangeScope.current(context).flatMap((scope) -> Mono.from(inScope.apply(scope)))
-					: Mono.from(beanCall(invocation, null)));
-		}
-		return Flux.deferContextual((context) -> ExchangeScope.isPresent(context)
-				? ExchangeScope.current(context).flatMapMany(inScope) : beanCall(invocation, null));
+			return ExchangeScope.current(context).flatMapMany((scope) -> waits ? beanCall(invocation, scope.request())
+					: RateLimitedCallInterceptor.admitted(invocation, scope.admit(enforcer, this.responses.get(),
+							scope.request(), targets, method, args, scope::setHeaders),
+							(decision) -> done(scope, decision)));
+		});
+		// a Mono's check and call emit one value at most
+		return (returnType == Mono.class) ? Mono.fromDirect(checked) : checked;
 	}
 
 	@SuppressWarnings("unchecked")
