@@ -74,18 +74,14 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 	 * @throws Throwable what the method throws, or {@link RateLimitExceededException} on a denial
 	 */
 	public @Nullable Object invoke(MethodInvocation invocation, @Nullable RequestContext request) throws Throwable {
-		Method method = invocation.getMethod();
-		if (ReflectionUtils.isObjectMethod(method)) {
-			return invocation.proceed();
-		}
-		RateLimitEnforcer enforcer = this.enforcer.get();
-		Class<?> targetClass = targetClass(invocation);
-		List<RateLimitEnforcer.Target> targets = enforcer.annotationTargets(method, targetClass);
+		List<RateLimitEnforcer.Target> targets = targets(invocation);
 		if (targets.isEmpty()) {
 			return invocation.proceed();
 		}
-		Call call = new Call(enforcer, (request != null) ? request : new MethodCallContext(method, invocation),
-				targets, method, invocation.getArguments().clone(), maxWait(method, targetClass), new AtomicReference<>());
+		Method method = invocation.getMethod();
+		Call call = new Call(this.enforcer.get(),
+				(request != null) ? request : new MethodCallContext(method, invocation), targets, method,
+				invocation.getArguments().clone(), maxWait(method, targetClass(invocation)), new AtomicReference<>());
 		Class<?> returnType = method.getReturnType();
 		if (returnType == Mono.class || returnType == Flux.class || returnType == Publisher.class) {
 			return admitted(invocation, call.admitAsync(), RateLimitedCallInterceptor::release);
@@ -104,6 +100,26 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		finally {
 			decision.permit().release();
 		}
+	}
+
+	/**
+	 * The {@link RateLimited} policies of a call ({@link RateLimitEnforcer#annotationTargets}).
+	 * @param invocation the call
+	 * @return the policies, none for {@code Object}'s methods
+	 */
+	public List<RateLimitEnforcer.Target> targets(MethodInvocation invocation) {
+		Method method = invocation.getMethod();
+		return ReflectionUtils.isObjectMethod(method) ? List.of()
+				: this.enforcer.get().annotationTargets(method, targetClass(invocation));
+	}
+
+	/**
+	 * Whether a call may wait for its turn: a bean method call then, not a request's.
+	 * @param invocation the call
+	 * @return whether its {@link #maxWait} is not zero
+	 */
+	public boolean waits(MethodInvocation invocation) {
+		return !maxWait(invocation.getMethod(), targetClass(invocation)).isZero();
 	}
 
 	/**

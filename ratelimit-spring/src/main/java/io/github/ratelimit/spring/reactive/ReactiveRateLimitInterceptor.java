@@ -52,25 +52,22 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
 	@Override
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
-		Method method = invocation.getMethod();
-		Class<?> targetClass = RateLimitedCallInterceptor.targetClass(invocation);
-		Class<?> returnType = method.getReturnType();
-		if (!isSupported(returnType)) {
-			if (ReflectionUtils.isObjectMethod(method)) {
-				return invocation.proceed();
-			}
-			if (!RateLimitedCallInterceptor.isController(targetClass)) {
-				return this.calls.invoke(invocation);
-			}
-			throw new IllegalStateException(unsupportedMessage(method, targetClass));
-		}
-		RateLimitEnforcer enforcer = this.enforcer.get();
-		List<RateLimitEnforcer.Target> targets = enforcer.annotationTargets(method, targetClass);
+		List<RateLimitEnforcer.Target> targets = this.calls.targets(invocation);
 		if (targets.isEmpty()) {
 			return invocation.proceed();
 		}
+		Method method = invocation.getMethod();
+		Class<?> returnType = method.getReturnType();
+		if (!isSupported(returnType)) {
+			Class<?> targetClass = RateLimitedCallInterceptor.targetClass(invocation);
+			if (RateLimitedCallInterceptor.isController(targetClass)) {
+				throw new IllegalStateException(unsupportedMessage(method, targetClass));
+			}
+			return this.calls.invoke(invocation);
+		}
+		RateLimitEnforcer enforcer = this.enforcer.get();
 		@Nullable Object[] args = invocation.getArguments().clone();
-		boolean waits = !this.calls.maxWait(method, targetClass).isZero();
+		boolean waits = this.calls.waits(invocation);
 		Flux<?> checked = Flux.deferContextual((context) -> {
 			if (!ExchangeScope.isPresent(context)) {
 				return beanCall(invocation, null);

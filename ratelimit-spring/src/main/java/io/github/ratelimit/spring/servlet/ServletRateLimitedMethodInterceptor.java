@@ -1,6 +1,5 @@
 package io.github.ratelimit.spring.servlet;
 
-import java.lang.reflect.Method;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -13,7 +12,6 @@ import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.util.ReflectionUtils;
 import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
@@ -43,31 +41,24 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 
 	@Override
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
-		Method method = invocation.getMethod();
-		if (ReflectionUtils.isObjectMethod(method)) {
-			return invocation.proceed();
-		}
 		if (!(RequestContextHolder.getRequestAttributes() instanceof ServletRequestAttributes servlet)) {
 			return this.calls.invoke(invocation);
 		}
-		RateLimitEnforcer enforcer = this.enforcer.get();
-		Class<?> targetClass = RateLimitedCallInterceptor.targetClass(invocation);
-		List<RateLimitEnforcer.Target> targets = enforcer.annotationTargets(method, targetClass);
+		List<RateLimitEnforcer.Target> targets = this.calls.targets(invocation);
 		if (targets.isEmpty()) {
 			return invocation.proceed();
 		}
 		RequestScope scope = RequestScope.of(servlet.getRequest());
-		if (!this.calls.maxWait(method, targetClass).isZero()) {
+		if (this.calls.waits(invocation)) {
 			return this.calls.invoke(invocation, scope.request());
 		}
 		HttpServletResponse response = servlet.getResponse();
-		scope.admit(enforcer, this.responses.get(), scope.request(), targets, method, invocation.getArguments(),
-				(headers) -> {
+		scope.admit(this.enforcer.get(), this.responses.get(), scope.request(), targets, invocation.getMethod(),
+				invocation.getArguments(), (headers) -> {
 					if (response != null && !response.isCommitted()) {
 						RequestScope.setHeaders(response, headers);
 					}
-				})
-			.block();
+				}).block();
 		return invocation.proceed();
 	}
 
