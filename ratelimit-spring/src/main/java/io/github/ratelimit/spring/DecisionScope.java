@@ -1,6 +1,7 @@
 package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -14,8 +15,6 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-
-import org.springframework.http.HttpHeaders;
 
 /**
  * What the rate limiter holds of one request, the same for the servlet request, the WebFlux exchange and the
@@ -45,26 +44,32 @@ public class DecisionScope {
 	}
 
 	/**
-	 * Checks a {@link RateLimited} method's policies for the request: admitted, emits the decision and hands the
-	 * headers of every admitted decision to {@code headers}; denied, signals a {@link RateLimitExceededException}
-	 * carrying the request's earlier decisions as given back ({@link RateLimitDecision#mergeDenied}). They are given
-	 * back when the denial becomes the rejection, so an application that recovers from it is still counted.
+	 * Admits a check of the request's ({@link #check}, subscribed again per try): emits its decision once admitted,
+	 * after handing what the headers report (all admitted decisions merged) to {@code onAdmitted}. Denied, it waits
+	 * out the retry-after and tries again while that ends within {@code maxWait} (measured from the first try), else
+	 * signals a {@link RateLimitExceededException} carrying the earlier admitted decisions as given back
+	 * ({@link RateLimitDecision#mergeDenied}); they are given back when the denial becomes the rejection, so an
+	 * application that recovers from it is still counted.
 	 * @return the admitted decision
 	 */
-	public Mono<RateLimitDecision> admit(RateLimitEnforcer enforcer, RateLimitResponses responses,
-			RequestContext request, List<RateLimitEnforcer.Target> targets, Method method, @Nullable Object[] args,
-			Consumer<HttpHeaders> headers) {
-		return Mono.defer(() -> {
-			List<RateLimitDecision> earlier = admitted();
-			return check(enforcer, request, targets, method, args).handle((decision, sink) -> {
-				if (decision.allowed()) {
-					headers.accept(responses.headers(RateLimitDecision.merge(admitted())));
-					sink.next(decision);
-				}
-				else {
-					sink.error(new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision)));
-				}
-			});
+	public Mono<RateLimitDecision> admit(Mono<RateLimitDecision> check, Duration maxWait,
+			Consumer<RateLimitDecision> onAdmitted) {
+		return Mono.defer(() -> admit(check, maxWait, System.nanoTime() + maxWait.toNanos(), onAdmitted));
+	}
+
+	private Mono<RateLimitDecision> admit(Mono<RateLimitDecision> check, Duration maxWait, long deadline,
+			Consumer<RateLimitDecision> onAdmitted) {
+		List<RateLimitDecision> earlier = admitted();
+		return check.flatMap((decision) -> {
+			if (decision.allowed()) {
+				onAdmitted.accept(RateLimitDecision.merge(admitted()));
+				return Mono.just(decision);
+			}
+			long wait = decision.retryAfter().toNanos();
+			if (maxWait.isZero() || wait <= 0 || System.nanoTime() + wait - deadline > 0) {
+				return Mono.error(new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision)));
+			}
+			return Mono.delay(Duration.ofNanos(wait)).then(Mono.defer(() -> admit(check, maxWait, deadline, onAdmitted)));
 		});
 	}
 

@@ -10,7 +10,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -81,7 +80,7 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		Method method = invocation.getMethod();
 		Call call = new Call(this.enforcer.get(),
 				(request != null) ? request : new MethodCallContext(method, invocation), targets, method,
-				invocation.getArguments().clone(), maxWait(method, targetClass(invocation)), new AtomicReference<>());
+				invocation.getArguments().clone(), maxWait(method, targetClass(invocation)));
 		Class<?> returnType = method.getReturnType();
 		if (returnType == Mono.class || returnType == Flux.class || returnType == Publisher.class) {
 			return admitted(invocation, call.admitAsync(), RateLimitedCallInterceptor::release);
@@ -243,58 +242,43 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		}
 	}
 
-	/** One call's check: its policies, identity source and longest wait, and the denial it waits out. */
+	/** One call's check: its policies, identity source and longest wait; each admission on a scope of its own. */
 	private record Call(RateLimitEnforcer enforcer, RequestContext request, List<RateLimitEnforcer.Target> targets,
-			Method method, @Nullable Object[] args, Duration maxWait, AtomicReference<RateLimitDecision> waitingOut) {
+			Method method, @Nullable Object[] args, Duration maxWait) {
 
 		/**
-		 * Waits on {@link #admitAsync()}, on any thread (not only where {@code block()} is allowed). An interrupt
-		 * cancels the wait and throws the denial it was waiting out (or, during the first check, an
+		 * Waits on the admission, on any thread (not only where {@code block()} is allowed). An interrupt cancels the
+		 * wait and throws the denial it was waiting out (or, during the first check, an
 		 * {@link IllegalStateException}); the thread's flag stays set for the caller.
 		 */
 		RateLimitDecision await() {
-			CompletableFuture<RateLimitDecision> admitted = admitAsync().toFuture();
+			DecisionScope scope = new DecisionScope();
+			CompletableFuture<RateLimitDecision> admitted = admit(scope).toFuture();
 			try {
 				return admitted.get();
 			}
 			catch (InterruptedException ex) {
 				admitted.cancel(true);
 				Thread.currentThread().interrupt();
-				RateLimitDecision denied = this.waitingOut.get();
-				throw (denied != null) ? new RateLimitExceededException(denied)
-						: new IllegalStateException("Interrupted while waiting for the rate-limit backend", ex);
+				List<RateLimitDecision> tried = scope.decisions();
+				throw tried.isEmpty()
+						? new IllegalStateException("Interrupted while waiting for the rate-limit backend", ex)
+						: new RateLimitExceededException(tried.get(tried.size() - 1));
 			}
 			catch (ExecutionException ex) {
 				throw Exceptions.propagate(Objects.requireNonNullElse(ex.getCause(), ex));
 			}
 		}
 
-		/** Checks without blocking, delaying between tries; emits the admitted decision, or signals the denial. */
+		/** Emits the admitted decision, or signals the denial; checked again per subscription. */
 		Mono<RateLimitDecision> admitAsync() {
-			return Mono.defer(() -> admitAsync(System.nanoTime() + this.maxWait.toNanos()));
+			return Mono.defer(() -> admit(new DecisionScope()));
 		}
 
-		private Mono<RateLimitDecision> admitAsync(long deadline) {
-			return this.enforcer.checkAsync(this.request, this.targets, this.method, this.args).flatMap((decision) -> {
-				if (decision.allowed()) {
-					return Mono.just(decision);
-				}
-				long wait = nextWait(decision, deadline);
-				if (wait < 0) {
-					return Mono.error(new RateLimitExceededException(decision));
-				}
-				this.waitingOut.set(decision);
-				return Mono.delay(Duration.ofNanos(wait)).then(Mono.defer(() -> admitAsync(deadline)));
-			});
-		}
-
-		/** The decision's retry-after, or -1 when the call may not wait that long or the denial names no wait. */
-		private long nextWait(RateLimitDecision decision, long deadline) {
-			long wait = decision.retryAfter().toNanos();
-			if (this.maxWait.isZero() || wait <= 0) {
-				return -1;
-			}
-			return (System.nanoTime() + wait - deadline <= 0) ? wait : -1;
+		private Mono<RateLimitDecision> admit(DecisionScope scope) {
+			return scope.admit(scope.check(this.enforcer, this.request, this.targets, this.method, this.args),
+					this.maxWait, (admitted) -> {
+					});
 		}
 
 	}

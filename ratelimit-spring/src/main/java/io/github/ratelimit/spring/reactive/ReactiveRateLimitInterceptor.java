@@ -2,6 +2,7 @@ package io.github.ratelimit.spring.reactive;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.time.Duration;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -65,7 +66,6 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 			}
 			return this.calls.invoke(invocation);
 		}
-		RateLimitEnforcer enforcer = this.enforcer.get();
 		@Nullable Object[] args = invocation.getArguments().clone();
 		boolean waits = this.calls.waits(invocation);
 		Flux<?> checked = Flux.deferContextual((context) -> {
@@ -73,8 +73,7 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 				return beanCall(invocation, null);
 			}
 			return ExchangeScope.current(context).flatMapMany((scope) -> waits ? beanCall(invocation, scope.request())
-					: RateLimitedCallInterceptor.admitted(invocation, scope.admit(enforcer, this.responses.get(),
-							scope.request(), targets, method, args, scope::setHeaders),
+					: RateLimitedCallInterceptor.admitted(invocation, admit(scope, targets, method, args),
 							(decision) -> done(scope, decision)));
 		});
 		// a Mono's check and call emit one value at most
@@ -90,6 +89,13 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 		catch (Throwable ex) {
 			return Flux.error(ex);
 		}
+	}
+
+	private Mono<RateLimitDecision> admit(ExchangeScope scope, List<RateLimitEnforcer.Target> targets, Method method,
+			@Nullable Object[] args) {
+		Mono<RateLimitDecision> check = scope.check(this.enforcer.get(), scope.request(), targets, method, args);
+		return scope.admit(check, Duration.ZERO,
+				(admitted) -> scope.setHeaders(this.responses.get().headers(admitted)));
 	}
 
 	/** Without the filter nobody else releases the call's permits: it does, when its result terminates. */

@@ -1,8 +1,10 @@
 package io.github.ratelimit.spring.servlet;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.function.Supplier;
 
+import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimitResponses;
@@ -11,6 +13,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
 
 import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.context.request.RequestContextHolder;
@@ -53,12 +56,13 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 			return this.calls.invoke(invocation, scope.request());
 		}
 		HttpServletResponse response = servlet.getResponse();
-		scope.admit(this.enforcer.get(), this.responses.get(), scope.request(), targets, invocation.getMethod(),
-				invocation.getArguments(), (headers) -> {
-					if (response != null && !response.isCommitted()) {
-						RequestScope.setHeaders(response, headers);
-					}
-				}).block();
+		Mono<RateLimitDecision> check = scope.check(this.enforcer.get(), scope.request(), targets,
+				invocation.getMethod(), invocation.getArguments());
+		scope.admit(check, Duration.ZERO, (admitted) -> {
+			if (response != null && !response.isCommitted()) {
+				RequestScope.setHeaders(response, this.responses.get().headers(admitted));
+			}
+		}).block();
 		return invocation.proceed();
 	}
 
