@@ -83,13 +83,13 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 				invocation.getArguments().clone(), maxWait(method, targetClass(invocation)));
 		Class<?> returnType = method.getReturnType();
 		if (returnType == Mono.class || returnType == Flux.class || returnType == Publisher.class) {
-			return admitted(invocation, call.admitAsync(), RateLimitedCallInterceptor::release);
+			return admitted(invocation, call.admitAsync(), (decision) -> DecisionScope.release(decision.permit()));
 		}
 		if (returnType == CompletableFuture.class || returnType == CompletionStage.class) {
 			return call.admitAsync()
 				.publishOn(Schedulers.boundedElastic())
 				.flatMap((decision) -> Mono.fromCompletionStage(() -> future(invocation))
-					.doFinally((signal) -> decision.permit().releaseAsync().subscribe()))
+					.doFinally((signal) -> DecisionScope.release(decision.permit()).subscribe()))
 				.toFuture();
 		}
 		RateLimitDecision decision = call.await();
@@ -191,10 +191,6 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 	public static Class<?> targetClass(MethodInvocation invocation) {
 		Object target = invocation.getThis();
 		return (target != null) ? AopUtils.getTargetClass(target) : invocation.getMethod().getDeclaringClass();
-	}
-
-	private static Mono<Void> release(RateLimitDecision decision) {
-		return decision.permit().releaseAsync();
 	}
 
 	/**
