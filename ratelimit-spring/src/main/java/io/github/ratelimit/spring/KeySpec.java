@@ -39,7 +39,7 @@ public final class KeySpec {
 
 	private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
 
-	private static final Pattern TRAILING_ZERO_GROUPS = Pattern.compile("(:0)+$");
+	private static final Pattern TRAILING_ZERO_GROUPS = Pattern.compile("((^|:)0)+$");
 
 	/** Every source {@link #parse} gives a key; none holds a {@code ':'}, so an identity's first one ends it. */
 	private static final Pattern SOURCE = Pattern.compile(
@@ -128,11 +128,8 @@ public final class KeySpec {
 		private static String format(byte[] bytes) {
 			try {
 				String text = InetAddress.getByAddress(bytes).getHostAddress();
-				if (bytes.length == 16) {
-					String trimmed = TRAILING_ZERO_GROUPS.matcher(text).replaceFirst("");
-					return trimmed.equals(text) ? text : (trimmed.equals("0") ? "::" : trimmed + "::");
-				}
-				return text;
+				// a masked IPv6 network ends in zero groups: written as "::"
+				return (bytes.length == 16) ? TRAILING_ZERO_GROUPS.matcher(text).replaceFirst("::") : text;
 			}
 			catch (UnknownHostException ex) {
 				throw new IllegalStateException(ex);

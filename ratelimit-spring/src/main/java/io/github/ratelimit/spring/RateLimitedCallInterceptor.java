@@ -38,9 +38,9 @@ import org.springframework.util.function.SingletonSupplier;
  * for the servlet and WebFlux interceptors' calls outside a request or waiting for a turn. Admitted, the method runs
  * and its permits are released when it (or its {@code Mono}, {@code Flux}, {@code CompletableFuture}) ends; denied,
  * it throws {@link RateLimitExceededException}, or waits out the retry-after and asks again within its
- * {@code maxWait}. Reactive results are checked per subscription and futures at
- * once, without blocking (the method then runs on the bounded elastic scheduler). All wait the same non-blocking
- * way; a blocking method's thread waits on it.
+ * {@code maxWait} (a {@code Mono.delay} retry, {@link DecisionScope#admit}). Reactive results are checked per
+ * subscription and futures at once, without blocking (the method then runs on the bounded elastic scheduler); a
+ * blocking method's thread waits on the same admission.
  */
 public final class RateLimitedCallInterceptor implements MethodInterceptor {
 

@@ -86,14 +86,8 @@ final class RequestScope extends DecisionScope implements AsyncListener {
 	/** Sets headers on a response, replacing values of the same name. */
 	static void setHeaders(HttpServletResponse response, HttpHeaders headers) {
 		headers.forEach((name, values) -> {
-			for (int i = 0; i < values.size(); i++) {
-				if (i == 0) {
-					response.setHeader(name, values.get(i));
-				}
-				else {
-					response.addHeader(name, values.get(i));
-				}
-			}
+			response.setHeader(name, values.get(0));
+			values.stream().skip(1).forEach((value) -> response.addHeader(name, value));
 		});
 	}
 
