@@ -69,7 +69,8 @@ public class DecisionScope {
 			if (maxWait.isZero() || wait <= 0 || System.nanoTime() + wait - deadline > 0) {
 				return Mono.error(new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision)));
 			}
-			return Mono.delay(Duration.ofNanos(wait)).then(Mono.defer(() -> admit(check, maxWait, deadline, onAdmitted)));
+			return Mono.delay(Duration.ofNanos(wait))
+				.then(Mono.defer(() -> admit(check, maxWait, deadline, onAdmitted)));
 		});
 	}
 

@@ -205,7 +205,8 @@ class RateLimitFilterTests {
 		this.filter.doFilter(request("/api/a"), new MockHttpServletResponse(), new MockFilterChain());
 		this.filter.doFilter(request("/api/a"), new MockHttpServletResponse(), new MockFilterChain());
 		RateLimitDecision denied = this.enforcer
-			.checkAsync(new ServletRequestContext(request("/api/a")), this.enforcer.ruleTargets("GET", "/api/a"), null, null)
+			.checkAsync(new ServletRequestContext(request("/api/a")), this.enforcer.ruleTargets("GET", "/api/a"), null,
+					null)
 			.block();
 		assertThat(denied.allowed()).isFalse();
 		MockHttpServletResponse response = new MockHttpServletResponse();
