@@ -1,6 +1,7 @@
 package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -56,8 +57,11 @@ public final class RateLimitEnforcer {
 	 * @param key a key replacing the policy's own, or null
 	 * @param cost a cost replacing the policy's own, or 0
 	 * @param shadow whether this use of the policy is in shadow mode even if the policy is not
+	 * @param maxWait how long a {@link RateLimited} bean method call may wait for its turn, null when the annotation
+	 * sets no {@link RateLimited#maxWait()}
 	 */
-	public record Target(ConfiguredPolicy policy, @Nullable KeySpec key, long cost, boolean shadow) {
+	public record Target(ConfiguredPolicy policy, @Nullable KeySpec key, long cost, boolean shadow,
+			@Nullable Duration maxWait) {
 
 		/**
 		 * A target that uses the policy as configured, shadow mode included.
@@ -66,7 +70,7 @@ public final class RateLimitEnforcer {
 		 * @param cost a cost replacing the policy's own, or 0
 		 */
 		public Target(ConfiguredPolicy policy, @Nullable KeySpec key, long cost) {
-			this(policy, key, cost, false);
+			this(policy, key, cost, false, null);
 		}
 
 	}

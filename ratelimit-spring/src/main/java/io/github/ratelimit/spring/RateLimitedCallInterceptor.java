@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 import io.github.ratelimit.core.RateLimitDecision;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -27,7 +28,6 @@ import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.format.datetime.standard.DurationFormatterUtils;
 import org.springframework.stereotype.Controller;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
@@ -130,48 +130,17 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 	 */
 	public Duration maxWait(Method method, Class<?> targetClass) {
 		return this.maxWaits.computeIfAbsent(new MethodClassKey(method, targetClass),
-				(key) -> resolveMaxWait(ClassUtils.getMostSpecificMethod(method, targetClass), targetClass));
+				(key) -> resolveMaxWait(method, targetClass));
 	}
 
 	private Duration resolveMaxWait(Method method, Class<?> targetClass) {
-		Class<?> userClass = ClassUtils.getUserClass(targetClass);
-		@Nullable Duration longest = null;
-		for (RateLimited annotation : AnnotationPolicies.annotations(method, userClass)) {
-			String value = annotation.maxWait().trim();
-			if (!value.isEmpty()) {
-				Duration wait = parseMaxWait(AnnotationPolicies.where(method), value, userClass);
-				longest = (longest == null || wait.compareTo(longest) > 0) ? wait : longest;
-			}
-		}
-		if (longest != null || isController(userClass)) {
-			// a policy's max-wait is for the calls of other beans
-			return (longest != null) ? longest : Duration.ZERO;
-		}
-		return this.enforcer.get()
-			.annotationTargets(method, targetClass)
-			.stream()
-			.map((target) -> this.policyMaxWait.apply(target.policy().name()))
-			.filter(Objects::nonNull)
-			.max(Comparator.naturalOrder())
-			.orElse(Duration.ZERO);
-	}
-
-	private static Duration parseMaxWait(String where, String value, Class<?> userClass) {
-		Duration wait;
-		try {
-			wait = DurationFormatterUtils.detectAndParse(value);
-		}
-		catch (RuntimeException ex) {
-			throw new IllegalStateException(where + " has an invalid maxWait '" + value + "': " + ex.getMessage(), ex);
-		}
-		if (wait.isNegative()) {
-			throw new IllegalStateException(where + " has a negative maxWait '" + value + "'");
-		}
-		if (isController(userClass)) {
-			throw new IllegalStateException(where + " sets maxWait, but a controller's denials are answered with "
-					+ "429 at once: rate-limit the bean the controller calls to make that call wait");
-		}
-		return wait;
+		List<RateLimitEnforcer.Target> targets = this.enforcer.get().annotationTargets(method, targetClass);
+		boolean annotated = targets.stream().anyMatch((target) -> target.maxWait() != null);
+		// a policy's max-wait is for the calls of other beans
+		Stream<@Nullable Duration> waits = (annotated || isController(targetClass))
+				? targets.stream().map(RateLimitEnforcer.Target::maxWait)
+				: targets.stream().map((target) -> this.policyMaxWait.apply(target.policy().name()));
+		return waits.filter(Objects::nonNull).max(Comparator.naturalOrder()).orElse(Duration.ZERO);
 	}
 
 	/**
