@@ -39,8 +39,12 @@ public class DecisionScope {
 	 */
 	public Mono<RateLimitDecision> check(RateLimitEnforcer enforcer, RequestContext request,
 			List<RateLimitEnforcer.Target> targets, @Nullable Method method, @Nullable Object @Nullable [] args) {
-		return uncancellable(enforcer.checkAsync(request, targets, method, args))
-			.flatMap((decision) -> record(decision).thenReturn(decision));
+		return check(enforcer.checkAsync(request, targets, method, args));
+	}
+
+	/** {@link #check(RateLimitEnforcer, RequestContext, List, Method, Object[])} of a check made elsewhere. */
+	Mono<RateLimitDecision> check(Mono<RateLimitDecision> check) {
+		return uncancellable(check).flatMap((decision) -> record(decision).thenReturn(decision));
 	}
 
 	/**

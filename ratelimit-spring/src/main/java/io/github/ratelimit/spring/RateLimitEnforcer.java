@@ -105,10 +105,14 @@ public final class RateLimitEnforcer {
 	 */
 	public Mono<RateLimitDecision> checkAsync(RequestContext request, List<Target> targets, @Nullable Method method,
 			@Nullable Object @Nullable [] args) {
-		return Mono.defer(() -> prepare(request, targets, method, args));
+		return Mono.defer(() -> resolved(request, targets, method, args));
 	}
 
-	private Mono<RateLimitDecision> prepare(RequestContext request, List<Target> targets, @Nullable Method method,
+	/**
+	 * Resolves the targets' keys and policies now, on the calling thread; the check runs at each subscription, so a
+	 * retry checks the same request again (a custom key resolver reading the caller's thread-locals is asked once).
+	 */
+	Mono<RateLimitDecision> resolved(RequestContext request, List<Target> targets, @Nullable Method method,
 			@Nullable Object @Nullable [] args) {
 		RateLimitRequest.Builder builder = RateLimitRequest.builder();
 		List<PolicyDecision> denied = new ArrayList<>();

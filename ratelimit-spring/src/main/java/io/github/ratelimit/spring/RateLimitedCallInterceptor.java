@@ -241,9 +241,10 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		}
 
 		private Mono<RateLimitDecision> admit(DecisionScope scope) {
-			return scope.admit(scope.check(this.enforcer, this.request, this.targets, this.method, this.args),
-					this.maxWait, (admitted) -> {
-					});
+			// keys resolved once, here: each retry after a denial checks the same request again
+			Mono<RateLimitDecision> check = this.enforcer.resolved(this.request, this.targets, this.method, this.args);
+			return scope.admit(scope.check(check), this.maxWait, (admitted) -> {
+			});
 		}
 
 	}
