@@ -1,6 +1,7 @@
 package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -48,7 +49,7 @@ final class AnnotationPolicies {
 	}
 
 	/** The annotations of a method: its class's, then its own (also on interfaces, and as meta-annotations). */
-	static Set<RateLimited> annotations(Method method, Class<?> targetClass) {
+	private static Set<RateLimited> annotations(Method method, Class<?> targetClass) {
 		Set<RateLimited> annotations = new LinkedHashSet<>(AnnotatedElementUtils.findMergedRepeatableAnnotations(
 				ClassUtils.getUserClass(targetClass), RateLimited.class, RateLimited.List.class));
 		annotations.addAll(
@@ -57,17 +58,17 @@ final class AnnotationPolicies {
 	}
 
 	/** How messages name the annotations of a method. */
-	static String where(Method method) {
+	private static String where(Method method) {
 		return "@RateLimited on " + method.getDeclaringClass().getName() + "." + method.getName() + "()";
 	}
 
 	private List<RateLimitEnforcer.Target> resolve(Method method, Class<?> targetClass) {
 		return annotations(method, targetClass).stream()
-			.map((annotation) -> toTarget(annotation, where(method)))
+			.map((annotation) -> toTarget(annotation, where(method), targetClass))
 			.toList();
 	}
 
-	private RateLimitEnforcer.Target toTarget(RateLimited annotation, String where) {
+	private RateLimitEnforcer.Target toTarget(RateLimited annotation, String where, Class<?> targetClass) {
 		ConfiguredPolicy policy;
 		if (!annotation.policy().isEmpty()) {
 			policy = named(annotation, where);
@@ -99,7 +100,27 @@ final class AnnotationPolicies {
 			throw new IllegalStateException(where + " has cost " + annotation.cost() + "; it must be between 1 and "
 					+ policy.policy().capacity() + " (or 0 for the policy's cost)");
 		}
-		return new RateLimitEnforcer.Target(policy, key, annotation.cost(), annotation.shadow());
+		String maxWait = annotation.maxWait().trim();
+		return new RateLimitEnforcer.Target(policy, key, annotation.cost(), annotation.shadow(),
+				maxWait.isEmpty() ? null : parseMaxWait(where, maxWait, targetClass));
+	}
+
+	private static Duration parseMaxWait(String where, String value, Class<?> targetClass) {
+		Duration wait;
+		try {
+			wait = DurationFormatterUtils.detectAndParse(value);
+		}
+		catch (RuntimeException ex) {
+			throw new IllegalStateException(where + " has an invalid maxWait '" + value + "': " + ex.getMessage(), ex);
+		}
+		if (wait.isNegative()) {
+			throw new IllegalStateException(where + " has a negative maxWait '" + value + "'");
+		}
+		if (RateLimitedCallInterceptor.isController(targetClass)) {
+			throw new IllegalStateException(where + " sets maxWait, but a controller's denials are answered with "
+					+ "429 at once: rate-limit the bean the controller calls to make that call wait");
+		}
+		return wait;
 	}
 
 	private ConfiguredPolicy named(RateLimited annotation, String where) {

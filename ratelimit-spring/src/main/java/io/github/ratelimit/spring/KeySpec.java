@@ -9,8 +9,6 @@ import java.security.NoSuchAlgorithmException;
 import java.security.Principal;
 import java.util.HexFormat;
 import java.util.Locale;
-import java.util.Objects;
-import java.util.Optional;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
@@ -41,7 +39,7 @@ public final class KeySpec {
 
 	private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
 
-	private static final Pattern TRAILING_ZERO_GROUPS = Pattern.compile("(:0)+$");
+	private static final Pattern TRAILING_ZERO_GROUPS = Pattern.compile("((^|:)0)+$");
 
 	/** Every source {@link #parse} gives a key; none holds a {@code ':'}, so an identity's first one ends it. */
 	private static final Pattern SOURCE = Pattern.compile(
@@ -55,19 +53,19 @@ public final class KeySpec {
 
 	private final String source;
 
-	private final @Nullable KeyResolver resolver;
+	private final Resolution resolution;
 
-	private final @Nullable Expression expression;
-
-	private final boolean trusted;
-
-	private KeySpec(String spec, String source, @Nullable KeyResolver resolver, @Nullable Expression expression,
-			boolean trusted) {
+	private KeySpec(String spec, String source, Resolution resolution) {
 		this.spec = spec;
 		this.source = source;
-		this.resolver = resolver;
-		this.expression = expression;
-		this.trusted = trusted;
+		this.resolution = resolution;
+	}
+
+	/** How a key finds its value in a request or call: the method and arguments are null outside a call. */
+	private interface Resolution {
+
+		@Nullable Object resolve(RequestContext request, @Nullable Method method, @Nullable Object @Nullable [] args);
+
 	}
 
 	/**
@@ -130,11 +128,8 @@ public final class KeySpec {
 		private static String format(byte[] bytes) {
 			try {
 				String text = InetAddress.getByAddress(bytes).getHostAddress();
-				if (bytes.length == 16) {
-					String trimmed = TRAILING_ZERO_GROUPS.matcher(text).replaceFirst("");
-					return trimmed.equals(text) ? text : (trimmed.equals("0") ? "::" : trimmed + "::");
-				}
-				return text;
+				// a masked IPv6 network ends in zero groups: written as "::"
+				return (bytes.length == 16) ? TRAILING_ZERO_GROUPS.matcher(text).replaceFirst("::") : text;
 			}
 			catch (UnknownHostException ex) {
 				throw new IllegalStateException(ex);
@@ -196,15 +191,13 @@ public final class KeySpec {
 			case "ip":
 				IpPrefixes prefixes = (beans instanceof Resolvers resolvers) ? resolvers.ipPrefixes()
 						: IpPrefixes.DEFAULT;
-				return new KeySpec(trimmed, "ip",
-						(request) -> Optional.ofNullable(request.remoteAddress()).map(prefixes::group).orElse(null),
-						null, false);
+				return new KeySpec(trimmed, "ip", (request, method, args) -> (request.remoteAddress() != null)
+						? prefixes.group(request.remoteAddress()) : null);
 			case "principal":
-				return new KeySpec(trimmed, "principal",
-						(request) -> Optional.ofNullable(request.principal()).map(Principal::getName).orElse(null),
-						null, trusted);
+				return new KeySpec(trimmed, "principal", (request, method, args) -> (request.principal() != null)
+						? request.principal().getName() : null);
 			case GLOBAL:
-				return new KeySpec(trimmed, GLOBAL, (request) -> GLOBAL, null, trusted);
+				return new KeySpec(trimmed, GLOBAL, (request, method, args) -> GLOBAL);
 			default:
 				break;
 		}
@@ -213,23 +206,27 @@ public final class KeySpec {
 			if (name.isEmpty() || !name.chars().allMatch(KeySpec::isTokenChar)) {
 				throw new IllegalArgumentException("'" + trimmed + "' does not name a valid header");
 			}
-			return new KeySpec(trimmed, "header." + name.toLowerCase(Locale.ROOT), (request) -> request.header(name),
-					null, false);
+			return new KeySpec(trimmed, "header." + name.toLowerCase(Locale.ROOT),
+					(request, method, args) -> request.header(name));
 		}
 		if (trimmed.startsWith("@") && trimmed.length() > 1 && trimmed.indexOf(' ') < 0) {
-			String bean = trimmed.substring(1);
-			return new KeySpec(trimmed, "bean." + bean, beans.apply(bean), null, trusted);
+			KeyResolver resolver = beans.apply(trimmed.substring(1));
+			return new KeySpec(trimmed, "bean." + trimmed.substring(1),
+					(request, method, args) -> resolver.resolve(request));
 		}
 		if (trusted && CLIENT_DATA.matcher(trimmed).find()) {
 			throw new IllegalArgumentException("'" + trimmed + "' reads the request: " + untrusted);
 		}
+		Expression expression;
 		try {
-			return new KeySpec(trimmed, "el." + shortHash(trimmed), null, PARSER.parseExpression(trimmed), trusted);
+			expression = PARSER.parseExpression(trimmed);
 		}
 		catch (ParseException ex) {
 			throw new IllegalArgumentException("'" + trimmed + "' is not ip, header:<Name>, principal, global, "
 					+ "@<KeyResolver bean> nor a valid SpEL expression: " + ex.getMessage(), ex);
 		}
+		return new KeySpec(trimmed, "el." + shortHash(trimmed),
+				(request, method, args) -> evaluate(expression, trusted, request, method, args));
 	}
 
 	private static String shortHash(String value) {
@@ -297,14 +294,26 @@ public final class KeySpec {
 	 * @throws IllegalStateException when the expression fails, naming the expression
 	 */
 	public @Nullable String resolve(RequestContext request, @Nullable Method method, @Nullable Object @Nullable [] args) {
-		if (this.resolver != null) {
-			return emptyToNull(this.resolver.resolve(request));
+		Object value;
+		try {
+			value = this.resolution.resolve(request, method, args);
 		}
+		catch (EvaluationException ex) {
+			throw new IllegalStateException("Rate-limit key expression '" + this.spec + "' failed: " + ex.getMessage(),
+					ex);
+		}
+		String text = (value != null) ? value.toString() : null;
+		return (text == null || text.isEmpty()) ? null : text;
+	}
+
+	/** Evaluates a SpEL key, read-only, with the request's principal and the call's arguments as variables. */
+	private static @Nullable Object evaluate(Expression expression, boolean trusted, RequestContext request,
+			@Nullable Method method, @Nullable Object @Nullable [] args) {
 		SimpleEvaluationContext context = SimpleEvaluationContext.forReadOnlyDataBinding()
 			.withInstanceMethods()
-			.withRootObject(this.trusted ? new TrustedRequest(request) : request)
+			.withRootObject(trusted ? new TrustedRequest(request) : request)
 			.build();
-		if (!this.trusted) {
+		if (!trusted) {
 			context.setVariable("request", request);
 		}
 		context.setVariable("principal", request.principal());
@@ -318,14 +327,7 @@ public final class KeySpec {
 				}
 			}
 		}
-		try {
-			Object value = Objects.requireNonNull(this.expression).getValue(context);
-			return (value != null) ? emptyToNull(value.toString()) : null;
-		}
-		catch (EvaluationException ex) {
-			throw new IllegalStateException("Rate-limit key expression '" + this.spec + "' failed: " + ex.getMessage(),
-					ex);
-		}
+		return expression.getValue(context);
 	}
 
 	/** What a tier expression sees of a request: server-side data only. */
@@ -345,10 +347,6 @@ public final class KeySpec {
 			return this.request.attribute(name);
 		}
 
-	}
-
-	private static @Nullable String emptyToNull(@Nullable String value) {
-		return (value == null || value.isEmpty()) ? null : value;
 	}
 
 	@Override

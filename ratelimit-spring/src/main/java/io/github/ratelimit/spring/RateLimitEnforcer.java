@@ -1,6 +1,7 @@
 package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -56,8 +57,11 @@ public final class RateLimitEnforcer {
 	 * @param key a key replacing the policy's own, or null
 	 * @param cost a cost replacing the policy's own, or 0
 	 * @param shadow whether this use of the policy is in shadow mode even if the policy is not
+	 * @param maxWait how long a {@link RateLimited} bean method call may wait for its turn, null when the annotation
+	 * sets no {@link RateLimited#maxWait()}
 	 */
-	public record Target(ConfiguredPolicy policy, @Nullable KeySpec key, long cost, boolean shadow) {
+	public record Target(ConfiguredPolicy policy, @Nullable KeySpec key, long cost, boolean shadow,
+			@Nullable Duration maxWait) {
 
 		/**
 		 * A target that uses the policy as configured, shadow mode included.
@@ -66,7 +70,7 @@ public final class RateLimitEnforcer {
 		 * @param cost a cost replacing the policy's own, or 0
 		 */
 		public Target(ConfiguredPolicy policy, @Nullable KeySpec key, long cost) {
-			this(policy, key, cost, false);
+			this(policy, key, cost, false, null);
 		}
 
 	}
@@ -93,31 +97,22 @@ public final class RateLimitEnforcer {
 	}
 
 	/**
-	 * Evaluates targets for a request, blocking.
+	 * Evaluates targets for a request without blocking.
 	 * @param targets the policies to apply
 	 * @param method the rate-limited method, or null in a filter
 	 * @param args its arguments, or null
 	 * @return the decision
 	 */
-	public RateLimitDecision check(RequestContext request, List<Target> targets, @Nullable Method method,
+	public Mono<RateLimitDecision> checkAsync(RequestContext request, List<Target> targets, @Nullable Method method,
 			@Nullable Object @Nullable [] args) {
-		Prepared prepared = prepare(request, targets, method, args);
-		return (prepared.denied != null) ? prepared.denied : this.limiter.check(prepared.request);
+		return Mono.defer(() -> resolved(request, targets, method, args));
 	}
 
 	/**
-	 * Evaluates targets for a request without blocking; the parameters are {@link #check}'s.
-	 * @return the decision
+	 * Resolves the targets' keys and policies now, on the calling thread; the check runs at each subscription, so a
+	 * retry checks the same request again (a custom key resolver reading the caller's thread-locals is asked once).
 	 */
-	public Mono<RateLimitDecision> checkAsync(RequestContext request, List<Target> targets, @Nullable Method method,
-			@Nullable Object @Nullable [] args) {
-		return Mono.defer(() -> {
-			Prepared prepared = prepare(request, targets, method, args);
-			return (prepared.denied != null) ? Mono.just(prepared.denied) : this.limiter.checkAsync(prepared.request);
-		});
-	}
-
-	private Prepared prepare(RequestContext request, List<Target> targets, @Nullable Method method,
+	Mono<RateLimitDecision> resolved(RequestContext request, List<Target> targets, @Nullable Method method,
 			@Nullable Object @Nullable [] args) {
 		RateLimitRequest.Builder builder = RateLimitRequest.builder();
 		List<PolicyDecision> denied = new ArrayList<>();
@@ -160,10 +155,8 @@ public final class RateLimitEnforcer {
 			builder.add(effective, identity, (target.cost() > 0) ? Math.min(target.cost(), effective.capacity())
 					: effective.cost());
 		}
-		return new Prepared(builder.build(), denied.isEmpty() ? null : new RateLimitDecision(denied, Permit.NONE));
-	}
-
-	private record Prepared(RateLimitRequest request, @Nullable RateLimitDecision denied) {
+		return denied.isEmpty() ? this.limiter.checkAsync(builder.build())
+				: Mono.just(new RateLimitDecision(denied, Permit.NONE));
 	}
 
 }

@@ -9,15 +9,17 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.ExecutionException;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 import io.github.ratelimit.core.RateLimitDecision;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -26,7 +28,6 @@ import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.format.datetime.standard.DurationFormatterUtils;
 import org.springframework.stereotype.Controller;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
@@ -37,8 +38,9 @@ import org.springframework.util.function.SingletonSupplier;
  * for the servlet and WebFlux interceptors' calls outside a request or waiting for a turn. Admitted, the method runs
  * and its permits are released when it (or its {@code Mono}, {@code Flux}, {@code CompletableFuture}) ends; denied,
  * it throws {@link RateLimitExceededException}, or waits out the retry-after and asks again within its
- * {@code maxWait}. Blocking methods park the thread; reactive results are checked per subscription and futures at
- * once, without blocking (the method then runs on the bounded elastic scheduler).
+ * {@code maxWait} (a {@code Mono.delay} retry, {@link DecisionScope#admit}). Reactive results are checked per
+ * subscription and futures at once, without blocking (the method then runs on the bounded elastic scheduler); a
+ * blocking method's thread waits on the same admission.
  */
 public final class RateLimitedCallInterceptor implements MethodInterceptor {
 
@@ -71,43 +73,52 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 	 * @throws Throwable what the method throws, or {@link RateLimitExceededException} on a denial
 	 */
 	public @Nullable Object invoke(MethodInvocation invocation, @Nullable RequestContext request) throws Throwable {
-		Method method = invocation.getMethod();
-		if (ReflectionUtils.isObjectMethod(method)) {
-			return invocation.proceed();
-		}
-		RateLimitEnforcer enforcer = this.enforcer.get();
-		Class<?> targetClass = targetClass(invocation);
-		List<RateLimitEnforcer.Target> targets = enforcer.annotationTargets(method, targetClass);
+		List<RateLimitEnforcer.Target> targets = targets(invocation);
 		if (targets.isEmpty()) {
 			return invocation.proceed();
 		}
-		Call call = new Call(enforcer, (request != null) ? request : new MethodCallContext(method, invocation),
-				targets, method, invocation.getArguments().clone(), maxWait(method, targetClass));
+		Method method = invocation.getMethod();
+		Call call = new Call(this.enforcer.get(),
+				(request != null) ? request : new MethodCallContext(method, invocation), targets, method,
+				invocation.getArguments().clone(), maxWait(method, targetClass(invocation)));
 		Class<?> returnType = method.getReturnType();
-		if (returnType == Mono.class) {
-			return Mono.usingWhen(call.admitAsync(), (decision) -> Mono.from(proceed(invocation)),
-					RateLimitedCallInterceptor::release, (decision, error) -> release(decision),
-					RateLimitedCallInterceptor::release);
-		}
-		if (returnType == Flux.class || returnType == Publisher.class) {
-			return Flux.usingWhen(call.admitAsync(), (decision) -> proceed(invocation),
-					RateLimitedCallInterceptor::release, (decision, error) -> release(decision),
-					RateLimitedCallInterceptor::release);
+		if (returnType == Mono.class || returnType == Flux.class || returnType == Publisher.class) {
+			return admitted(invocation, call.admitAsync(), (decision) -> DecisionScope.release(decision.permit()));
 		}
 		if (returnType == CompletableFuture.class || returnType == CompletionStage.class) {
 			return call.admitAsync()
 				.publishOn(Schedulers.boundedElastic())
 				.flatMap((decision) -> Mono.fromCompletionStage(() -> future(invocation))
-					.doFinally((signal) -> decision.permit().releaseAsync().subscribe()))
+					.doFinally((signal) -> DecisionScope.release(decision.permit()).subscribe()))
 				.toFuture();
 		}
-		RateLimitDecision decision = call.admit();
+		RateLimitDecision decision = call.await();
 		try {
 			return invocation.proceed();
 		}
 		finally {
 			decision.permit().release();
 		}
+	}
+
+	/**
+	 * The {@link RateLimited} policies of a call ({@link RateLimitEnforcer#annotationTargets}).
+	 * @param invocation the call
+	 * @return the policies, none for {@code Object}'s methods
+	 */
+	public List<RateLimitEnforcer.Target> targets(MethodInvocation invocation) {
+		Method method = invocation.getMethod();
+		return ReflectionUtils.isObjectMethod(method) ? List.of()
+				: this.enforcer.get().annotationTargets(method, targetClass(invocation));
+	}
+
+	/**
+	 * Whether a call may wait for its turn: a bean method call then, not a request's.
+	 * @param invocation the call
+	 * @return whether its {@link #maxWait} is not zero
+	 */
+	public boolean waits(MethodInvocation invocation) {
+		return !maxWait(invocation.getMethod(), targetClass(invocation)).isZero();
 	}
 
 	/**
@@ -119,48 +130,17 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 	 */
 	public Duration maxWait(Method method, Class<?> targetClass) {
 		return this.maxWaits.computeIfAbsent(new MethodClassKey(method, targetClass),
-				(key) -> resolveMaxWait(ClassUtils.getMostSpecificMethod(method, targetClass), targetClass));
+				(key) -> resolveMaxWait(method, targetClass));
 	}
 
 	private Duration resolveMaxWait(Method method, Class<?> targetClass) {
-		Class<?> userClass = ClassUtils.getUserClass(targetClass);
-		@Nullable Duration longest = null;
-		for (RateLimited annotation : AnnotationPolicies.annotations(method, userClass)) {
-			String value = annotation.maxWait().trim();
-			if (!value.isEmpty()) {
-				Duration wait = parseMaxWait(AnnotationPolicies.where(method), value, userClass);
-				longest = (longest == null || wait.compareTo(longest) > 0) ? wait : longest;
-			}
-		}
-		if (longest != null || isController(userClass)) {
-			// a policy's max-wait is for the calls of other beans
-			return (longest != null) ? longest : Duration.ZERO;
-		}
-		return this.enforcer.get()
-			.annotationTargets(method, targetClass)
-			.stream()
-			.map((target) -> this.policyMaxWait.apply(target.policy().name()))
-			.filter(Objects::nonNull)
-			.max(Comparator.naturalOrder())
-			.orElse(Duration.ZERO);
-	}
-
-	private static Duration parseMaxWait(String where, String value, Class<?> userClass) {
-		Duration wait;
-		try {
-			wait = DurationFormatterUtils.detectAndParse(value);
-		}
-		catch (RuntimeException ex) {
-			throw new IllegalStateException(where + " has an invalid maxWait '" + value + "': " + ex.getMessage(), ex);
-		}
-		if (wait.isNegative()) {
-			throw new IllegalStateException(where + " has a negative maxWait '" + value + "'");
-		}
-		if (isController(userClass)) {
-			throw new IllegalStateException(where + " sets maxWait, but a controller's denials are answered with "
-					+ "429 at once: rate-limit the bean the controller calls to make that call wait");
-		}
-		return wait;
+		List<RateLimitEnforcer.Target> targets = this.enforcer.get().annotationTargets(method, targetClass);
+		boolean annotated = targets.stream().anyMatch((target) -> target.maxWait() != null);
+		// a policy's max-wait is for the calls of other beans
+		Stream<@Nullable Duration> waits = (annotated || isController(targetClass))
+				? targets.stream().map(RateLimitEnforcer.Target::maxWait)
+				: targets.stream().map((target) -> this.policyMaxWait.apply(target.policy().name()));
+		return waits.filter(Objects::nonNull).max(Comparator.naturalOrder()).orElse(Duration.ZERO);
 	}
 
 	/**
@@ -182,8 +162,22 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		return (target != null) ? AopUtils.getTargetClass(target) : invocation.getMethod().getDeclaringClass();
 	}
 
-	private static Mono<Void> release(RateLimitDecision decision) {
-		return decision.permit().releaseAsync();
+	/**
+	 * A method's publisher, of its return type ({@code Mono} or else {@code Flux}), that runs the method per
+	 * subscription once {@code admit} emits, and calls {@code done} with the decision however it ends.
+	 * @param invocation a call of a method returning {@code Mono}, {@code Flux} or {@code Publisher}
+	 * @param admit emits the admitted decision, or signals the denial (the method then never runs)
+	 * @param done what to do when the method's publisher terminates or is cancelled
+	 * @return the publisher
+	 */
+	public static Publisher<?> admitted(MethodInvocation invocation, Mono<RateLimitDecision> admit,
+			Function<RateLimitDecision, Mono<Void>> done) {
+		if (invocation.getMethod().getReturnType() == Mono.class) {
+			return Mono.usingWhen(admit, (decision) -> Mono.from(proceed(invocation)), done,
+					(decision, error) -> done.apply(decision), done);
+		}
+		return Flux.usingWhen(admit, (decision) -> proceed(invocation), done, (decision, error) -> done.apply(decision),
+				done);
 	}
 
 	/**
@@ -213,58 +207,44 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		}
 	}
 
-	/** One call's check: its policies, identity source and longest wait. */
+	/** One call's check: its policies, identity source and longest wait; each admission on a scope of its own. */
 	private record Call(RateLimitEnforcer enforcer, RequestContext request, List<RateLimitEnforcer.Target> targets,
 			Method method, @Nullable Object[] args, Duration maxWait) {
 
-		/** Checks, parking the thread between tries; the admitted decision, or throws the last denial. */
-		RateLimitDecision admit() {
-			long deadline = System.nanoTime() + this.maxWait.toNanos();
-			while (true) {
-				RateLimitDecision decision = this.enforcer.check(this.request, this.targets, this.method, this.args);
-				if (decision.allowed()) {
-					return decision;
-				}
-				long wait = nextWait(decision, deadline);
-				if (wait < 0) {
-					throw new RateLimitExceededException(decision);
-				}
-				long until = System.nanoTime() + wait;
-				for (long left = wait; left > 0; left = until - System.nanoTime()) {
-					LockSupport.parkNanos(this, left);
-					if (Thread.currentThread().isInterrupted()) {
-						// the interrupt stays set for the caller, who gets the denial it was waiting out
-						throw new RateLimitExceededException(decision);
-					}
-				}
+		/**
+		 * Waits on the admission, on any thread (not only where {@code block()} is allowed). An interrupt cancels the
+		 * wait and throws the denial it was waiting out (or, during the first check, an
+		 * {@link IllegalStateException}); the thread's flag stays set for the caller.
+		 */
+		RateLimitDecision await() {
+			DecisionScope scope = new DecisionScope();
+			CompletableFuture<RateLimitDecision> admitted = admit(scope).toFuture();
+			try {
+				return admitted.get();
+			}
+			catch (InterruptedException ex) {
+				admitted.cancel(true);
+				Thread.currentThread().interrupt();
+				List<RateLimitDecision> tried = scope.decisions();
+				throw tried.isEmpty()
+						? new IllegalStateException("Interrupted while waiting for the rate-limit backend", ex)
+						: new RateLimitExceededException(tried.get(tried.size() - 1));
+			}
+			catch (ExecutionException ex) {
+				throw Exceptions.propagate(Objects.requireNonNullElse(ex.getCause(), ex));
 			}
 		}
 
-		/** Checks without blocking, delaying between tries; emits the admitted decision, or signals the denial. */
+		/** Emits the admitted decision, or signals the denial; checked again per subscription. */
 		Mono<RateLimitDecision> admitAsync() {
-			return Mono.defer(() -> admitAsync(System.nanoTime() + this.maxWait.toNanos()));
+			return Mono.defer(() -> admit(new DecisionScope()));
 		}
 
-		private Mono<RateLimitDecision> admitAsync(long deadline) {
-			return this.enforcer.checkAsync(this.request, this.targets, this.method, this.args).flatMap((decision) -> {
-				if (decision.allowed()) {
-					return Mono.just(decision);
-				}
-				long wait = nextWait(decision, deadline);
-				if (wait < 0) {
-					return Mono.error(new RateLimitExceededException(decision));
-				}
-				return Mono.delay(Duration.ofNanos(wait)).then(Mono.defer(() -> admitAsync(deadline)));
+		private Mono<RateLimitDecision> admit(DecisionScope scope) {
+			// keys resolved once, here: each retry after a denial checks the same request again
+			Mono<RateLimitDecision> check = this.enforcer.resolved(this.request, this.targets, this.method, this.args);
+			return scope.admit(scope.check(check), this.maxWait, (admitted) -> {
 			});
-		}
-
-		/** The decision's retry-after, or -1 when the call may not wait that long or the denial names no wait. */
-		private long nextWait(RateLimitDecision decision, long deadline) {
-			long wait = decision.retryAfter().toNanos();
-			if (this.maxWait.isZero() || wait <= 0) {
-				return -1;
-			}
-			return (System.nanoTime() + wait - deadline <= 0) ? wait : -1;
 		}
 
 	}

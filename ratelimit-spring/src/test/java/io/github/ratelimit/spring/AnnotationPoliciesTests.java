@@ -64,7 +64,9 @@ class AnnotationPoliciesTests {
 		assertThat(inline.policy().policy().algorithm()).isEqualTo(Algorithm.GCRA);
 		assertThat(inline.policy().policy().window()).isEqualTo(Duration.ofSeconds(2));
 		assertThat(inline.cost()).isEqualTo(2);
-		RateLimitDecision decision = enforcer.check(TestRequest.get("/search"), targets, search, new Object[] { "books" });
+		RateLimitDecision decision = enforcer
+			.checkAsync(TestRequest.get("/search"), targets, search, new Object[] { "books" })
+			.block();
 		assertThat(decision.decisions()).extracting(PolicyDecision::identity).containsExactly("ip:198.51.100.4",
 				KeySpec.parse("'q:' + #query", (name) -> null).identity("q:books"));
 		assertThat(enforcer.annotationTargets(search, Annotated.class)).as("cached").isSameAs(targets);

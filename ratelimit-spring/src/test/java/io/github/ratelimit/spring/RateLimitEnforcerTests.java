@@ -82,7 +82,7 @@ class RateLimitEnforcerTests {
 
 	private static RateLimitDecision check(RateLimitEnforcer enforcer, RequestContext request,
 			ConfiguredPolicy policy) {
-		return enforcer.check(request, List.of(new RateLimitEnforcer.Target(policy, null, 0)), null, null);
+		return enforcer.checkAsync(request, List.of(new RateLimitEnforcer.Target(policy, null, 0)), null, null).block();
 	}
 
 }

@@ -50,4 +50,14 @@ public class NightlyJob {
 		return Mono.just("quote");
 	}
 
+	/**
+	 * One quote every 300 ms per tenant, the tenant read by a key resolver from the calling thread; a call waits for
+	 * its turn, blocking.
+	 * @return the quote
+	 */
+	@RateLimited("per-tenant-quote")
+	public String tenantQuote() {
+		return "quote";
+	}
+
 }

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.github.ratelimit.spring.KeyResolver;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
@@ -84,6 +85,22 @@ class ScheduledAndPrincipalIntegrationTests {
 		assertThat(second.block()).isEqualTo("quote");
 	}
 
+	@Test
+	void aBlockingCallThatWaitsKeepsTheKeyItsThreadGaveOnEveryCheck() {
+		redis.flushAll();
+		this.context = start();
+		NightlyJob job = this.context.getBean(NightlyJob.class);
+		JobApplication.TENANT.set("acme");
+		try {
+			assertThat(job.tenantQuote()).isEqualTo("quote");
+			// denied at first: waits for acme's next turn; the key was resolved on this thread, once
+			assertThat(job.tenantQuote()).isEqualTo("quote");
+		}
+		finally {
+			JobApplication.TENANT.remove();
+		}
+	}
+
 	private static void authenticate(String user) {
 		SecurityContextHolder.getContext().setAuthentication(new TestingAuthenticationToken(user, "n/a", "ROLE_USER"));
 	}
@@ -98,7 +115,15 @@ class ScheduledAndPrincipalIntegrationTests {
 	@EnableScheduling
 	static class JobApplication {
 
+		/** The tenant of the calling thread, as an application's own context holder keeps it. */
+		static final ThreadLocal<String> TENANT = new ThreadLocal<>();
+
 		final List<Throwable> denials = new CopyOnWriteArrayList<>();
+
+		@Bean
+		KeyResolver tenantKey() {
+			return (request) -> TENANT.get();
+		}
 
 		@Bean
 		NightlyJob nightlyJob() {

@@ -1,19 +1,8 @@
 package io.github.ratelimit.spring.reactive;
 
-import java.lang.reflect.Method;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
-
-import io.github.ratelimit.core.Permit;
-import io.github.ratelimit.core.RateLimitDecision;
-import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.Rejection;
 import io.github.ratelimit.spring.RequestContext;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
-import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
 
@@ -24,13 +13,10 @@ import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * What the rate limiter knows of one exchange, under one exchange attribute and in the chain's Reactor context: its
- * context, the decisions made for it and the permits it holds (the mirror of the servlet side's request scope).
- * Closing it releases them; a permit recorded after that (a check in flight when the client left) is released at once.
+ * The {@link DecisionScope} of one exchange, under one exchange attribute and in the chain's Reactor context, with
+ * the exchange's request context.
  */
-final class ExchangeScope {
-
-	private static final Log logger = LogFactory.getLog(ExchangeScope.class);
+final class ExchangeScope extends DecisionScope {
 
 	/** Reactor context key and exchange attribute under which the scope is found. */
 	static final String KEY = ExchangeScope.class.getName();
@@ -40,10 +26,6 @@ final class ExchangeScope {
 	private final RequestContext request;
 
 	private final boolean filterOwned;
-
-	private final List<RateLimitDecision> decisions = new CopyOnWriteArrayList<>();
-
-	private final HeldPermits permits = new HeldPermits();
 
 	private ExchangeScope(ServerWebExchange exchange, RequestContext request, boolean filterOwned) {
 		this.exchange = exchange;
@@ -101,76 +83,6 @@ final class ExchangeScope {
 	/** Whether the filter releases the permits recorded here when the exchange completes. */
 	boolean isFilterOwned() {
 		return this.filterOwned;
-	}
-
-	/** A snapshot of the decisions made so far, admitted or not. */
-	List<RateLimitDecision> decisions() {
-		return List.copyOf(this.decisions);
-	}
-
-	/** A snapshot of the admitted decisions: what the response reports, and what a denial gives back. */
-	List<RateLimitDecision> admitted() {
-		return this.decisions.stream().filter(RateLimitDecision::allowed).toList();
-	}
-
-	/**
-	 * Checks targets for this exchange (method and arguments null in the filter) and records the decision. The check is
-	 * not cancelled with its subscriber: a cancelled exchange's permit is released when it arrives.
-	 */
-	Mono<RateLimitDecision> check(RateLimitEnforcer enforcer, List<RateLimitEnforcer.Target> targets,
-			@Nullable Method method, @Nullable Object @Nullable [] args) {
-		return uncancellable(enforcer.checkAsync(this.request, targets, method, args))
-			.flatMap((decision) -> record(decision).thenReturn(decision));
-	}
-
-	private static Mono<RateLimitDecision> uncancellable(Mono<RateLimitDecision> check) {
-		return Mono.create((sink) -> {
-			AtomicBoolean settled = new AtomicBoolean();
-			sink.onCancel(() -> settled.set(true));
-			check.subscribe((decision) -> {
-				if (settled.compareAndSet(false, true)) {
-					sink.success(decision);
-				}
-				else {
-					HeldPermits.release(decision.permit()).subscribe();
-				}
-			}, (error) -> {
-				if (settled.compareAndSet(false, true)) {
-					sink.error(error);
-				}
-				else if (logger.isDebugEnabled()) {
-					logger.debug("Rate-limit check of a cancelled exchange failed", error);
-				}
-			});
-		});
-	}
-
-	/** Records a decision of this exchange; once closed, releases its permit instead. */
-	Mono<Void> record(RateLimitDecision decision) {
-		if (!this.permits.isClosed()) {
-			this.decisions.add(decision);
-		}
-		return this.permits.hold(decision.permit());
-	}
-
-	/** The live list of the permits the exchange holds. */
-	List<Permit> permits() {
-		return this.permits.live();
-	}
-
-	/** Releases every permit recorded; never fails (a failed release is logged). */
-	Mono<Void> close() {
-		return this.permits.close();
-	}
-
-	/** Gives back what the admitted decisions took, when a later check denies the exchange; never fails. */
-	Mono<Void> reverseAdmitted() {
-		return Flux.fromIterable(admitted())
-			.flatMap((decision) -> decision.reversal().releaseAsync().onErrorResume((ex) -> {
-				logger.warn("Could not give back the quota of a request denied by a later policy", ex);
-				return Mono.empty();
-			}))
-			.then();
 	}
 
 	/** Sets rate-limit headers on the response, replacing earlier values, unless it is already committed. */

@@ -1,6 +1,7 @@
 package io.github.ratelimit.spring.reactive;
 
 import io.github.ratelimit.core.Permit;
+import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.RequestContext;
 import reactor.core.publisher.Mono;
 
@@ -16,7 +17,7 @@ public final class GatewaySupport {
 
 	private final Mono<RequestContext> request;
 
-	private final HeldPermits permits = new HeldPermits();
+	private final DecisionScope permits = new DecisionScope();
 
 	/** @param exchange the exchange */
 	public GatewaySupport(ServerWebExchange exchange) {

@@ -1,8 +1,10 @@
 package io.github.ratelimit.spring.reactive;
 
+import java.time.Duration;
 import java.util.List;
 
 import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RequestContext;
 import io.github.ratelimit.spring.servlet.RateLimitFilter;
@@ -78,13 +80,13 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 		if (targets.isEmpty()) {
 			return proceed;
 		}
-		return scope.check(this.enforcer, targets, null, null).flatMap((decision) -> {
-			if (decision.allowed()) {
-				scope.setHeaders(this.responses.headers(decision));
-				return proceed;
-			}
-			return ExchangeScope.write(scope.exchange(), this.responses.reject(decision, request));
-		});
+		return scope
+			.admit(scope.check(this.enforcer, request, targets, null, null), Duration.ZERO,
+					(admitted) -> scope.setHeaders(this.responses.headers(admitted)))
+			.onErrorResume(RateLimitExceededException.class, (denial) -> ExchangeScope
+				.write(exchange, this.responses.reject(denial.decision(), request))
+				.then(Mono.empty()))
+			.flatMap((decision) -> proceed);
 	}
 
 }

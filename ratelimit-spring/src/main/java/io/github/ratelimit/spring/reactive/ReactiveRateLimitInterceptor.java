@@ -2,11 +2,12 @@ package io.github.ratelimit.spring.reactive;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.time.Duration;
 import java.util.List;
-import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimitResponses;
@@ -52,44 +53,31 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
 	@Override
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
-		Method method = invocation.getMethod();
-		Class<?> targetClass = RateLimitedCallInterceptor.targetClass(invocation);
-		Class<?> returnType = method.getReturnType();
-		if (!isSupported(returnType)) {
-			if (ReflectionUtils.isObjectMethod(method)) {
-				return invocation.proceed();
-			}
-			if (!RateLimitedCallInterceptor.isController(targetClass)) {
-				return this.calls.invoke(invocation);
-			}
-			throw new IllegalStateException(unsupportedMessage(method, targetClass));
-		}
-		RateLimitEnforcer enforcer = this.enforcer.get();
-		List<RateLimitEnforcer.Target> targets = enforcer.annotationTargets(method, targetClass);
+		List<RateLimitEnforcer.Target> targets = this.calls.targets(invocation);
 		if (targets.isEmpty()) {
 			return invocation.proceed();
 		}
-		@Nullable Object[] args = invocation.getArguments().clone();
-		boolean waits = !this.calls.maxWait(method, targetClass).isZero();
-		Function<ExchangeScope, Publisher<?>> inScope = (scope) -> {
-			if (waits) {
-				return beanCall(invocation, scope.request());
+		Method method = invocation.getMethod();
+		Class<?> returnType = method.getReturnType();
+		if (!isSupported(returnType)) {
+			Class<?> targetClass = RateLimitedCallInterceptor.targetClass(invocation);
+			if (RateLimitedCallInterceptor.isController(targetClass)) {
+				throw new IllegalStateException(unsupportedMessage(method, targetClass));
 			}
-			Mono<RateLimitDecision> admit = admit(enforcer, scope, targets, method, args);
-			Function<RateLimitDecision, Mono<Void>> done = (decision) -> done(scope, decision);
-			return (returnType == Mono.class)
-					? Mono.usingWhen(admit, (decision) -> Mono.from(RateLimitedCallInterceptor.proceed(invocation)),
-							done, (decision, error) -> done.apply(decision), done)
-					: Flux.usingWhen(admit, (decision) -> RateLimitedCallInterceptor.proceed(invocation), done,
-							(decision, error) -> done.apply(decision), done);
-		};
-		if (returnType == Mono.class) {
-			return Mono.deferContextual((context) -> ExchangeScope.isPresent(context)
-					? ExchangeScope.current(context).flatMap((scope) -> Mono.from(inScope.apply(scope)))
-					: Mono.from(beanCall(invocation, null)));
+			return this.calls.invoke(invocation);
 		}
-		return Flux.deferContextual((context) -> ExchangeScope.isPresent(context)
-				? ExchangeScope.current(context).flatMapMany(inScope) : beanCall(invocation, null));
+		@Nullable Object[] args = invocation.getArguments().clone();
+		boolean waits = this.calls.waits(invocation);
+		Flux<?> checked = Flux.deferContextual((context) -> {
+			if (!ExchangeScope.isPresent(context)) {
+				return beanCall(invocation, null);
+			}
+			return ExchangeScope.current(context).flatMapMany((scope) -> waits ? beanCall(invocation, scope.request())
+					: RateLimitedCallInterceptor.admitted(invocation, admit(scope, targets, method, args),
+							(decision) -> done(scope, decision)));
+		});
+		// a Mono's check and call emit one value at most
+		return (returnType == Mono.class) ? Mono.fromDirect(checked) : checked;
 	}
 
 	@SuppressWarnings("unchecked")
@@ -103,30 +91,16 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 		}
 	}
 
-	/**
-	 * Checks the method's policies for the exchange: emits the admitted decision, or gives back what the exchange's
-	 * earlier checks took and signals the denial.
-	 */
-	private Mono<RateLimitDecision> admit(RateLimitEnforcer enforcer, ExchangeScope scope,
-			List<RateLimitEnforcer.Target> targets, Method method, @Nullable Object[] args) {
-		return Mono.defer(() -> {
-			List<RateLimitDecision> earlier = scope.admitted();
-			return scope.check(enforcer, targets, method, args).flatMap((decision) -> {
-				if (decision.allowed()) {
-					scope.setHeaders(this.responses.get().headers(RateLimitDecision.merge(scope.admitted())));
-					return Mono.just(decision);
-				}
-				// the earlier admitted decisions are reported as given back; they are given back when the denial
-				// becomes the 429 (RateLimitWebExceptionHandler), so an application that recovers from it is still
-				// counted
-				return Mono.error(new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision)));
-			});
-		});
+	private Mono<RateLimitDecision> admit(ExchangeScope scope, List<RateLimitEnforcer.Target> targets, Method method,
+			@Nullable Object[] args) {
+		Mono<RateLimitDecision> check = scope.check(this.enforcer.get(), scope.request(), targets, method, args);
+		return scope.admit(check, Duration.ZERO,
+				(admitted) -> scope.setHeaders(this.responses.get().headers(admitted)));
 	}
 
 	/** Without the filter nobody else releases the call's permits: it does, when its result terminates. */
 	private static Mono<Void> done(ExchangeScope scope, RateLimitDecision decision) {
-		return scope.isFilterOwned() ? Mono.empty() : HeldPermits.release(decision.permit());
+		return scope.isFilterOwned() ? Mono.empty() : DecisionScope.release(decision.permit());
 	}
 
 	static boolean isSupported(Class<?> returnType) {

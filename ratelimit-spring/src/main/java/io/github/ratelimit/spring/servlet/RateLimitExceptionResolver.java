@@ -61,7 +61,7 @@ public final class RateLimitExceptionResolver implements HandlerExceptionResolve
 		}
 		try {
 			RequestScope scope = RequestScope.of(request);
-			scope.reverseAdmitted();
+			scope.reverseAdmitted().block();
 			RequestScope.write(response, this.responses.reject(denial.decision(), scope.request()));
 		}
 		catch (IOException writeFailure) {

@@ -1,6 +1,7 @@
 package io.github.ratelimit.spring.servlet;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 
 import io.github.ratelimit.core.RateLimitDecision;
@@ -55,15 +56,14 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 		RequestScope scope = RequestScope.of(request);
 		scope.ownRelease();
 		try {
-			if (admit(scope, request, response)) {
-				chain.doFilter(request, response);
-			}
+			admit(scope, request, response);
+			chain.doFilter(request, response);
 		}
 		catch (RateLimitExceededException ex) {
 			if (response.isCommitted()) {
 				throw ex;
 			}
-			scope.reverseAdmitted();
+			scope.reverseAdmitted().block();
 			RequestScope.write(response, this.responses.reject(ex.decision(), scope.request()));
 		}
 		finally {
@@ -85,23 +85,17 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 		chain.doFilter(request, response);
 	}
 
-	private boolean admit(RequestScope scope, HttpServletRequest request, HttpServletResponse response)
-			throws IOException {
+	/** Checks the rules' policies: admitted, the headers; denied, a {@link RateLimitExceededException}. */
+	private void admit(RequestScope scope, HttpServletRequest request, HttpServletResponse response) {
 		if (CorsUtils.isPreFlightRequest(request)) {
-			return true; // a browser's CORS preflight is not the client's request: it takes no quota
+			return; // a browser's CORS preflight is not the client's request: it takes no quota
 		}
-		List<RateLimitEnforcer.Target> targets = this.enforcer.ruleTargets(request.getMethod(),
-				ServletRequestContext.pathWithinApplication(request));
-		if (targets.isEmpty()) {
-			return true;
+		List<RateLimitEnforcer.Target> targets = this.enforcer.ruleTargets(request.getMethod(), scope.request().path());
+		if (!targets.isEmpty()) {
+			scope.admit(scope.check(this.enforcer, scope.request(), targets, null, null), Duration.ZERO,
+					(admitted) -> RequestScope.setHeaders(response, this.responses.headers(admitted)))
+				.block();
 		}
-		RateLimitDecision decision = scope.check(this.enforcer, targets, null, null);
-		if (!decision.allowed()) {
-			RequestScope.write(response, this.responses.reject(decision, scope.request()));
-			return false;
-		}
-		RequestScope.setHeaders(response, this.responses.headers(decision));
-		return true;
 	}
 
 	@Override

@@ -1,13 +1,8 @@
 package io.github.ratelimit.spring.servlet;
 
 import java.io.IOException;
-import java.lang.reflect.Method;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 
-import io.github.ratelimit.core.Permit;
-import io.github.ratelimit.core.RateLimitDecision;
-import io.github.ratelimit.spring.RateLimitEnforcer;
+import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.Rejection;
 import io.github.ratelimit.spring.RequestContext;
 import jakarta.servlet.AsyncEvent;
@@ -22,12 +17,12 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
 
 /**
- * What the rate limiter knows of one servlet request, under one request attribute: its context, the decisions made
- * for it and the permits it holds (the mirror of the reactive side's exchange scope). As the listener of an
- * asynchronous request it releases them when the request completes, fails or times out, and registers again for a
- * new asynchronous cycle (the container drops the previous one's listeners).
+ * The {@link DecisionScope} of one servlet request, under one request attribute, with the request's context; the
+ * servlet thread waits on its non-blocking checks and releases. As the listener of an asynchronous request it
+ * releases the permits when the request completes, fails or times out, and registers again for a new asynchronous
+ * cycle (the container drops the previous one's listeners).
  */
-final class RequestScope implements AsyncListener {
+final class RequestScope extends DecisionScope implements AsyncListener {
 
 	private static final Log logger = LogFactory.getLog(RequestScope.class);
 
@@ -36,10 +31,6 @@ final class RequestScope implements AsyncListener {
 	private final HttpServletRequest request;
 
 	private final RequestContext context;
-
-	private final List<RateLimitDecision> decisions = new CopyOnWriteArrayList<>();
-
-	private final List<Permit> permits = new CopyOnWriteArrayList<>();
 
 	/** Whether the {@link RateLimitFilter} releases the permits (else the {@link PermitReleaseHandlerInterceptor}). */
 	private volatile boolean filterOwned;
@@ -79,49 +70,6 @@ final class RequestScope implements AsyncListener {
 		return this.filterOwned;
 	}
 
-	/** Checks targets for this request (method and arguments null in the filter) and records the decision. */
-	RateLimitDecision check(RateLimitEnforcer enforcer, List<RateLimitEnforcer.Target> targets,
-			@Nullable Method method, @Nullable Object @Nullable [] args) {
-		RateLimitDecision decision = enforcer.check(this.context, targets, method, args);
-		record(decision);
-		return decision;
-	}
-
-	/** Records a decision of this request, and its permit when it holds one. */
-	void record(RateLimitDecision decision) {
-		this.decisions.add(decision);
-		if (decision.permit().holdsAny()) {
-			this.permits.add(decision.permit());
-		}
-	}
-
-	/** A snapshot of the decisions made so far, admitted or not. */
-	List<RateLimitDecision> decisions() {
-		return List.copyOf(this.decisions);
-	}
-
-	/** A snapshot of the admitted decisions: what the response reports, and what a denial gives back. */
-	List<RateLimitDecision> admitted() {
-		return this.decisions.stream().filter(RateLimitDecision::allowed).toList();
-	}
-
-	/** The live list of the permits the request holds. */
-	List<Permit> permits() {
-		return this.permits;
-	}
-
-	/** Gives back what the admitted decisions took (once each) when a denial becomes the 429 response. */
-	void reverseAdmitted() {
-		for (RateLimitDecision decision : admitted()) {
-			try {
-				decision.reversal().release();
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Could not give back the quota a denied request's earlier checks took", ex);
-			}
-		}
-	}
-
 	/** Releases the permits at once for a synchronous request, else when its asynchronous processing ends. */
 	void releaseWhenComplete() {
 		if (this.request.isAsyncStarted()) {
@@ -131,33 +79,15 @@ final class RequestScope implements AsyncListener {
 			}
 		}
 		else {
-			release();
-		}
-	}
-
-	/** A failure is logged, not thrown: the backend reclaims an unreleased permit after its policy's window. */
-	private void release() {
-		for (Permit permit : this.permits) {
-			try {
-				permit.release();
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Could not release rate-limit permits; they are reclaimed after the policy's window", ex);
-			}
+			close().block();
 		}
 	}
 
 	/** Sets headers on a response, replacing values of the same name. */
 	static void setHeaders(HttpServletResponse response, HttpHeaders headers) {
 		headers.forEach((name, values) -> {
-			for (int i = 0; i < values.size(); i++) {
-				if (i == 0) {
-					response.setHeader(name, values.get(i));
-				}
-				else {
-					response.addHeader(name, values.get(i));
-				}
-			}
+			response.setHeader(name, values.get(0));
+			values.stream().skip(1).forEach((value) -> response.addHeader(name, value));
 		});
 	}
 
@@ -179,17 +109,17 @@ final class RequestScope implements AsyncListener {
 
 	@Override
 	public void onComplete(AsyncEvent event) {
-		release();
+		close().block();
 	}
 
 	@Override
 	public void onTimeout(AsyncEvent event) {
-		release();
+		close().block();
 	}
 
 	@Override
 	public void onError(AsyncEvent event) {
-		release();
+		close().block();
 	}
 
 	@Override

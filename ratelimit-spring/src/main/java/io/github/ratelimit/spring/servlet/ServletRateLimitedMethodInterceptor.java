@@ -1,6 +1,6 @@
 package io.github.ratelimit.spring.servlet;
 
-import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -13,8 +13,8 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
 
-import org.springframework.util.ReflectionUtils;
 import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
@@ -44,34 +44,25 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 
 	@Override
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
-		Method method = invocation.getMethod();
-		if (ReflectionUtils.isObjectMethod(method)) {
-			return invocation.proceed();
-		}
 		if (!(RequestContextHolder.getRequestAttributes() instanceof ServletRequestAttributes servlet)) {
 			return this.calls.invoke(invocation);
 		}
-		RateLimitEnforcer enforcer = this.enforcer.get();
-		Class<?> targetClass = RateLimitedCallInterceptor.targetClass(invocation);
-		List<RateLimitEnforcer.Target> targets = enforcer.annotationTargets(method, targetClass);
+		List<RateLimitEnforcer.Target> targets = this.calls.targets(invocation);
 		if (targets.isEmpty()) {
 			return invocation.proceed();
 		}
 		RequestScope scope = RequestScope.of(servlet.getRequest());
-		if (!this.calls.maxWait(method, targetClass).isZero()) {
+		if (this.calls.waits(invocation)) {
 			return this.calls.invoke(invocation, scope.request());
 		}
-		List<RateLimitDecision> earlier = scope.admitted();
-		RateLimitDecision decision = scope.check(enforcer, targets, method, invocation.getArguments());
-		if (!decision.allowed()) {
-			// what earlier checks took is given back when the 429 is written (RateLimitExceptionResolver), not here:
-			// an application that catches the exception and serves the request anyway must still be counted
-			throw new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision));
-		}
 		HttpServletResponse response = servlet.getResponse();
-		if (response != null && !response.isCommitted()) {
-			RequestScope.setHeaders(response, this.responses.get().headers(RateLimitDecision.merge(scope.admitted())));
-		}
+		Mono<RateLimitDecision> check = scope.check(this.enforcer.get(), scope.request(), targets,
+				invocation.getMethod(), invocation.getArguments());
+		scope.admit(check, Duration.ZERO, (admitted) -> {
+			if (response != null && !response.isCommitted()) {
+				RequestScope.setHeaders(response, this.responses.get().headers(admitted));
+			}
+		}).block();
 		return invocation.proceed();
 	}
 

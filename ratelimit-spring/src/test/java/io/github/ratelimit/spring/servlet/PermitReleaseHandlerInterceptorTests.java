@@ -64,8 +64,9 @@ class PermitReleaseHandlerInterceptorTests {
 	}
 
 	private RateLimitDecision check() {
-		return this.enforcer.check(new ServletRequestContext(request()), this.enforcer.ruleTargets("GET", "/reports"),
-				null, null);
+		return this.enforcer
+			.checkAsync(new ServletRequestContext(request()), this.enforcer.ruleTargets("GET", "/reports"), null, null)
+			.block();
 	}
 
 	private static MockHttpServletRequest request() {

@@ -81,11 +81,13 @@ class RateLimitExceptionResolverTests {
 
 	private RateLimitDecision denial() {
 		ServletRequestContext context = new ServletRequestContext(request());
-		RateLimitDecision admitted = this.enforcer.check(context, this.enforcer.ruleTargets("GET", "/orders"), null,
-				null);
+		RateLimitDecision admitted = this.enforcer
+			.checkAsync(context, this.enforcer.ruleTargets("GET", "/orders"), null, null)
+			.block();
 		assertThat(admitted.allowed()).isTrue();
-		RateLimitDecision denied = this.enforcer.check(context, this.enforcer.ruleTargets("GET", "/orders"), null,
-				null);
+		RateLimitDecision denied = this.enforcer
+			.checkAsync(context, this.enforcer.ruleTargets("GET", "/orders"), null, null)
+			.block();
 		assertThat(denied.allowed()).isFalse();
 		return denied;
 	}

@@ -187,8 +187,10 @@ class RateLimitFilterTests {
 	@Test
 	void permitsTakenLaterInTheChainAreReleasedToo() throws Exception {
 		FilterChain takesPermit = (req, res) -> {
-			RateLimitDecision decision = this.enforcer.check(new ServletRequestContext((MockHttpServletRequest) req),
-					this.enforcer.ruleTargets("GET", "/slow/x"), null, null);
+			RateLimitDecision decision = this.enforcer
+				.checkAsync(new ServletRequestContext((MockHttpServletRequest) req),
+						this.enforcer.ruleTargets("GET", "/slow/x"), null, null)
+				.block();
 			assertThat(decision.allowed()).isTrue();
 			RequestScope.of((MockHttpServletRequest) req).record(decision);
 		};
@@ -202,8 +204,10 @@ class RateLimitFilterTests {
 	void rateLimitExceededExceptionFromTheChainBecomesTheRejection() throws Exception {
 		this.filter.doFilter(request("/api/a"), new MockHttpServletResponse(), new MockFilterChain());
 		this.filter.doFilter(request("/api/a"), new MockHttpServletResponse(), new MockFilterChain());
-		RateLimitDecision denied = this.enforcer.check(new ServletRequestContext(request("/api/a")),
-				this.enforcer.ruleTargets("GET", "/api/a"), null, null);
+		RateLimitDecision denied = this.enforcer
+			.checkAsync(new ServletRequestContext(request("/api/a")), this.enforcer.ruleTargets("GET", "/api/a"), null,
+					null)
+			.block();
 		assertThat(denied.allowed()).isFalse();
 		MockHttpServletResponse response = new MockHttpServletResponse();
 		this.filter.doFilter(request("/other"), response, (req, res) -> {

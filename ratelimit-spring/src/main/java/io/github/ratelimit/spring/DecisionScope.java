@@ -1,0 +1,193 @@
+package io.github.ratelimit.spring;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+import io.github.ratelimit.core.Permit;
+import io.github.ratelimit.core.RateLimitDecision;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * What the rate limiter holds of one request, the same for the servlet request, the WebFlux exchange and the
+ * gateway: the decisions made for it and the permits it holds, all released once by {@link #close()}; a permit held
+ * after that (a check in flight when the client left) is released at once. Written non-blocking once; the servlet
+ * side waits on it. Public for the servlet, WebFlux and gateway adapters; not an extension point.
+ */
+public class DecisionScope {
+
+	private static final Log logger = LogFactory.getLog(DecisionScope.class);
+
+	private final List<RateLimitDecision> decisions = new CopyOnWriteArrayList<>();
+
+	private final List<Permit> permits = new CopyOnWriteArrayList<>();
+
+	private boolean closed;
+
+	/**
+	 * Checks targets for the request (method and arguments null in a filter) and records the decision. The check is
+	 * not cancelled with its subscriber: a cancelled request's permit is released when it arrives.
+	 * @return the decision
+	 */
+	public Mono<RateLimitDecision> check(RateLimitEnforcer enforcer, RequestContext request,
+			List<RateLimitEnforcer.Target> targets, @Nullable Method method, @Nullable Object @Nullable [] args) {
+		return check(enforcer.checkAsync(request, targets, method, args));
+	}
+
+	/** {@link #check(RateLimitEnforcer, RequestContext, List, Method, Object[])} of a check made elsewhere. */
+	Mono<RateLimitDecision> check(Mono<RateLimitDecision> check) {
+		return uncancellable(check).flatMap((decision) -> record(decision).thenReturn(decision));
+	}
+
+	/**
+	 * Admits a check of the request's ({@link #check}, subscribed again per try): emits its decision once admitted,
+	 * after handing what the headers report (all admitted decisions merged) to {@code onAdmitted}. Denied, it waits
+	 * out the retry-after and tries again while that ends within {@code maxWait} (measured from the first try), else
+	 * signals a {@link RateLimitExceededException} carrying the earlier admitted decisions as given back
+	 * ({@link RateLimitDecision#mergeDenied}); they are given back when the denial becomes the rejection, so an
+	 * application that recovers from it is still counted.
+	 * @return the admitted decision
+	 */
+	public Mono<RateLimitDecision> admit(Mono<RateLimitDecision> check, Duration maxWait,
+			Consumer<RateLimitDecision> onAdmitted) {
+		return Mono.defer(() -> admit(check, maxWait, System.nanoTime() + maxWait.toNanos(), onAdmitted));
+	}
+
+	private Mono<RateLimitDecision> admit(Mono<RateLimitDecision> check, Duration maxWait, long deadline,
+			Consumer<RateLimitDecision> onAdmitted) {
+		List<RateLimitDecision> earlier = admitted();
+		return check.flatMap((decision) -> {
+			if (decision.allowed()) {
+				onAdmitted.accept(RateLimitDecision.merge(admitted()));
+				return Mono.just(decision);
+			}
+			long wait = decision.retryAfter().toNanos();
+			if (maxWait.isZero() || wait <= 0 || System.nanoTime() + wait - deadline > 0) {
+				return Mono.error(new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision)));
+			}
+			return Mono.delay(Duration.ofNanos(wait))
+				.then(Mono.defer(() -> admit(check, maxWait, deadline, onAdmitted)));
+		});
+	}
+
+	private static Mono<RateLimitDecision> uncancellable(Mono<RateLimitDecision> check) {
+		return Mono.create((sink) -> {
+			AtomicBoolean settled = new AtomicBoolean();
+			sink.onCancel(() -> settled.set(true));
+			check.subscribe((decision) -> {
+				if (settled.compareAndSet(false, true)) {
+					sink.success(decision);
+				}
+				else {
+					release(decision.permit()).subscribe();
+				}
+			}, (error) -> {
+				if (settled.compareAndSet(false, true)) {
+					sink.error(error);
+				}
+				else if (logger.isDebugEnabled()) {
+					logger.debug("Rate-limit check of a cancelled request failed", error);
+				}
+			});
+		});
+	}
+
+	/**
+	 * Records a decision of the request and holds its permit; once closed, releases the permit instead.
+	 * @return completes once held or released
+	 */
+	public Mono<Void> record(RateLimitDecision decision) {
+		if (!isClosed()) {
+			this.decisions.add(decision);
+		}
+		return hold(decision.permit());
+	}
+
+	/**
+	 * Holds a permit until {@link #close()}; once closed, releases it instead.
+	 * @return completes once held or released
+	 */
+	public Mono<Void> hold(Permit permit) {
+		synchronized (this) {
+			if (!this.closed) {
+				if (permit.holdsAny()) {
+					this.permits.add(permit);
+				}
+				return Mono.empty();
+			}
+		}
+		return release(permit);
+	}
+
+	/** @return a snapshot of the decisions made so far, admitted or not */
+	public List<RateLimitDecision> decisions() {
+		return List.copyOf(this.decisions);
+	}
+
+	/** @return a snapshot of the admitted decisions: what the response reports, and what a denial gives back */
+	public List<RateLimitDecision> admitted() {
+		return this.decisions.stream().filter(RateLimitDecision::allowed).toList();
+	}
+
+	/** @return the live list of the permits held */
+	public List<Permit> permits() {
+		return this.permits;
+	}
+
+	/** @return whether {@link #close()} ran */
+	public synchronized boolean isClosed() {
+		return this.closed;
+	}
+
+	/**
+	 * Releases every permit held, once; never fails (the backend reclaims a permit after its window).
+	 * @return completes once released
+	 */
+	public Mono<Void> close() {
+		List<Permit> held;
+		synchronized (this) {
+			if (this.closed) {
+				return Mono.empty();
+			}
+			this.closed = true;
+			held = new ArrayList<>(this.permits);
+		}
+		return Flux.fromIterable(held).flatMap(DecisionScope::release).then();
+	}
+
+	/**
+	 * Gives back what the admitted decisions took, when a later check denies the request; never fails.
+	 * @return completes once given back
+	 */
+	public Mono<Void> reverseAdmitted() {
+		return Flux.fromIterable(admitted())
+			.flatMap((decision) -> decision.reversal().releaseAsync().onErrorResume((ex) -> {
+				logger.warn("Could not give back the quota of a request denied by a later policy", ex);
+				return Mono.empty();
+			}))
+			.then();
+	}
+
+	/**
+	 * Releases one permit; never fails (a failed release is logged).
+	 * @return completes once released
+	 */
+	public static Mono<Void> release(Permit permit) {
+		if (permit == Permit.NONE) {
+			return Mono.empty();
+		}
+		return permit.releaseAsync().onErrorResume((ex) -> {
+			logger.warn("Could not release a rate-limit permit; it is reclaimed after its policy's window", ex);
+			return Mono.empty();
+		});
+	}
+
+}
