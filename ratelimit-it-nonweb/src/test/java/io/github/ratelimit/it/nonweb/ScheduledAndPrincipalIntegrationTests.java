@@ -106,8 +106,14 @@ class ScheduledAndPrincipalIntegrationTests {
 	}
 
 	private static ConfigurableApplicationContext start() {
+		// per-tenant-quote: the tenant comes from the calling thread (JobApplication's key resolver); a retry that
+		// asked again on another thread would find none and be denied (missing-key: deny)
 		return new SpringApplication(JobApplication.class).run("--spring.data.redis.host=" + redis.host(),
-				"--spring.data.redis.port=" + redis.port());
+				"--spring.data.redis.port=" + redis.port(), "--ratelimit.policies.per-tenant-quote.algorithm=gcra",
+				"--ratelimit.policies.per-tenant-quote.limit=1", "--ratelimit.policies.per-tenant-quote.window=300ms",
+				"--ratelimit.policies.per-tenant-quote.key=@tenantKey",
+				"--ratelimit.policies.per-tenant-quote.missing-key=deny",
+				"--ratelimit.policies.per-tenant-quote.max-wait=10s");
 	}
 
 	@SpringBootConfiguration
