@@ -30,9 +30,12 @@ public interface Permit extends AutoCloseable {
 	 */
 	Mono<Void> releaseAsync();
 
-	/** Gives the permits back, waiting for {@link #releaseAsync}: at most a guarded limiter's time budget. */
+	/**
+	 * Gives the permits back, waiting for {@link #releaseAsync}: at most a guarded limiter's time budget. An interrupt
+	 * ends the wait, not the release, and throws nothing (the thread's flag stays set).
+	 */
 	default void release() {
-		Waits.await(releaseAsync());
+		Waits.awaitRelease(releaseAsync());
 	}
 
 	/** @return whether at least one concurrency permit is held */

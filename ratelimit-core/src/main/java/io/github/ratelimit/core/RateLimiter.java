@@ -1,5 +1,7 @@
 package io.github.ratelimit.core;
 
+import java.util.Objects;
+
 import reactor.core.publisher.Mono;
 
 /** Evaluates all the policies of a request in one call. */
@@ -20,7 +22,7 @@ public interface RateLimiter {
 	 * @return the decision; release its {@link RateLimitDecision#permit() permit} when the request completes
 	 */
 	default RateLimitDecision check(RateLimitRequest request) {
-		return Waits.await(checkAsync(request));
+		return Objects.requireNonNull(Waits.await(checkAsync(request)));
 	}
 
 }

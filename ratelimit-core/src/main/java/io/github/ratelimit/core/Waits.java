@@ -3,14 +3,15 @@ package io.github.ratelimit.core;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * The one blocking wait of the core: {@link RateLimiter#check} and {@link Permit#release()} wait here on their
- * non-blocking forms, whose layers bound the wait (a guarded limiter's time budget). Unlike {@code Mono.block()} it
- * may wait on any thread, as the blocking forms always could.
+ * The one blocking wait of the starter: {@link RateLimiter#check}, {@link Permit#release()} and the servlet side wait
+ * here on their non-blocking forms, whose layers bound the wait (a guarded limiter's time budget). Unlike
+ * {@code Mono.block()} it may wait on any thread, as the blocking forms always could.
  */
-final class Waits {
+public final class Waits {
 
 	private Waits() {
 	}
@@ -18,8 +19,11 @@ final class Waits {
 	/**
 	 * Subscribes and waits for the value; a failure is rethrown as it is. An interrupt cancels the wait (what the
 	 * call takes is then given back by the layer that made it) and is thrown, the thread's flag set again.
+	 * @param value what to wait for
+	 * @return the value, or null when it completes empty
+	 * @throws IllegalStateException when the thread is interrupted while waiting
 	 */
-	static <T> T await(Mono<T> value) {
+	public static <T> @Nullable T await(Mono<T> value) {
 		CompletableFuture<T> result = value.toFuture();
 		try {
 			return result.get();
@@ -27,7 +31,7 @@ final class Waits {
 		catch (InterruptedException ex) {
 			result.cancel(true);
 			Thread.currentThread().interrupt();
-			throw new IllegalStateException("Interrupted while waiting for the rate-limit backend", ex);
+			throw new IllegalStateException("Interrupted while waiting for the rate limiter", ex);
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = ex.getCause();
@@ -38,6 +42,24 @@ final class Waits {
 				throw error;
 			}
 			throw new IllegalStateException(cause);
+		}
+	}
+
+	/**
+	 * Waits for a release; an interrupt ends the wait without failing (the thread's flag set again): the release goes
+	 * on, and a permit that never reaches the backend is reclaimed after its policy's window.
+	 */
+	static void awaitRelease(Mono<Void> release) {
+		CompletableFuture<Void> result = release.toFuture();
+		try {
+			result.get();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = ex.getCause();
+			throw (cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause);
 		}
 	}
 

@@ -85,8 +85,13 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 	private static void register(ConfigurableListableBeanFactory beanFactory, RateLimitProperties properties) {
 		RootBeanDefinition bean = new RootBeanDefinition(RateLimitProperties.class, () -> properties);
 		bean.setAttribute(BindMethod.class.getName(), BindMethod.VALUE_OBJECT);
-		((BeanDefinitionRegistry) beanFactory)
-			.registerBeanDefinition("ratelimit-" + RateLimitProperties.class.getName(), bean);
+		BeanDefinitionRegistry registry = (BeanDefinitionRegistry) beanFactory;
+		String name = "ratelimit-" + RateLimitProperties.class.getName();
+		if (registry.containsBeanDefinition(name)) {
+			// an application's own @EnableConfigurationProperties(RateLimitProperties.class): this one replaces it
+			registry.removeBeanDefinition(name);
+		}
+		registry.registerBeanDefinition(name, bean);
 	}
 
 	/**

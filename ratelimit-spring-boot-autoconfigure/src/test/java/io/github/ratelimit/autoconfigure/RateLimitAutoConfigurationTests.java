@@ -34,6 +34,7 @@ import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.context.properties.ConfigurationPropertiesBindHandlerAdvisor;
 import org.springframework.boot.context.properties.bind.AbstractBindHandler;
@@ -342,6 +343,23 @@ class RateLimitAutoConfigurationTests {
 				assertThat(map(map(ratelimit.getProperties().get("policies")).get("api"))).containsEntry("limit", 5L)
 					.containsEntry("algorithm", "GCRA");
 			});
+	}
+
+	@Test
+	void anApplicationThatEnablesTheRatelimitPropertiesItselfStartsWithOneBean() {
+		this.runner.withUserConfiguration(EnablesRateLimitProperties.class)
+			.withPropertyValues("ratelimit.policies.api.algorithm=gcra", "ratelimit.policies.api.limit=5",
+					"ratelimit.policies.api.window=1m")
+			.run((context) -> {
+				assertThat(context).hasNotFailed().hasSingleBean(RateLimitProperties.class);
+				assertThat(context.getBean(RateLimitProperties.class).policies().get("api").limit()).isEqualTo(5);
+			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableConfigurationProperties(RateLimitProperties.class)
+	static class EnablesRateLimitProperties {
+
 	}
 
 	@SuppressWarnings("unchecked")

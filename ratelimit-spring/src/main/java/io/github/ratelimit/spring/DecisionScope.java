@@ -10,6 +10,7 @@ import java.util.function.Consumer;
 
 import io.github.ratelimit.core.Permit;
 import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.core.Waits;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -78,11 +79,22 @@ public class DecisionScope {
 		});
 	}
 
+	/**
+	 * Waits, on any thread, for an admission ({@link #admit}) made with no wait for a turn: the denial as a value, so
+	 * that a refused request costs no wrapped exception.
+	 * @return the denial, or null when admitted
+	 */
+	public static @Nullable RateLimitExceededException awaitAdmission(Mono<RateLimitDecision> admission) {
+		return Waits.await(admission.then(Mono.<RateLimitExceededException>empty())
+			.onErrorResume(RateLimitExceededException.class, Mono::just));
+	}
+
 	private static Mono<RateLimitDecision> uncancellable(Mono<RateLimitDecision> check) {
 		return Mono.create((sink) -> {
 			AtomicBoolean settled = new AtomicBoolean();
 			sink.onCancel(() -> settled.set(true));
-			check.subscribe((decision) -> {
+			// the caller's context (the parent observation) goes with the check
+			check.contextWrite(sink.contextView()).subscribe((decision) -> {
 				if (settled.compareAndSet(false, true)) {
 					sink.success(decision);
 				}

@@ -3,7 +3,6 @@ package io.github.ratelimit.core.redis;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
-import java.util.stream.Stream;
 
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -11,12 +10,17 @@ import org.springframework.data.redis.core.script.RedisScript;
 @SuppressWarnings("ArrayRecordComponent") // never compared: a call is sent once
 record EncodedCall(RedisScript<?> script, byte[][] keys, byte[][] args) {
 
+	/** Encoded once per call, on every decision: plain loops, no streams. */
 	static EncodedCall of(RedisScript<?> script, List<String> keys, String... args) {
-		return new EncodedCall(script, encode(keys.stream()), encode(Arrays.stream(args)));
-	}
-
-	private static byte[][] encode(Stream<String> values) {
-		return values.map((value) -> value.getBytes(StandardCharsets.UTF_8)).toArray(byte[][]::new);
+		byte[][] encodedKeys = new byte[keys.size()][];
+		for (int i = 0; i < encodedKeys.length; i++) {
+			encodedKeys[i] = keys.get(i).getBytes(StandardCharsets.UTF_8);
+		}
+		byte[][] encodedArgs = new byte[args.length][];
+		for (int i = 0; i < args.length; i++) {
+			encodedArgs[i] = args[i].getBytes(StandardCharsets.UTF_8);
+		}
+		return new EncodedCall(script, encodedKeys, encodedArgs);
 	}
 
 	/** KEYS as strings, for a client other than Lettuce (through the template). */

@@ -1,8 +1,7 @@
 package io.github.ratelimit.core.redis;
 
+import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.IntStream;
-import java.util.stream.LongStream;
 
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitBackend.Acquisition;
@@ -34,9 +33,14 @@ final class ScriptReply {
 
 	/** The reply's numbers, empty for none. */
 	static List<Long> toLongs(@Nullable List<?> result) {
-		return (result == null) ? List.of() : result.stream()
-			.map((value) -> (value instanceof Number number) ? number.longValue() : Long.parseLong(value.toString()))
-			.toList();
+		if (result == null) {
+			return List.of();
+		}
+		List<Long> values = new ArrayList<>(result.size());
+		for (Object value : result) {
+			values.add((value instanceof Number number) ? number.longValue() : Long.parseLong(value.toString()));
+		}
+		return values;
 	}
 
 	/** The time an acquire used (microseconds), which its release passes back. */
@@ -46,22 +50,31 @@ final class ScriptReply {
 
 	/** The first sequence number each entry of one call took (0 for none), which its give-back passes back. */
 	static List<Long> sequences(List<Long> reply) {
-		return figure(reply, SEQUENCE).boxed().toList();
+		List<Long> sequences = new ArrayList<>((reply.size() - 1) / FIGURES);
+		for (int i = 1 + SEQUENCE; i < reply.size(); i += FIGURES) {
+			sequences.add(reply.get(i));
+		}
+		return sequences;
 	}
 
 	/** Whether every entry of one call admitted (and so took its cost). */
 	static boolean admits(List<Long> reply) {
-		return figure(reply, ADMITS).allMatch((admits) -> admits == 1L);
+		for (int i = 1 + ADMITS; i < reply.size(); i += FIGURES) {
+			if (reply.get(i) != 1L) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	/** Whether every entry of every call admitted: the request is admitted. */
 	static boolean allAdmit(List<List<Long>> replies) {
-		return replies.stream().allMatch(ScriptReply::admits);
-	}
-
-	/** One figure of every entry of one call's reply. */
-	private static LongStream figure(List<Long> reply, int offset) {
-		return IntStream.iterate(1 + offset, (i) -> i < reply.size(), (i) -> i + FIGURES).mapToLong(reply::get);
+		for (List<Long> reply : replies) {
+			if (!admits(reply)) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	/** The request's decisions (one per entry, with the time each was decided at) from its calls' replies. */

@@ -51,6 +51,12 @@ final class SlotCalls {
 	/** Acquires a request, the slots concurrently; when one denies or fails, what the others took is given back. */
 	Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
 		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
+		if (calls.size() == 1) {
+			// one slot (always, unless on Cluster): nothing to settle between slots
+			ScriptCall call = calls.get(0);
+			return execute(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())
+				.map((result) -> ScriptReply.acquisition(request.entries(), calls, List.of(result)));
+		}
 		return Flux.fromIterable(calls)
 			.flatMapSequential((call) -> execute(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())
 				.map((result) -> new Outcome(result, null))

@@ -2,6 +2,7 @@ package io.github.ratelimit.spring.servlet;
 
 import java.io.IOException;
 
+import io.github.ratelimit.core.Waits;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimitResponses;
 import jakarta.servlet.http.HttpServletRequest;
@@ -61,7 +62,7 @@ public final class RateLimitExceptionResolver implements HandlerExceptionResolve
 		}
 		try {
 			RequestScope scope = RequestScope.of(request);
-			scope.reverseAdmitted().block();
+			Waits.await(scope.reverseAdmitted());
 			RequestScope.write(response, this.responses.reject(denial.decision(), scope.request()));
 		}
 		catch (IOException writeFailure) {

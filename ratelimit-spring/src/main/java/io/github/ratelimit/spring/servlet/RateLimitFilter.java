@@ -5,6 +5,8 @@ import java.time.Duration;
 import java.util.List;
 
 import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.core.Waits;
+import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimitResponses;
@@ -13,6 +15,7 @@ import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.cors.CorsUtils;
 import org.springframework.web.filter.OncePerRequestFilter;
@@ -56,14 +59,17 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 		RequestScope scope = RequestScope.of(request);
 		scope.ownRelease();
 		try {
-			admit(scope, request, response);
+			RateLimitExceededException denied = admit(scope, request, response);
+			if (denied != null) {
+				throw denied;
+			}
 			chain.doFilter(request, response);
 		}
 		catch (RateLimitExceededException ex) {
 			if (response.isCommitted()) {
 				throw ex;
 			}
-			scope.reverseAdmitted().block();
+			Waits.await(scope.reverseAdmitted());
 			RequestScope.write(response, this.responses.reject(ex.decision(), scope.request()));
 		}
 		finally {
@@ -85,17 +91,18 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 		chain.doFilter(request, response);
 	}
 
-	/** Checks the rules' policies: admitted, the headers; denied, a {@link RateLimitExceededException}. */
-	private void admit(RequestScope scope, HttpServletRequest request, HttpServletResponse response) {
+	/** Checks the rules' policies: admitted, the headers and null; denied, the denial. */
+	private @Nullable RateLimitExceededException admit(RequestScope scope, HttpServletRequest request,
+			HttpServletResponse response) {
 		if (CorsUtils.isPreFlightRequest(request)) {
-			return; // a browser's CORS preflight is not the client's request: it takes no quota
+			return null; // a browser's CORS preflight is not the client's request: it takes no quota
 		}
 		List<RateLimitEnforcer.Target> targets = this.enforcer.ruleTargets(request.getMethod(), scope.request().path());
-		if (!targets.isEmpty()) {
-			scope.admit(scope.check(this.enforcer, scope.request(), targets, null, null), Duration.ZERO,
-					(admitted) -> RequestScope.setHeaders(response, this.responses.headers(admitted)))
-				.block();
+		if (targets.isEmpty()) {
+			return null;
 		}
+		return DecisionScope.awaitAdmission(scope.admit(scope.check(this.enforcer, scope.request(), targets, null, null),
+				Duration.ZERO, (admitted) -> RequestScope.setHeaders(response, this.responses.headers(admitted))));
 	}
 
 	@Override

@@ -2,6 +2,7 @@ package io.github.ratelimit.spring.servlet;
 
 import java.io.IOException;
 
+import io.github.ratelimit.core.Waits;
 import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.Rejection;
 import io.github.ratelimit.spring.RequestContext;
@@ -79,7 +80,7 @@ final class RequestScope extends DecisionScope implements AsyncListener {
 			}
 		}
 		else {
-			close().block();
+			Waits.await(close());
 		}
 	}
 
@@ -109,17 +110,17 @@ final class RequestScope extends DecisionScope implements AsyncListener {
 
 	@Override
 	public void onComplete(AsyncEvent event) {
-		close().block();
+		Waits.await(close());
 	}
 
 	@Override
 	public void onTimeout(AsyncEvent event) {
-		close().block();
+		Waits.await(close());
 	}
 
 	@Override
 	public void onError(AsyncEvent event) {
-		close().block();
+		Waits.await(close());
 	}
 
 	@Override

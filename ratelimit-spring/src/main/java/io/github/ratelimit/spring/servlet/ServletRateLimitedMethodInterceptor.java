@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.function.Supplier;
 
 import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimitResponses;
@@ -58,11 +59,14 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 		HttpServletResponse response = servlet.getResponse();
 		Mono<RateLimitDecision> check = scope.check(this.enforcer.get(), scope.request(), targets,
 				invocation.getMethod(), invocation.getArguments());
-		scope.admit(check, Duration.ZERO, (admitted) -> {
+		RateLimitExceededException denied = DecisionScope.awaitAdmission(scope.admit(check, Duration.ZERO, (admitted) -> {
 			if (response != null && !response.isCommitted()) {
 				RequestScope.setHeaders(response, this.responses.get().headers(admitted));
 			}
-		}).block();
+		}));
+		if (denied != null) {
+			throw denied;
+		}
 		return invocation.proceed();
 	}
 
