@@ -1,10 +1,12 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.util.function.Supplier;
+
 import io.github.ratelimit.spring.KeyResolver;
 import io.github.ratelimit.spring.KeySpec;
+import io.github.ratelimit.spring.RateLimitedCallInterceptor;
 
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Looks up the {@link KeyResolver} beans keys name ({@code @name}), on first use when named before the beans exist,
@@ -29,9 +31,9 @@ final class KeyResolvers implements KeySpec.Resolvers {
 		if (this.beanFactory.isConfigurationFrozen()) {
 			return this.beanFactory.getBean(name, KeyResolver.class);
 		}
-		SingletonSupplier<KeyResolver> bean = SingletonSupplier
-			.of(() -> this.beanFactory.getBean(name, KeyResolver.class));
-		return (request) -> bean.obtain().resolve(request);
+		Supplier<KeyResolver> bean = RateLimitedCallInterceptor
+			.once(() -> this.beanFactory.getBean(name, KeyResolver.class));
+		return (request) -> bean.get().resolve(request);
 	}
 
 	@Override

@@ -10,6 +10,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -31,7 +32,6 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.stereotype.Controller;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
-import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Checks the {@link RateLimited} policies of a call that is not a web request's: alone in non-web applications, and
@@ -56,8 +56,26 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 	 */
 	public RateLimitedCallInterceptor(Supplier<RateLimitEnforcer> enforcer,
 			Function<String, @Nullable Duration> policyMaxWait) {
-		this.enforcer = SingletonSupplier.of(enforcer);
+		this.enforcer = once(enforcer);
 		this.policyMaxWait = policyMaxWait;
+	}
+
+	/**
+	 * A bean looked up on its first use, without a lock: Spring's {@code SingletonSupplier} parks a second first
+	 * caller, and an event loop must not park. Two first calls may both look the bean up; one answer is kept.
+	 * @param lookup looks the bean up
+	 * @return the bean, looked up once
+	 */
+	public static <T> Supplier<T> once(Supplier<T> lookup) {
+		AtomicReference<T> found = new AtomicReference<>();
+		return () -> {
+			T value = found.get();
+			if (value == null) {
+				found.compareAndSet(null, lookup.get());
+				value = found.get();
+			}
+			return value;
+		};
 	}
 
 	@Override

@@ -25,7 +25,6 @@ import org.springframework.aop.Pointcut;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
-import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Checks {@link RateLimited} methods returning {@code Mono}, {@code Flux} or {@code Publisher} in WebFlux, on each
@@ -46,8 +45,8 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	/** Looks the enforcer and the responses up on its first call; the class comment says what goes to {@code calls}. */
 	ReactiveRateLimitInterceptor(Supplier<RateLimitEnforcer> enforcer, Supplier<RateLimitResponses> responses,
 			RateLimitedCallInterceptor calls) {
-		this.enforcer = SingletonSupplier.of(enforcer);
-		this.responses = SingletonSupplier.of(responses);
+		this.enforcer = RateLimitedCallInterceptor.once(enforcer);
+		this.responses = RateLimitedCallInterceptor.once(responses);
 		this.calls = calls;
 	}
 
