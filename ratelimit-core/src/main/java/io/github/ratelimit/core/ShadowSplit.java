@@ -2,9 +2,11 @@ package io.github.ratelimit.core;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Signal;
 
 /**
  * A request's entries in two requests: those of policies in shadow mode, and the others. They are decided apart, at
@@ -42,9 +44,29 @@ record ShadowSplit(RateLimitRequest enforced, RateLimitRequest shadow) {
 	 * never seen by the caller: what it took is given back.
 	 */
 	Mono<RateLimitDecision> decide(Decider decider, ErrorCounts errors) {
-		return Mono.zip(decider.decide(this.enforced), decider.decide(this.shadow))
-			.map((both) -> combine(both.getT1(), both.getT2(), errors))
-			.doOnDiscard(RateLimitDecision.class, (unseen) -> giveBackAll(unseen, errors));
+		// each part's outcome as a signal: a part that fails (unguarded) waits for the other, which is given back
+		return Mono.zip(decider.decide(this.enforced).materialize(), decider.decide(this.shadow).materialize())
+			.flatMap((both) -> combine(both.getT1(), both.getT2(), errors))
+			.doOnDiscard(Signal.class, (unseen) -> {
+				if (unseen.get() instanceof RateLimitDecision decision) {
+					giveBackAll(decision, errors);
+				}
+			});
+	}
+
+	private static Mono<RateLimitDecision> combine(Signal<RateLimitDecision> enforced, Signal<RateLimitDecision> shadow,
+			ErrorCounts errors) {
+		Throwable failure = (enforced.getThrowable() != null) ? enforced.getThrowable() : shadow.getThrowable();
+		if (failure == null) {
+			return Mono.just(combine(Objects.requireNonNull(enforced.get()), Objects.requireNonNull(shadow.get()),
+					errors));
+		}
+		for (Signal<RateLimitDecision> part : List.of(enforced, shadow)) {
+			if (part.get() != null) {
+				giveBackAll(part.get(), errors);
+			}
+		}
+		return Mono.error(failure);
 	}
 
 	/** Gives back all a decision holds (its permit too: it counts as held in this instance until released). */

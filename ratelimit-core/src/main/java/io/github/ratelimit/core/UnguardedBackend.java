@@ -1,14 +1,9 @@
 package io.github.ratelimit.core;
 
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
-
 import reactor.core.publisher.Mono;
 
 /**
  * The backend as the last layer of an unguarded limiter: its answers as decisions, its failures passed to the caller.
- * A caller that gives up before the answer (a cancel, the other part of a shadow split failing) gets nothing, so what
- * the call takes is given back.
  */
 final class UnguardedBackend implements Decider {
 
@@ -28,16 +23,8 @@ final class UnguardedBackend implements Decider {
 	public Mono<RateLimitDecision> decide(RateLimitRequest request) {
 		return Mono.defer(() -> {
 			String requestId = RequestIds.next();
-			CompletableFuture<RateLimitBackend.Acquisition> answer = this.backend.acquire(request, requestId).toFuture();
-			AtomicBoolean seen = new AtomicBoolean();
-			return Mono.fromFuture(answer, true).map((acquisition) -> {
-				seen.set(true);
-				return decision(request, requestId, acquisition);
-			}).doOnCancel(() -> {
-				if (seen.compareAndSet(false, true)) {
-					Acquired.undo(this.backend, request, requestId, answer, this.errors);
-				}
-			});
+			return this.backend.acquire(request, requestId)
+				.map((acquisition) -> decision(request, requestId, acquisition));
 		});
 	}
 

@@ -2,7 +2,6 @@ package io.github.ratelimit.core;
 
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.List;
 
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import org.junit.jupiter.api.Test;
@@ -82,36 +81,6 @@ class UnseenDecisionsTests {
 		caller.dispose();
 		assertThat(remaining(ENFORCED)).as("given back once the caller gave up").isEqualTo(5);
 		assertThat(this.errors.count(BackendErrorKind.GIVE_BACK_FAILED)).isZero();
-	}
-
-	@Test
-	void anUnguardedCallTheCallerGaveUpOnGivesBackWhenItAnswers() {
-		Sinks.One<RateLimitBackend.Acquisition> answer = Sinks.one();
-		RateLimitRequest request = RateLimitRequest.of(ENFORCED, "client");
-		RateLimitBackend.Acquisition taken = this.backend.acquire(request, "late").block();
-		Decider late = new UnguardedBackend(new AnsweringLater(this.backend, answer.asMono()), this.errors,
-				new Acquired.PermitsInFlight());
-		Disposable caller = late.decide(request).subscribe();
-		caller.dispose();
-		assertThat(remaining(ENFORCED)).isEqualTo(4);
-		answer.tryEmitValue(taken);
-		assertThat(remaining(ENFORCED)).as("given back as it answered").isEqualTo(5);
-	}
-
-	/** The local backend, whose acquisition answers when the test says (its release is the backend's own). */
-	private record AnsweringLater(LocalRateLimitBackend backend, Mono<Acquisition> answer) implements RateLimitBackend {
-
-		@Override
-		public Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
-			return this.answer;
-		}
-
-		@Override
-		public Mono<Void> release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
-				List<Long> sequences) {
-			return this.backend.release(entries, "late", acquiredAtMicros, sequences);
-		}
-
 	}
 
 }
