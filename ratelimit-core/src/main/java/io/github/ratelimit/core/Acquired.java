@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -99,35 +98,27 @@ final class Acquired {
 		return decision.resetAfter();
 	}
 
+	/** Whether every policy admitted, shadow ones included (a part of shadow policies only is always "allowed"). */
+	static boolean admitsAll(RateLimitDecision decision) {
+		return decision.allDecisions().stream().allMatch(PolicyDecision::allowed);
+	}
+
+	/**
+	 * Gives back all a decision the caller will not get holds, its permit too (it counts as held in this instance
+	 * until released), without waiting; a failure is counted.
+	 */
+	static void giveBackAll(RateLimitDecision decision, ErrorCounts errors) {
+		giveBack(PermitPair.of(decision.reversal(), decision.permit()), errors);
+	}
+
 	/** Gives back what a part of a denied request took, without waiting; a failure is counted. */
-	static void giveBack(Permit reversal, ErrorCounts errors) {
+	private static void giveBack(Permit reversal, ErrorCounts errors) {
 		if (reversal.holdsAny()) {
 			reversal.releaseAsync().subscribe(null, (ex) -> {
 				errors.add(BackendErrorKind.GIVE_BACK_FAILED);
 				logger.debug("Could not give back what a part of a denied request took", ex);
 			});
 		}
-	}
-
-	/**
-	 * Gives back what a backend call takes once it answers, for a caller that will not see its decision: it would
-	 * otherwise count against the identity, and a concurrency permit would be held until its lease ends.
-	 */
-	static void undo(RateLimitBackend backend, RateLimitRequest request, String requestId,
-			CompletableFuture<RateLimitBackend.Acquisition> answer, ErrorCounts errors) {
-		answer.whenComplete((acquisition, failure) -> {
-			if (acquisition == null) {
-				return;
-			}
-			errors.add(BackendErrorKind.GIVE_BACK_FAILED, acquisition.failedGiveBacks());
-			if (acquisition.decisions().stream().allMatch(PolicyDecision::allowed)) {
-				backend.release(request.entries(), requestId, acquisition.entryTimesMicros(), acquisition.entrySequences())
-					.subscribe(null, (ex) -> {
-						errors.add(BackendErrorKind.GIVE_BACK_FAILED);
-						logger.debug("Could not give back a rate-limit acquisition no caller saw", ex);
-					});
-			}
-		});
 	}
 
 	/** What a backend took for some entries of a request, given back once by its release. */

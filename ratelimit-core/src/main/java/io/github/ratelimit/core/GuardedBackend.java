@@ -49,11 +49,7 @@ final class GuardedBackend implements Decider {
 	@Override
 	public Mono<RateLimitDecision> decide(RateLimitRequest request) {
 		ShardSplit split = this.guard.split(request);
-		return (split != null) ? split.decide(this::decidePart, this::giveBack) : decidePart(request);
-	}
-
-	private void giveBack(Permit reversal) {
-		Acquired.giveBack(reversal, this.guard.errors);
+		return (split != null) ? split.decide(this::decidePart, this.guard.errors) : decidePart(request);
 	}
 
 	/** Decides a request of one shard: the rest of the budget is a timer. */
@@ -257,7 +253,7 @@ final class GuardedBackend implements Decider {
 		 */
 		private RateLimitDecision keptWhenLate(RateLimitDecision decided) {
 			CompletableFuture<RateLimitBackend.Acquisition> call = Objects.requireNonNull(this.answer);
-			if (!admitsAll(decided)) {
+			if (!Acquired.admitsAll(decided)) {
 				undo();
 				return decided;
 			}
@@ -271,8 +267,22 @@ final class GuardedBackend implements Decider {
 		 * concurrency permit would be held until its lease ends.
 		 */
 		private void undo() {
-			Acquired.undo(GuardedBackend.this.backend, this.request, this.requestId, Objects.requireNonNull(this.answer),
-					GuardedBackend.this.guard.errors);
+			ErrorCounts errors = GuardedBackend.this.guard.errors;
+			Objects.requireNonNull(this.answer).whenComplete((acquisition, failure) -> {
+				if (acquisition == null) {
+					return;
+				}
+				errors.add(BackendErrorKind.GIVE_BACK_FAILED, acquisition.failedGiveBacks());
+				if (acquisition.decisions().stream().allMatch(PolicyDecision::allowed)) {
+					GuardedBackend.this.backend
+						.release(this.request.entries(), this.requestId, acquisition.entryTimesMicros(),
+								acquisition.entrySequences())
+						.subscribe(null, (ex) -> {
+							errors.add(BackendErrorKind.GIVE_BACK_FAILED);
+							logger.debug("Could not give back a late rate-limit acquisition", ex);
+						});
+				}
+			});
 		}
 
 		private RateLimitDecision decision(RateLimitBackend.Acquisition acquisition) {
@@ -287,7 +297,7 @@ final class GuardedBackend implements Decider {
 		 * instance. Its own answer does not change the decision.
 		 */
 		private RateLimitDecision mirrored(RateLimitDecision decision) {
-			RateLimitRequest local = admitsAll(decision) ? FailureModes.localPart(this.request) : null;
+			RateLimitRequest local = Acquired.admitsAll(decision) ? FailureModes.localPart(this.request) : null;
 			if (local == null) {
 				return decision;
 			}
@@ -309,11 +319,6 @@ final class GuardedBackend implements Decider {
 			super(null, null, false, false);
 		}
 
-	}
-
-	/** Whether every policy admitted, shadow ones included (a part of shadow policies only is always "allowed"). */
-	static boolean admitsAll(RateLimitDecision decision) {
-		return decision.allDecisions().stream().allMatch(PolicyDecision::allowed);
 	}
 
 }

@@ -49,7 +49,7 @@ record ShadowSplit(RateLimitRequest enforced, RateLimitRequest shadow) {
 			.flatMap((both) -> combine(both.getT1(), both.getT2(), errors))
 			.doOnDiscard(Signal.class, (unseen) -> {
 				if (unseen.get() instanceof RateLimitDecision decision) {
-					giveBackAll(decision, errors);
+					Acquired.giveBackAll(decision, errors);
 				}
 			});
 	}
@@ -63,15 +63,10 @@ record ShadowSplit(RateLimitRequest enforced, RateLimitRequest shadow) {
 		}
 		for (Signal<RateLimitDecision> part : List.of(enforced, shadow)) {
 			if (part.get() != null) {
-				giveBackAll(part.get(), errors);
+				Acquired.giveBackAll(part.get(), errors);
 			}
 		}
 		return Mono.error(failure);
-	}
-
-	/** Gives back all a decision holds (its permit too: it counts as held in this instance until released). */
-	static void giveBackAll(RateLimitDecision decision, ErrorCounts errors) {
-		Acquired.giveBack(PermitPair.of(decision.reversal(), decision.permit()), errors);
 	}
 
 	/** The decision of both parts: the admission and the reversal of the enforced part, plus the shadow's. */
@@ -81,7 +76,7 @@ record ShadowSplit(RateLimitRequest enforced, RateLimitRequest shadow) {
 		all.addAll(shadow.allDecisions());
 		Throwable failure = enforced.failure().or(shadow::failure).orElse(null);
 		if (!enforced.allowed()) {
-			giveBackAll(shadow, errors);
+			Acquired.giveBackAll(shadow, errors);
 			return new RateLimitDecision(all, Permit.NONE, Permit.NONE, () -> all, failure);
 		}
 		return new RateLimitDecision(all, PermitPair.of(enforced.permit(), shadow.permit()),

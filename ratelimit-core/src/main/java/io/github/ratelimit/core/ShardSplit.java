@@ -5,7 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.Consumer;
 import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
@@ -68,20 +67,18 @@ final class ShardSplit {
 	 * Decides the parts at the same time. A part decided before the caller cancels is never seen by the caller: what
 	 * it took is given back.
 	 * @param decider decides a part
-	 * @param giveBack gives back what a part took
+	 * @param errors where a give-back that fails is counted
 	 */
-	Mono<RateLimitDecision> decide(Function<RateLimitRequest, Mono<RateLimitDecision>> decider,
-			Consumer<Permit> giveBack) {
+	Mono<RateLimitDecision> decide(Function<RateLimitRequest, Mono<RateLimitDecision>> decider, ErrorCounts errors) {
 		return Flux.fromIterable(this.parts)
 			.flatMapSequential(decider)
 			.collectList()
-			.map((decided) -> combine(decided, giveBack))
-			.doOnDiscard(RateLimitDecision.class,
-					(unseen) -> giveBack.accept(PermitPair.of(unseen.reversal(), unseen.permit())));
+			.map((decided) -> combine(decided, errors))
+			.doOnDiscard(RateLimitDecision.class, (unseen) -> Acquired.giveBackAll(unseen, errors));
 	}
 
-	private RateLimitDecision combine(List<RateLimitDecision> decided, Consumer<Permit> giveBack) {
-		boolean admitted = decided.stream().allMatch(ShardSplit::admits);
+	private RateLimitDecision combine(List<RateLimitDecision> decided, ErrorCounts errors) {
+		boolean admitted = decided.stream().allMatch(Acquired::admitsAll);
 		Throwable failure = decided.stream()
 			.map((decision) -> decision.failure().orElse(null))
 			.filter(Objects::nonNull)
@@ -90,9 +87,8 @@ final class ShardSplit {
 		if (!admitted) {
 			List<RateLimitDecision> reported = new ArrayList<>(decided.size());
 			for (RateLimitDecision decision : decided) {
-				if (admits(decision)) {
-					// the permit too: it counts as held in this instance until released
-					giveBack.accept(PermitPair.of(decision.reversal(), decision.permit()));
+				if (Acquired.admitsAll(decision)) {
+					Acquired.giveBackAll(decision, errors);
 					reported.add(decision.reversed());
 				}
 				else {
@@ -110,11 +106,6 @@ final class ShardSplit {
 		}
 		return new RateLimitDecision(inRequestOrder(decided, false), permit, reversal,
 				() -> inRequestOrder(decided, true), failure);
-	}
-
-	/** Whether every entry of a part admits, shadow policies' included: the backend takes a request all or nothing. */
-	private static boolean admits(RateLimitDecision decision) {
-		return decision.allDecisions().stream().allMatch(PolicyDecision::allowed);
 	}
 
 	/** The parts' decisions (or their reversed figures) at their entries' places in the request. */

@@ -24,13 +24,28 @@ public final class Waits {
 	 * @throws IllegalStateException when the thread is interrupted while waiting
 	 */
 	public static <T> @Nullable T await(Mono<T> value) {
+		return get(value, true);
+	}
+
+	/**
+	 * Waits for a release; an interrupt ends the wait without failing (the thread's flag set again): the release goes
+	 * on, and a permit that never reaches the backend is reclaimed after its policy's window.
+	 */
+	static void awaitRelease(Mono<Void> release) {
+		get(release, false);
+	}
+
+	private static <T> @Nullable T get(Mono<T> value, boolean interruptFails) {
 		CompletableFuture<T> result = value.toFuture();
 		try {
 			return result.get();
 		}
 		catch (InterruptedException ex) {
-			result.cancel(true);
 			Thread.currentThread().interrupt();
+			if (!interruptFails) {
+				return null;
+			}
+			result.cancel(true);
 			throw new IllegalStateException("Interrupted while waiting for the rate limiter", ex);
 		}
 		catch (ExecutionException ex) {
@@ -42,24 +57,6 @@ public final class Waits {
 				throw error;
 			}
 			throw new IllegalStateException(cause);
-		}
-	}
-
-	/**
-	 * Waits for a release; an interrupt ends the wait without failing (the thread's flag set again): the release goes
-	 * on, and a permit that never reaches the backend is reclaimed after its policy's window.
-	 */
-	static void awaitRelease(Mono<Void> release) {
-		CompletableFuture<Void> result = release.toFuture();
-		try {
-			result.get();
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-		catch (ExecutionException ex) {
-			Throwable cause = ex.getCause();
-			throw (cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause);
 		}
 	}
 

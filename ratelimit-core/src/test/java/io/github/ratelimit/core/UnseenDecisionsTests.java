@@ -75,7 +75,7 @@ class UnseenDecisionsTests {
 		ShardSplit split = ShardSplit.of(both(), Arrays.asList("first-master", "second-master"));
 		Disposable caller = split
 			.decide((part) -> (part.entries().get(0).policy() == ENFORCED) ? this.local.decide(part) : Mono.never(),
-					(permit) -> Acquired.giveBack(permit, this.errors))
+					this.errors)
 			.subscribe();
 		assertThat(remaining(ENFORCED)).as("the first shard's part took its cost").isEqualTo(4);
 		caller.dispose();
