@@ -42,7 +42,7 @@ final class Acquired {
 			RateLimitBackend source, @Nullable Guard guard, List<RateLimitRequest.Entry> taken, String requestId,
 			RateLimitBackend.Acquisition acquired, @Nullable Throwable failure, PermitsInFlight inFlight) {
 		if (!decisions.stream().allMatch(PolicyDecision::allowed)) {
-			return new RateLimitDecision(decisions, Permit.NONE, Permit.NONE, () -> decisions, failure);
+			return RateLimitDecision.withoutPermits(decisions, failure);
 		}
 		List<Long> times = acquired.entryTimesMicros();
 		List<Long> sequences = acquired.entrySequences();

@@ -52,7 +52,7 @@ final class FailureModes {
 		RateLimitRequest local = localPart(request);
 		if (local == null) {
 			List<PolicyDecision> all = List.of(decisions);
-			return Mono.just(new RateLimitDecision(all, Permit.NONE, Permit.NONE, () -> all, failure));
+			return Mono.just(RateLimitDecision.withoutPermits(all, failure));
 		}
 		boolean closedRefuses = refused;
 		return this.fallback.acquire(local, requestId).flatMap((acquisition) -> {
@@ -75,19 +75,7 @@ final class FailureModes {
 
 	/** The entries of policies that fail to {@code local}, or null when there are none (most requests). */
 	static @Nullable RateLimitRequest localPart(RateLimitRequest request) {
-		RateLimitRequest.Builder local = null;
-		for (RateLimitRequest.Entry entry : request.entries()) {
-			if (entry.policy().failureMode() == FailureMode.LOCAL) {
-				if (local == null) {
-					local = RateLimitRequest.builder();
-					if (request.hasExplicitTime()) {
-						local.at(request.explicitTimeMicros());
-					}
-				}
-				local.add(entry.policy(), entry.identity(), entry.cost());
-			}
-		}
-		return (local != null) ? local.build() : null;
+		return request.part((entry) -> entry.policy().failureMode() == FailureMode.LOCAL);
 	}
 
 }

@@ -42,26 +42,10 @@ public final class RateLimitDecision {
 	 * @param permit the concurrency permits held
 	 */
 	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit) {
-		this(decisions, permit, Permit.NONE);
+		this(decisions, permit, Permit.NONE, () -> decisions, null);
 	}
 
-	/**
-	 * A decision.
-	 * @param decisions one decision per policy
-	 * @param permit the concurrency permits held
-	 * @param reversal gives back everything an admitted request took
-	 */
-	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal) {
-		this(decisions, permit, reversal, () -> decisions);
-	}
-
-	/** A decision whose {@link #reversed()} view is {@code reversedDecisions}. */
-	RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal,
-			Supplier<List<PolicyDecision>> reversedDecisions) {
-		this(decisions, permit, reversal, reversedDecisions, null);
-	}
-
-	/** A decision, made by the policies' failure modes when {@code failure} is not null. */
+	/** A decision with its {@link #reversed()} view; {@code failure} is why the failure modes made it, if they did. */
 	RateLimitDecision(List<PolicyDecision> decisions, Permit permit, Permit reversal,
 			Supplier<List<PolicyDecision>> reversedDecisions, @Nullable Throwable failure) {
 		this.failure = failure;
@@ -76,6 +60,11 @@ public final class RateLimitDecision {
 		this.permit = permit;
 		this.reversal = reversal;
 		this.reversedDecisions = reversedDecisions;
+	}
+
+	/** A decision that holds nothing to give back. */
+	static RateLimitDecision withoutPermits(List<PolicyDecision> decisions, @Nullable Throwable failure) {
+		return new RateLimitDecision(decisions, Permit.NONE, Permit.NONE, () -> decisions, failure);
 	}
 
 	/** {@return whether every policy admits the request} */

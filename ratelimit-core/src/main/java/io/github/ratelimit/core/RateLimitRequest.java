@@ -6,6 +6,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Predicate;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * Everything one request must pass: each policy with the identity it counts and its cost. Admitted only when every
@@ -49,6 +52,26 @@ public final class RateLimitRequest {
 	/** {@return the explicit time in microseconds since the epoch, or -1 for the backend's clock} */
 	public long explicitTimeMicros() {
 		return this.explicitTimeMicros;
+	}
+
+	/** The entries that match, at this request's time: this request when all do, null when none does. */
+	@Nullable RateLimitRequest part(Predicate<Entry> which) {
+		List<Entry> part = null;
+		for (Entry entry : this.entries) {
+			if (which.test(entry)) {
+				part = (part != null) ? part : new ArrayList<>(this.entries.size());
+				part.add(entry);
+			}
+		}
+		if (part == null) {
+			return null;
+		}
+		return (part.size() == this.entries.size()) ? this : withEntries(part);
+	}
+
+	/** A request of some of this one's entries, at its time. */
+	RateLimitRequest withEntries(List<Entry> entries) {
+		return new RateLimitRequest(Collections.unmodifiableList(entries), this.explicitTimeMicros);
 	}
 
 	/**

@@ -18,25 +18,11 @@ record ShadowSplit(RateLimitRequest enforced, RateLimitRequest shadow) {
 
 	/** The split, or null when the entries are all of one kind (nothing to split). */
 	static @Nullable ShadowSplit of(RateLimitRequest request) {
-		int shadows = 0;
-		for (RateLimitRequest.Entry entry : request.entries()) {
-			if (entry.policy().shadow()) {
-				shadows++;
-			}
-		}
-		if (shadows == 0 || shadows == request.entries().size()) {
+		RateLimitRequest shadow = request.part((entry) -> entry.policy().shadow());
+		if (shadow == null || shadow == request) {
 			return null;
 		}
-		RateLimitRequest.Builder enforced = RateLimitRequest.builder();
-		RateLimitRequest.Builder shadow = RateLimitRequest.builder();
-		if (request.hasExplicitTime()) {
-			enforced.at(request.explicitTimeMicros());
-			shadow.at(request.explicitTimeMicros());
-		}
-		for (RateLimitRequest.Entry entry : request.entries()) {
-			(entry.policy().shadow() ? shadow : enforced).add(entry.policy(), entry.identity(), entry.cost());
-		}
-		return new ShadowSplit(enforced.build(), shadow.build());
+		return new ShadowSplit(Objects.requireNonNull(request.part((entry) -> !entry.policy().shadow())), shadow);
 	}
 
 	/**
@@ -77,7 +63,7 @@ record ShadowSplit(RateLimitRequest enforced, RateLimitRequest shadow) {
 		Throwable failure = enforced.failure().or(shadow::failure).orElse(null);
 		if (!enforced.allowed()) {
 			Acquired.giveBackAll(shadow, errors);
-			return new RateLimitDecision(all, Permit.NONE, Permit.NONE, () -> all, failure);
+			return RateLimitDecision.withoutPermits(all, failure);
 		}
 		return new RateLimitDecision(all, PermitPair.of(enforced.permit(), shadow.permit()),
 				PermitPair.of(enforced.reversal(), shadow.reversal()), () -> {

@@ -50,15 +50,9 @@ final class ShardSplit {
 		}
 		List<RateLimitRequest> parts = new ArrayList<>(byShard.size());
 		for (List<Integer> indexes : byShard.values()) {
-			RateLimitRequest.Builder part = RateLimitRequest.builder();
-			if (request.hasExplicitTime()) {
-				part.at(request.explicitTimeMicros());
-			}
-			for (int index : indexes) {
-				RateLimitRequest.Entry entry = request.entries().get(index);
-				part.add(entry.policy(), entry.identity(), entry.cost());
-			}
-			parts.add(part.build());
+			List<RateLimitRequest.Entry> part = new ArrayList<>(indexes.size());
+			indexes.forEach((index) -> part.add(request.entries().get(index)));
+			parts.add(request.withEntries(part));
 		}
 		return new ShardSplit(request, parts, List.copyOf(byShard.values()));
 	}
@@ -96,7 +90,7 @@ final class ShardSplit {
 				}
 			}
 			List<PolicyDecision> all = inRequestOrder(reported, false);
-			return new RateLimitDecision(all, Permit.NONE, Permit.NONE, () -> all, failure);
+			return RateLimitDecision.withoutPermits(all, failure);
 		}
 		Permit permit = Permit.NONE;
 		Permit reversal = Permit.NONE;
