@@ -1,7 +1,6 @@
 package io.github.ratelimit.core;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -58,33 +57,21 @@ public final class DefaultRateLimiter implements RateLimiter {
 
 	private final @Nullable RateLimitDenialCache denialCache;
 
-	/**
-	 * An unguarded limiter: backend failures reach the caller.
-	 * @param backend the backend
-	 */
+	/** An unguarded limiter: backend failures reach the caller. */
 	public DefaultRateLimiter(RateLimitBackend backend) {
 		this(backend, ObservationRegistry.NOOP);
 	}
 
-	/**
-	 * An unguarded limiter whose decisions are observed.
-	 * @param backend the backend
-	 * @param observationRegistry where each decision is observed
-	 */
+	/** An unguarded limiter whose decisions are observed. */
 	public DefaultRateLimiter(RateLimitBackend backend, ObservationRegistry observationRegistry) {
 		this(backend, observationRegistry, null);
 	}
 
-	/**
-	 * An unguarded limiter whose decisions are observed with a convention of its own.
-	 * @param backend the backend
-	 * @param observationRegistry where each decision is observed
-	 * @param observationConvention the convention, or null for {@link DefaultRateLimitObservationConvention}
-	 */
+	/** An unguarded limiter whose decisions are observed with a convention, null for the default one. */
 	public DefaultRateLimiter(RateLimitBackend backend, ObservationRegistry observationRegistry,
 			@Nullable RateLimitObservationConvention observationConvention) {
 		this(builder(backend).guarded(false).observationRegistry(observationRegistry)
-			.observationConventionOrNull(observationConvention));
+			.observationConvention(observationConvention));
 	}
 
 	private DefaultRateLimiter(Builder builder) {
@@ -100,96 +87,63 @@ public final class DefaultRateLimiter implements RateLimiter {
 		RequestIds.initialize();
 	}
 
-	/**
-	 * Starts a limiter, guarded unless {@link Builder#guarded(boolean) told otherwise}.
-	 * @param backend the backend, typically Redis
-	 * @return a builder
-	 */
+	/** {@return a builder of a limiter over the backend, guarded unless {@link Builder#guarded(boolean)} says not} */
 	public static Builder builder(RateLimitBackend backend) {
 		return new Builder(backend);
 	}
 
-	/**
-	 * The circuit breaker given to the builder: it guards a backend of one server; on Redis Cluster each master has a
-	 * breaker made from its configuration ({@link #circuitBreakers()}).
-	 * @return the circuit breaker, or null
-	 */
+	/** {@return the builder's circuit breaker, or null; on Redis Cluster it configures each master's} */
 	public @Nullable CircuitBreaker circuitBreaker() {
 		return (this.guard != null) ? this.guard.configuredBreaker() : null;
 	}
 
 	/**
-	 * The circuit breakers in use, for health and metrics to read: the configured one, or on Redis Cluster one per
-	 * master, named after it and the master's address ({@code ratelimit-redis@10.0.0.7:6379}).
-	 * @return the registry of the breakers, or null without a breaker
+	 * {@return the breakers in use (the configured one, or one per Cluster master named like
+	 * {@code ratelimit-redis@10.0.0.7:6379}) for health and metrics, or null without a breaker}
 	 */
 	public @Nullable CircuitBreakerRegistry circuitBreakers() {
 		return (this.guard != null) ? this.guard.registry() : null;
 	}
 
-	/**
-	 * The time budget of a backend call.
-	 * @return the budget, or null when calls wait for the backend's own timeout
-	 */
+	/** {@return the time budget of a backend call, or null when calls wait for the backend's own timeout} */
 	public @Nullable Duration timeout() {
 		return (this.guard != null) ? this.guard.timeout : null;
 	}
 
 	/**
-	 * Whether decisions are degraded: a circuit breaker is open or probing, or the failure modes made one of the last
-	 * {@value #RECENT_DECISIONS} guarded decisions. Always false for an unguarded limiter.
-	 * @return true while degraded
+	 * {@return whether a circuit breaker is open or probing, or the failure modes made one of the last
+	 * {@value #RECENT_DECISIONS} guarded decisions; always false unguarded}
 	 */
 	public boolean degraded() {
 		return this.guard != null && this.guard.degraded();
 	}
 
-	/**
-	 * How many of the last {@value #RECENT_DECISIONS} guarded decisions the failure modes made.
-	 * @return the count, zero for an unguarded limiter
-	 */
+	/** {@return how many of the last {@value #RECENT_DECISIONS} guarded decisions the failure modes made} */
 	public int recentFailureModeDecisions() {
 		return (this.guard != null) ? this.guard.recentFailureModeDecisions() : 0;
 	}
 
-	/**
-	 * The failure of the backend's last failed call, while {@link #degraded()}.
-	 * @return the last failure, or null when not degraded
-	 */
+	/** {@return the failure of the backend's last failed call while {@link #degraded()}, else null} */
 	public @Nullable Throwable lastFailure() {
 		return (this.guard != null) ? this.guard.lastFailure() : null;
 	}
 
-	/**
-	 * The cache of the backend's denials this limiter answers from.
-	 * @return the denial cache, or null
-	 */
+	/** {@return the cache of the backend's denials this limiter answers from, or null} */
 	public @Nullable RateLimitDenialCache denialCache() {
 		return this.denialCache;
 	}
 
-	/**
-	 * The backend the limiter decides with.
-	 * @return the backend
-	 */
+	/** {@return the backend the limiter decides with} */
 	public RateLimitBackend backend() {
 		return this.backend;
 	}
 
-	/**
-	 * How often a guarded limiter met a kind of backend trouble since it was built.
-	 * @param kind the kind
-	 * @return the count, zero for an unguarded limiter
-	 */
+	/** {@return how often a guarded limiter met this kind of backend trouble since it was built, 0 unguarded} */
 	public long errorCount(BackendErrorKind kind) {
 		return this.errors.count(kind);
 	}
 
-	/**
-	 * The concurrency permits this instance's requests hold for a policy, in units of cost.
-	 * @param policy the policy's name
-	 * @return the permits held
-	 */
+	/** {@return the concurrency permits this instance's requests hold for the named policy, in units of cost} */
 	public long permitsInFlight(String policy) {
 		return this.permitsInFlight.get(policy);
 	}
@@ -210,11 +164,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 	 */
 	private Mono<RateLimitDecision> observed(RateLimitRequest request, Mono<RateLimitDecision> decision) {
 		return Mono.deferContextual((reactorContext) -> {
-			List<RateLimitPolicy> policies = new ArrayList<>(request.entries().size());
-			for (RateLimitRequest.Entry entry : request.entries()) {
-				policies.add(entry.policy());
-			}
-			RateLimitObservationContext context = new RateLimitObservationContext(policies, this.backend.kind());
+			RateLimitObservationContext context = new RateLimitObservationContext(
+					request.entries().stream().map(RateLimitRequest.Entry::policy).toList(), this.backend.kind());
 			Observation observation = Observation.createNotStarted(this.observationConvention, DEFAULT_CONVENTION,
 					() -> context, this.observationRegistry);
 			Object parent = reactorContext.hasKey(OBSERVATION_KEY) ? reactorContext.get(OBSERVATION_KEY) : null;
@@ -227,20 +178,20 @@ public final class DefaultRateLimiter implements RateLimiter {
 				if (made != null) {
 					context.setDecision(made);
 				}
-				if (stopped.compareAndSet(false, true)) {
-					observation.stop();
-				}
-			}).doOnError((ex) -> {
-				if (stopped.compareAndSet(false, true)) {
-					observation.error(ex);
-					observation.stop();
-				}
-			}).doOnCancel(() -> {
-				if (stopped.compareAndSet(false, true)) {
-					observation.stop();
-				}
-			});
+				stopOnce(observation, stopped, null);
+			})
+				.doOnError((ex) -> stopOnce(observation, stopped, ex))
+				.doOnCancel(() -> stopOnce(observation, stopped, null));
 		});
+	}
+
+	private static void stopOnce(Observation observation, AtomicBoolean stopped, @Nullable Throwable error) {
+		if (stopped.compareAndSet(false, true)) {
+			if (error != null) {
+				observation.error(error);
+			}
+			observation.stop();
+		}
 	}
 
 	/** Shadow entries apart from the others when both kinds are present ({@link ShadowSplit}), each through the layers. */
@@ -287,12 +238,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 			this.backend = backend;
 		}
 
-		/**
-		 * The longest a decision waits for the backend before the failure modes decide; without one, the backend
-		 * client's own timeout.
-		 * @param timeout the budget, positive
-		 * @return this builder
-		 */
+		/** The longest (positive) a decision waits for the backend before the failure modes decide; else the client's. */
 		public Builder timeout(Duration timeout) {
 			if (timeout.isNegative() || timeout.isZero()) {
 				throw new IllegalArgumentException("Timeout must be positive but was " + timeout);
@@ -302,22 +248,15 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * A circuit breaker around the backend: while open, the failure modes decide without trying the backend. On
-		 * a backend of several shards ({@link RateLimitBackend#shard}) each shard gets a breaker of this configuration.
-		 * @param circuitBreaker the breaker
-		 * @return this builder
+		 * A circuit breaker: while open, the failure modes decide without trying the backend. Each shard of a sharded
+		 * backend ({@link RateLimitBackend#shard}) gets a breaker of this configuration.
 		 */
 		public Builder circuitBreaker(CircuitBreaker circuitBreaker) {
 			this.circuitBreaker = circuitBreaker;
 			return this;
 		}
 
-		/**
-		 * Where {@link FailureMode#LOCAL} policies are enforced while the backend fails; by default a
-		 * {@link LocalRateLimitBackend} with default bounds.
-		 * @param fallback the in-memory backend
-		 * @return this builder
-		 */
+		/** Where {@link FailureMode#LOCAL} policies are enforced while the backend fails; by default in memory. */
 		public Builder fallback(RateLimitBackend fallback) {
 			this.fallback = fallback;
 			return this;
@@ -326,30 +265,20 @@ public final class DefaultRateLimiter implements RateLimiter {
 		/**
 		 * The retry-after of a {@link FailureMode#CLOSED} refusal; by default the circuit breaker's wait in the open
 		 * state (at least a second), or one second without a breaker.
-		 * @param retryAfter the retry-after
-		 * @return this builder
 		 */
 		public Builder closedRetryAfter(Duration retryAfter) {
 			this.closedRetryAfter = retryAfter;
 			return this;
 		}
 
-		/**
-		 * Where each decision is observed; none by default (no observation context is made at all).
-		 * @param observationRegistry the registry
-		 * @return this builder
-		 */
+		/** Where each decision is observed; none by default (no observation context is made at all). */
 		public Builder observationRegistry(ObservationRegistry observationRegistry) {
 			this.observationRegistry = observationRegistry;
 			return this;
 		}
 
-		/**
-		 * A convention to replace {@link DefaultRateLimitObservationConvention}'s name and key values.
-		 * @param observationConvention the convention
-		 * @return this builder
-		 */
-		public Builder observationConvention(RateLimitObservationConvention observationConvention) {
+		/** A convention to replace {@link DefaultRateLimitObservationConvention}'s name and key values (null: none). */
+		public Builder observationConvention(@Nullable RateLimitObservationConvention observationConvention) {
 			this.observationConvention = observationConvention;
 			return this;
 		}
@@ -357,8 +286,6 @@ public final class DefaultRateLimiter implements RateLimiter {
 		/**
 		 * Whether the limiter is guarded (the default). Unguarded, backend failures reach the caller, and the guard's
 		 * settings (timeout, circuit breaker, fallback, closed retry-after) must not be set.
-		 * @param guarded false for an unguarded limiter
-		 * @return this builder
 		 */
 		public Builder guarded(boolean guarded) {
 			this.guarded = guarded;
@@ -366,18 +293,11 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * A cache of the backend's denials: an identity denied until a time is denied again until then without a
-		 * backend call (see {@link RateLimitDenialCache} for where it is not exact). None by default.
-		 * @param denialCache the cache, for this limiter only
-		 * @return this builder
+		 * A cache of the backend's denials, for this limiter only: an identity denied until a time is denied again
+		 * until then without a backend call ({@link RateLimitDenialCache} says where it is not exact). None by default.
 		 */
 		public Builder denialCache(RateLimitDenialCache denialCache) {
 			this.denialCache = denialCache;
-			return this;
-		}
-
-		private Builder observationConventionOrNull(@Nullable RateLimitObservationConvention convention) {
-			this.observationConvention = convention;
 			return this;
 		}
 
@@ -413,8 +333,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 		}
 
 		/**
-		 * Builds the limiter.
-		 * @return the limiter, guarded unless {@link #guarded(boolean) guarded(false)}
+		 * {@return the limiter, guarded unless {@link #guarded(boolean) guarded(false)}}
 		 * @throws IllegalStateException when unguarded with a setting of the guard
 		 */
 		public DefaultRateLimiter build() {
