@@ -104,17 +104,13 @@ final class Acquired {
 	}
 
 	/**
-	 * Gives back all a decision the caller will not get holds, its permit too (it counts as held in this instance
-	 * until released), without waiting; a failure is counted.
+	 * Gives back all a decision the caller will not get holds, its permit too (counted as held until released),
+	 * without waiting; a failure is counted.
 	 */
 	static void giveBackAll(RateLimitDecision decision, ErrorCounts errors) {
-		giveBack(PermitPair.of(decision.reversal(), decision.permit()), errors);
-	}
-
-	/** Gives back what a part of a denied request took, without waiting; a failure is counted. */
-	private static void giveBack(Permit reversal, ErrorCounts errors) {
-		if (reversal.holdsAny()) {
-			reversal.releaseAsync().subscribe(null, (ex) -> {
+		Permit all = PermitPair.of(decision.reversal(), decision.permit());
+		if (all.holdsAny()) {
+			all.releaseAsync().subscribe(null, (ex) -> {
 				errors.add(BackendErrorKind.GIVE_BACK_FAILED);
 				logger.debug("Could not give back what a part of a denied request took", ex);
 			});

@@ -238,7 +238,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 			this.backend = backend;
 		}
 
-		/** The longest (positive) a decision waits for the backend before the failure modes decide; else the client's. */
+		/** The longest (positive) a decision waits before the failure modes decide; without one, the client's timeout. */
 		public Builder timeout(Duration timeout) {
 			if (timeout.isNegative() || timeout.isZero()) {
 				throw new IllegalArgumentException("Timeout must be positive but was " + timeout);

@@ -60,12 +60,8 @@ final class Guard {
 		return (this.breakers != null) ? this.breakers.registry() : null;
 	}
 
-	/** The breaker of a request's shard: its first entry's (a request spanning shards is split before). */
-	ShardBreaker breaker(RateLimitRequest request) {
-		return breaker(request.entries());
-	}
-
-	private ShardBreaker breaker(List<RateLimitRequest.Entry> entries) {
+	/** The breaker of the entries' shard: the first one's (a request spanning shards is split before). */
+	ShardBreaker breaker(List<RateLimitRequest.Entry> entries) {
 		ShardBreakers breakers = this.breakers;
 		return (breakers != null) ? breakers.of(this.backend.shard(entries.get(0))) : this.unbroken;
 	}
@@ -135,11 +131,8 @@ final class Guard {
 	}
 
 	/**
-	 * Gives permits back within the budget, or without waiting at all while their shard's circuit is open (the
-	 * release is still sent: it lands when the backend is back, else the lease reclaims the permits).
-	 * @param entries the entries given back
-	 * @param release the backend's release, not yet subscribed to
-	 * @return completes once released, or once the budget is spent
+	 * Sends the backend's release of the entries, and completes once it is over or the budget is spent; at once while
+	 * their shard's circuit is open (the release lands when the backend is back, else the lease reclaims the permits).
 	 */
 	Mono<Void> release(List<RateLimitRequest.Entry> entries, Mono<Void> release) {
 		return Mono.defer(() -> {
@@ -182,10 +175,7 @@ final class Guard {
 		return (duration != null) ? duration.toMillis() + " ms" : "the backend's own timeout";
 	}
 
-	/**
-	 * The last guarded decisions, as a ring: whether the failure modes made each, and how many of them did. Health
-	 * reads the count, so that it reports degradation over a window, not the last call.
-	 */
+	/** The last guarded decisions as a ring: whether the failure modes made each, and how many did (for health). */
 	static final class RecentDecisions {
 
 		static final int SIZE = 100;

@@ -72,10 +72,9 @@ final class GuardedBackend implements Decider {
 	}
 
 	/**
-	 * One backend call: made under its shard's breaker, waited for by the caller, and settled once: by the answer, or
-	 * by the failure modes, after which an answer that still comes is kept for an admitted request and given back for
-	 * a refused one. The breaker hears of it by the accounting rule (architecture.md, "Breaker accounting"): the
-	 * answer with its duration, one budget more for a call that timed out, nothing when the caller gave up first.
+	 * One backend call under its shard's breaker, settled once: by the answer, or by the failure modes (a late answer
+	 * is then kept for an admitted request, given back for a refused one). The breaker hears of it as
+	 * architecture.md, "Breaker accounting", says.
 	 */
 	private final class Call {
 
@@ -111,12 +110,12 @@ final class GuardedBackend implements Decider {
 
 		Call(RateLimitRequest request) {
 			this.request = request;
-			this.breaker = GuardedBackend.this.guard.breaker(request);
+			this.breaker = GuardedBackend.this.guard.breaker(request.entries());
 			try {
 				this.breaker.call(this::send);
 			}
 			catch (RuntimeException ex) {
-				// the breaker failed (it never should): nothing it throws changes a decision, the budget bounds the call
+				// nothing a failing breaker throws changes a decision: the call is made, the budget bounds it
 				logger.debug("Circuit breaker failed", ex);
 				if (this.answer == null && this.refusal == null) {
 					send();
@@ -196,9 +195,7 @@ final class GuardedBackend implements Decider {
 
 		/**
 		 * The failure modes' decision of a call that did not answer within the budget. The breaker hears of it one
-		 * budget later: when the client stalls (a garbage collection, a busy CPU) every call in flight times out at
-		 * once although Redis answered in time, and counting those as failures would open the breaker on a healthy
-		 * Redis.
+		 * budget later, so that a client stall (a GC pause) does not open it on a healthy Redis.
 		 */
 		Mono<RateLimitDecision> timedOut() {
 			TimeoutException timeout = GuardedBackend.this.guard.timeoutException();
@@ -215,10 +212,7 @@ final class GuardedBackend implements Decider {
 			return late(Mono.defer(() -> failureModes(timeout)));
 		}
 
-		/**
-		 * The caller gave up before the request was decided: what the call takes is given back, and the breaker
-		 * forgets the call unless it has heard of it already.
-		 */
+		/** The caller gave up before the request was decided: the call is given back, and the breaker forgets it. */
 		void cancelled() {
 			if (this.decided.compareAndSet(false, true)) {
 				forget();
@@ -230,10 +224,7 @@ final class GuardedBackend implements Decider {
 			return GuardedBackend.this.failureModes.decide(this.request, this.requestId, failure);
 		}
 
-		/**
-		 * A decision made while the call still runs: what it takes is kept or given back once, by the decision, or by
-		 * a cancel before it.
-		 */
+		/** A decision made while the call still runs: what it takes is kept or given back once (decision or cancel). */
 		private Mono<RateLimitDecision> late(Mono<RateLimitDecision> decided) {
 			AtomicBoolean handled = new AtomicBoolean();
 			Mono<RateLimitDecision> late = decided
@@ -247,10 +238,7 @@ final class GuardedBackend implements Decider {
 			});
 		}
 
-		/**
-		 * An admitted request is served, so what the call takes stays counted, its permits held with the request's
-		 * ({@link PendingPermits}); for a refused one it is given back.
-		 */
+		/** An admitted request is served: its late permits join it ({@link PendingPermits}); a refusal gives back. */
 		private RateLimitDecision keptWhenLate(RateLimitDecision decided) {
 			CompletableFuture<RateLimitBackend.Acquisition> call = Objects.requireNonNull(this.answer);
 			if (!Acquired.admitsAll(decided)) {
@@ -262,10 +250,7 @@ final class GuardedBackend implements Decider {
 			return late.joinedTo(decided);
 		}
 
-		/**
-		 * Gives back what the call takes once it answers: it would otherwise count against the identity, and a
-		 * concurrency permit would be held until its lease ends.
-		 */
+		/** Gives back what the call takes once it answers (else a concurrency permit is held until its lease ends). */
 		private void undo() {
 			ErrorCounts errors = GuardedBackend.this.guard.errors;
 			Objects.requireNonNull(this.answer).whenComplete((acquisition, failure) -> {
@@ -292,9 +277,8 @@ final class GuardedBackend implements Decider {
 		}
 
 		/**
-		 * An admission the backend made, counted by the fallback too for the policies that fail to {@code local}:
-		 * once it decides, it knows every request this instance served, so it never admits more than the limit per
-		 * instance. Its own answer does not change the decision.
+		 * An admission the backend made, taken from the fallback too for the policies that fail to {@code local}
+		 * (architecture.md, "The local fallback mirrors"); the fallback's answer does not change the decision.
 		 */
 		private RateLimitDecision mirrored(RateLimitDecision decision) {
 			RateLimitRequest local = Acquired.admitsAll(decision) ? FailureModes.localPart(this.request) : null;

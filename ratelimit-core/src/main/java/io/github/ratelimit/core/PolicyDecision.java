@@ -28,57 +28,32 @@ public record PolicyDecision(RateLimitPolicy policy, String identity, boolean al
 		Objects.requireNonNull(enforcement, "enforcement");
 	}
 
-	/**
-	 * A decision made by the backend ({@link Enforcement#ENFORCED}).
-	 * @param policy the policy
-	 * @param identity the identity
-	 * @param allowed whether the policy admits
-	 * @param remaining the remaining quota
-	 * @param resetAfter time until the quota is full again
-	 * @param retryAfter time until a retry can succeed, zero when allowed
-	 */
+	/** A decision made by the backend ({@link Enforcement#ENFORCED}). */
 	public PolicyDecision(RateLimitPolicy policy, String identity, boolean allowed, long remaining, Duration resetAfter,
 			Duration retryAfter) {
 		this(policy, identity, allowed, remaining, resetAfter, retryAfter, Enforcement.ENFORCED);
 	}
 
-	/**
-	 * A backend's decision from its raw figures: negative ones read as 0, the retry-after as 0 when admitted.
-	 * @param entry the request entry
-	 * @param allowed whether the policy admits
-	 * @param remaining the remaining quota
-	 * @param resetAfterMicros microseconds until the quota is full again
-	 * @param retryAfterMicros microseconds until a retry can succeed
-	 * @return the decision
-	 */
+	/** {@return a backend's decision of raw figures (µs): negatives read as 0, no retry-after when admitted} */
 	public static PolicyDecision of(RateLimitRequest.Entry entry, boolean allowed, long remaining,
 			long resetAfterMicros, long retryAfterMicros) {
 		return new PolicyDecision(entry.policy(), entry.identity(), allowed, Math.max(0, remaining),
 				micros(resetAfterMicros), allowed ? Duration.ZERO : micros(retryAfterMicros));
 	}
 
-	/**
-	 * An admission without a check, for a policy that fails open: no figures.
-	 * @param entry the request entry
-	 * @return the decision
-	 */
+	/** {@return an admission without a check, for a policy that fails open: no figures} */
 	public static PolicyDecision failedOpen(RateLimitRequest.Entry entry) {
 		return new PolicyDecision(entry.policy(), entry.identity(), true, entry.policy().capacity(), Duration.ZERO,
 				Duration.ZERO, Enforcement.FAILED_OPEN);
 	}
 
-	/**
-	 * A refusal for a policy that fails closed: no figures, and a retry-after of when the backend is tried again.
-	 * @param entry the request entry
-	 * @param retryAfter when to try again
-	 * @return the decision
-	 */
+	/** {@return a refusal for a policy that fails closed: no figures, retry-after when the backend is tried again} */
 	public static PolicyDecision failedClosed(RateLimitRequest.Entry entry, Duration retryAfter) {
 		return new PolicyDecision(entry.policy(), entry.identity(), false, 0, retryAfter, retryAfter,
 				Enforcement.FAILED_CLOSED);
 	}
 
-	/** @return this decision marked {@link Enforcement#LOCAL_FALLBACK} (made by the local fallback) */
+	/** {@return this decision marked {@link Enforcement#LOCAL_FALLBACK} (made by the local fallback)} */
 	public PolicyDecision asLocalFallback() {
 		return new PolicyDecision(this.policy, this.identity, this.allowed, this.remaining, this.resetAfter,
 				this.retryAfter, Enforcement.LOCAL_FALLBACK);

@@ -42,18 +42,14 @@ public final class RateLimitDenialCache {
 			.build();
 	}
 
-	/**
-	 * A cache of at most {@link #DEFAULT_MAXIMUM_SIZE} denials.
-	 * @return the cache
-	 */
+	/** {@return a cache of at most {@link #DEFAULT_MAXIMUM_SIZE} denials} */
 	public static RateLimitDenialCache create() {
 		return create(DEFAULT_MAXIMUM_SIZE);
 	}
 
 	/**
-	 * A cache of at most {@code maximumSize} denials (policy and identity pairs).
-	 * @param maximumSize the bound, positive
-	 * @return the cache
+	 * {@return a cache of at most {@code maximumSize} denials (policy and identity pairs)}
+	 * @throws IllegalArgumentException when the size is not positive
 	 */
 	public static RateLimitDenialCache create(long maximumSize) {
 		if (maximumSize < 1) {
@@ -69,27 +65,17 @@ public final class RateLimitDenialCache {
 		this.denials.invalidateAll();
 	}
 
-	/**
-	 * Forgets the cached denials of a policy, whatever the identity: for a reset or a change of the policy.
-	 * @param policy the policy's name
-	 */
+	/** Forgets the cached denials of the named policy, whatever the identity: for a reset or a change of it. */
 	public void invalidatePolicy(String policy) {
 		invalidateMatching((key) -> key.policy.equals(policy));
 	}
 
-	/**
-	 * Forgets the cached denials of an identity, whatever the policy: for a reset of the identity.
-	 * @param identity the identity, as requests name it
-	 */
+	/** Forgets the cached denials of an identity (as requests name it), whatever the policy: for its reset. */
 	public void invalidateIdentity(String identity) {
 		invalidateMatching((key) -> key.identity.equals(identity));
 	}
 
-	/**
-	 * Forgets the cached denials of one identity of one policy: for a reset of it.
-	 * @param policy the policy's name
-	 * @param identity the identity, as requests name it
-	 */
+	/** Forgets the cached denials of one identity of the named policy: for a reset of it. */
 	public void invalidate(String policy, String identity) {
 		this.epoch.incrementAndGet();
 		this.denials.invalidate(new Key(policy, identity));
@@ -100,18 +86,12 @@ public final class RateLimitDenialCache {
 		this.denials.asMap().keySet().removeIf(matching);
 	}
 
-	/**
-	 * How many policy and identity pairs have a denial cached (an estimate: expired ones may still be counted).
-	 * @return the size
-	 */
+	/** {@return how many policy and identity pairs have a denial cached (an estimate: expired ones may count)} */
 	public long size() {
 		return this.denials.estimatedSize();
 	}
 
-	/**
-	 * How many requests were denied from this cache, without a backend call, since it was made.
-	 * @return the hits
-	 */
+	/** {@return how many requests were denied from this cache, without a backend call, since it was made} */
 	public long hitCount() {
 		return this.hits.sum();
 	}

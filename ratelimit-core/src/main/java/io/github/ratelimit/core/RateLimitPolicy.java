@@ -112,11 +112,7 @@ public final class RateLimitPolicy {
 		return value;
 	}
 
-	/**
-	 * Starts a policy definition.
-	 * @param name the policy name: letters, digits, '.', '_', '-'
-	 * @return a builder
-	 */
+	/** {@return a builder of a policy of this name: 1 to 64 letters, digits, '.', '_', '-'} */
 	public static Builder builder(String name) {
 		return new Builder(name);
 	}
@@ -139,36 +135,22 @@ public final class RateLimitPolicy {
 	}
 
 	/**
-	 * This policy with some of its limits replaced: by a configured override, a tier or a runtime override. A burst
-	 * that followed the limit (token bucket and GCRA without a burst of their own) follows a new limit too.
-	 * @param limits the limits replacing this policy's own
-	 * @return the policy, this one when the limits replace nothing
+	 * {@return this policy with some limits replaced (an override or tier), this one when they replace nothing}
+	 * A burst that followed the limit (token bucket and GCRA without a burst of their own) follows a new limit too.
 	 * @throws InvalidPolicyException naming the field when a value is invalid for this policy
 	 */
 	public RateLimitPolicy with(Limits limits) {
 		if (limits.isEmpty()) {
 			return this;
 		}
+		// a burst that followed the limit (or has no meaning) stays unset, so that it follows the new limit
+		Long ownBurst = (this.algorithm.supportsBurst() && this.burst != this.limit) ? this.burst : null;
+		Limits merged = limits.orElse(new Limits(this.limit, this.window, ownBurst, this.minInterval));
 		Builder builder = toBuilder();
-		Long newLimit = limits.limit();
-		Long newBurst = limits.burst();
-		Duration newWindow = limits.window();
-		Duration newMinInterval = limits.minInterval();
-		if (newLimit != null) {
-			builder.limit(newLimit);
-			if (newBurst == null && this.algorithm.supportsBurst() && this.burst == this.limit) {
-				builder.burst(newLimit);
-			}
-		}
-		if (newBurst != null) {
-			builder.burst(newBurst);
-		}
-		if (newWindow != null) {
-			builder.window(newWindow);
-		}
-		if (newMinInterval != null) {
-			builder.minInterval(newMinInterval);
-		}
+		builder.limit = Objects.requireNonNull(merged.limit());
+		builder.window = merged.window();
+		builder.burst = merged.burst();
+		builder.minInterval = merged.minInterval();
 		return builder.build();
 	}
 
@@ -200,7 +182,7 @@ public final class RateLimitPolicy {
 		return this.minInterval;
 	}
 
-	/** @return the default cost of one request */
+	/** {@return the default cost of one request} */
 	public long cost() {
 		return this.cost;
 	}
@@ -220,12 +202,12 @@ public final class RateLimitPolicy {
 		return this.algorithm.supportsBurst() ? this.burst : this.limit;
 	}
 
-	/** @return the window in microseconds, the unit of the scripts */
+	/** {@return the window in microseconds, the unit of the scripts} */
 	public long windowMicros() {
 		return toMicros(this.window);
 	}
 
-	/** @return the minimum interval in microseconds */
+	/** {@return the minimum interval in microseconds} */
 	public long minIntervalMicros() {
 		return toMicros(this.minInterval);
 	}
@@ -275,16 +257,12 @@ public final class RateLimitPolicy {
 	public record Limits(@Nullable Long limit, @Nullable Duration window, @Nullable Long burst,
 			@Nullable Duration minInterval) {
 
-		/** @return whether these limits replace nothing */
+		/** {@return whether these limits replace nothing} */
 		public boolean isEmpty() {
 			return this.limit == null && this.window == null && this.burst == null && this.minInterval == null;
 		}
 
-		/**
-		 * These limits, each value left null taken from others.
-		 * @param others the limits to fall back on
-		 * @return the combined limits
-		 */
+		/** {@return these limits, each value left null taken from {@code others}} */
 		public Limits orElse(Limits others) {
 			return new Limits((this.limit != null) ? this.limit : others.limit,
 					(this.window != null) ? this.window : others.window,
@@ -349,29 +327,20 @@ public final class RateLimitPolicy {
 			return this;
 		}
 
-		/**
-		 * What the policy does when its backend cannot decide; {@link FailureMode#OPEN} by default.
-		 * @param failureMode the failure mode
-		 * @return this builder
-		 */
+		/** What the policy does when its backend cannot decide; {@link FailureMode#OPEN} by default. */
 		public Builder failureMode(FailureMode failureMode) {
 			this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
 			return this;
 		}
 
-		/**
-		 * Whether the policy runs in shadow mode (checked and counted, never denying); off by default.
-		 * @param shadow true for shadow mode
-		 * @return this builder
-		 */
+		/** Whether the policy runs in shadow mode (checked and counted, never denying); off by default. */
 		public Builder shadow(boolean shadow) {
 			this.shadow = shadow;
 			return this;
 		}
 
 		/**
-		 * Validates and builds the policy.
-		 * @return the policy
+		 * {@return the policy, validated}
 		 * @throws InvalidPolicyException naming the first invalid field
 		 */
 		public RateLimitPolicy build() {
