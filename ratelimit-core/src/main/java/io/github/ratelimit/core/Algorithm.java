@@ -74,9 +74,7 @@ public enum Algorithm {
 	}
 
 	/**
-	 * Parses a configuration name, accepting the enum name too ({@code TOKEN_BUCKET}, {@code token_bucket}).
-	 * @param value the name
-	 * @return the algorithm
+	 * {@return the algorithm of a configuration name, or of its enum name ({@code TOKEN_BUCKET}, {@code token_bucket})}
 	 * @throws IllegalArgumentException naming the accepted values when the name is unknown
 	 */
 	public static Algorithm fromId(String value) {

@@ -55,10 +55,8 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	}
 
 	/**
-	 * The outcome of an observed request: the decision's, {@value #ERROR} when the limiter threw, {@value #UNKNOWN}
-	 * while there is no decision.
-	 * @param context the observation's context
-	 * @return the outcome
+	 * {@return the outcome of an observed request: the decision's, {@value #ERROR} when the limiter threw, else
+	 * {@value #UNKNOWN}}
 	 */
 	public static String outcome(RateLimitObservationContext context) {
 		RateLimitDecision decision = context.decision();
@@ -69,10 +67,8 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	}
 
 	/**
-	 * The outcome of one policy's decision, by its {@link Enforcement}; a shadow policy that would have denied is
-	 * {@value #SHADOW_DENIED}, unless it failed closed (then Redis, not the client, caused it).
-	 * @param decision the policy's decision
-	 * @return the outcome
+	 * {@return the outcome of one policy's decision, by its {@link Enforcement}} A shadow policy that would have denied
+	 * is {@value #SHADOW_DENIED}, unless it failed closed (then Redis, not the client, caused it).
 	 */
 	public static String outcome(PolicyDecision decision) {
 		if (decision.policy().shadow() && !decision.allowed() && decision.enforcement() != Enforcement.FAILED_CLOSED) {
@@ -87,11 +83,9 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	}
 
 	/**
-	 * The outcome of a whole request. When the failure modes decided: a refusal is {@value #FAILED_CLOSED} if a closed
-	 * policy refused, else {@value #LOCAL_DENIED}; an admission {@value #LOCAL_ALLOWED} if a policy was enforced in
-	 * memory, else {@value #FAILED_OPEN}.
-	 * @param decision the decision
-	 * @return the outcome
+	 * {@return the outcome of a whole request} When the failure modes decided: a refusal is {@value #FAILED_CLOSED} if
+	 * a closed policy refused, else {@value #LOCAL_DENIED}; an admission {@value #LOCAL_ALLOWED} if a policy was
+	 * enforced in memory, else {@value #FAILED_OPEN}.
 	 */
 	public static String outcome(RateLimitDecision decision) {
 		if (!decision.degraded()) {

@@ -238,7 +238,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 			this.backend = backend;
 		}
 
-		/** The longest (positive) a decision waits before the failure modes decide; without one, the client's timeout. */
+		/** The longest (positive) a decision waits before the failure modes decide; none: the client's timeout. */
 		public Builder timeout(Duration timeout) {
 			if (timeout.isNegative() || timeout.isZero()) {
 				throw new IllegalArgumentException("Timeout must be positive but was " + timeout);

@@ -7,11 +7,9 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * A backend whose answers teach a {@link RateLimitDenialCache} and whose give-backs make it forget, and the layer
- * that answers from that cache before anything else ({@link #answeringFirst}). The two sit at either end of the
- * guard: a cached denial needs no call and no breaker, while the cache learns from every answer the backend gives,
- * those that come after the time budget included, and forgets whatever is given back to the backend (a reversal, a
- * late answer undone), the guard's give-backs included.
+ * A backend whose answers (late ones included) teach a {@link RateLimitDenialCache} and whose give-backs make it
+ * forget, and the layer that answers from that cache before the guard ({@link #answeringFirst}): architecture.md,
+ * "The composition".
  */
 final class DenialCachingBackend implements RateLimitBackend {
 
@@ -24,24 +22,12 @@ final class DenialCachingBackend implements RateLimitBackend {
 		this.cache = cache;
 	}
 
-	/**
-	 * The layer that denies from the cache a request whose denial it holds, without asking the next layer.
-	 * @param cache the cache
-	 * @param next the layer that decides otherwise
-	 * @return the layer
-	 */
+	/** The layer that denies a request whose denial the cache holds, else asks the next layer. */
 	static Decider answeringFirst(RateLimitDenialCache cache, Decider next) {
-		return new Decider() {
-
-			@Override
-			public Mono<RateLimitDecision> decide(RateLimitRequest request) {
-				return Mono.defer(() -> {
-					RateLimitDecision cached = cache.lookup(request);
-					return (cached != null) ? Mono.just(cached) : next.decide(request);
-				});
-			}
-
-		};
+		return (request) -> Mono.defer(() -> {
+			RateLimitDecision cached = cache.lookup(request);
+			return (cached != null) ? Mono.just(cached) : next.decide(request);
+		});
 	}
 
 	/** Learns from the answer; the epoch and the time are read as the call is sent. */

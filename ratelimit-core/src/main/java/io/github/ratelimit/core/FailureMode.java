@@ -29,9 +29,7 @@ public enum FailureMode {
 	}
 
 	/**
-	 * Parses a configuration name, in any case.
-	 * @param value the name
-	 * @return the failure mode
+	 * {@return the failure mode of a configuration name, in any case}
 	 * @throws IllegalArgumentException naming the accepted values when the name is unknown
 	 */
 	public static FailureMode fromId(String value) {

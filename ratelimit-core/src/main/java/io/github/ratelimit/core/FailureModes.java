@@ -26,13 +26,7 @@ final class FailureModes {
 		this.inFlight = inFlight;
 	}
 
-	/**
-	 * The failure modes' decision.
-	 * @param request the request
-	 * @param requestId its id
-	 * @param failure why the backend could not decide
-	 * @return the decision, at once unless the fallback must decide on another thread
-	 */
+	/** The failure modes' decision, at once unless the fallback decides on another thread. */
 	Mono<RateLimitDecision> decide(RateLimitRequest request, String requestId, Throwable failure) {
 		List<RateLimitRequest.Entry> entries = request.entries();
 		PolicyDecision[] decisions = new PolicyDecision[entries.size()];

@@ -6,11 +6,8 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * The permits of a decision that lands after the request was decided, held by the request beside its own: a backend's
- * answer that came after the time budget, for a request the failure modes admitted, or the fallback's mirror of an
- * admission (see {@code DefaultRateLimiter}). The request is served, so what the answer took stays counted; its
- * concurrency permits go back with the request's, and a reversal of the request gives everything back, whether the
- * answer is in by then or lands later.
+ * The permits of an answer that lands after the request was decided (a late backend answer to a request the failure
+ * modes admitted, or the fallback's mirror), held beside the request's own: released with them, as it lands if later.
  */
 final class PendingPermits {
 
@@ -25,20 +22,13 @@ final class PendingPermits {
 				request.entries().stream().anyMatch((entry) -> entry.policy().algorithm().holdsPermits()));
 	}
 
-	/**
-	 * The answer is in.
-	 * @param answer the backend's decision with its permits, or null when the call failed
-	 */
+	/** The answer is in: its decision with its permits, or null when the call failed. */
 	void land(@Nullable RateLimitDecision answer) {
 		this.permit.land((answer != null) ? answer.permit() : Permit.NONE);
 		this.reversal.land((answer != null) ? answer.reversal() : Permit.NONE);
 	}
 
-	/**
-	 * A decision holding this answer's permits beside its own.
-	 * @param decided the decision made without this answer, an admission
-	 * @return the decision the caller gets
-	 */
+	/** {@return the admission made without this answer, holding this answer's permits too} */
 	RateLimitDecision joinedTo(RateLimitDecision decided) {
 		return new RateLimitDecision(decided.allDecisions(), PermitPair.of(decided.permit(), this.permit),
 				PermitPair.of(decided.reversal(), this.reversal), () -> decided.reversed().allDecisions(),

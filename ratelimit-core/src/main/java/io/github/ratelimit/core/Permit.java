@@ -24,10 +24,7 @@ public interface Permit extends AutoCloseable {
 
 	};
 
-	/**
-	 * Gives the permits back without blocking.
-	 * @return completes once released
-	 */
+	/** Gives the permits back without blocking; completes once released. */
 	Mono<Void> releaseAsync();
 
 	/**
@@ -38,7 +35,7 @@ public interface Permit extends AutoCloseable {
 		Waits.awaitRelease(releaseAsync());
 	}
 
-	/** @return whether at least one concurrency permit is held */
+	/** {@return whether at least one concurrency permit is held} */
 	boolean holdsAny();
 
 	@Override

@@ -36,11 +36,7 @@ public final class RateLimitDecision {
 
 	private final @Nullable Throwable failure;
 
-	/**
-	 * A decision that holds no reversal (for a custom {@link RateLimiter} or a test).
-	 * @param decisions one decision per policy (those of shadow policies are set apart)
-	 * @param permit the concurrency permits held
-	 */
+	/** A decision of one decision per policy (shadow ones set apart) holding no reversal: for a custom limiter. */
 	public RateLimitDecision(List<PolicyDecision> decisions, Permit permit) {
 		this(decisions, permit, Permit.NONE, () -> decisions, null);
 	}
@@ -129,9 +125,8 @@ public final class RateLimitDecision {
 	}
 
 	/**
-	 * Gives back everything this admitted request took (permits too), for when a later check of the same request
-	 * denies it.
-	 * @return the reversal, idempotent; {@link Permit#NONE} for a denied request
+	 * {@return what gives back everything this admitted request took, permits too (idempotent), for when a later
+	 * check of the request denies it; {@link Permit#NONE} for a denied request}
 	 */
 	public Permit reversal() {
 		return this.reversal;
@@ -143,11 +138,7 @@ public final class RateLimitDecision {
 				this.reversedDecisions, this.failure);
 	}
 
-	/**
-	 * Several decisions of one request (a filter's and a method's) as one, for the headers; it holds no permits.
-	 * @param decisions the decisions
-	 * @return the merged decision
-	 */
+	/** {@return several decisions of one request (a filter's and a method's) as one, for the headers; no permits} */
 	public static RateLimitDecision merge(List<RateLimitDecision> decisions) {
 		if (decisions.size() == 1) {
 			return decisions.get(0);
@@ -158,10 +149,8 @@ public final class RateLimitDecision {
 	}
 
 	/**
-	 * The decision to report when a later check denies what earlier ones admitted: those {@link #reversed()}, and it.
-	 * @param earlier the request's earlier decisions, whose reversal the caller releases
-	 * @param denying the denying decision
-	 * @return the merged decision for the headers and the rejection
+	 * {@return the decision to report when a later check denies what earlier ones admitted: those {@link #reversed()}
+	 * (the caller releases their reversal), and the denying one}
 	 */
 	public static RateLimitDecision mergeDenied(List<RateLimitDecision> earlier, RateLimitDecision denying) {
 		List<RateLimitDecision> all = new ArrayList<>(earlier.size() + 1);

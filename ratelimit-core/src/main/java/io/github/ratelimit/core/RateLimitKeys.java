@@ -33,23 +33,14 @@ public final class RateLimitKeys {
 		this.prefix = prefix;
 	}
 
-	/**
-	 * The storage key of a policy and an identity.
-	 * @param policy the policy
-	 * @param identity the raw identity
-	 * @return the storage key
-	 */
+	/** {@return the storage key of a policy and a raw identity} */
 	public String key(RateLimitPolicy policy, String identity) {
 		return this.prefix + '{' + safeIdentity(identity) + "}:" + policy.name() + ':' + policy.algorithm().code();
 	}
 
 	/**
-	 * Whether a key is a state key of this layout for a policy and an identity; the policy name is compared whole
-	 * ({@code per-client} does not match {@code per-client-2}).
-	 * @param key a storage key
-	 * @param policyName the policy, or null for any
-	 * @param identity the raw identity, or null for any
-	 * @return true when the key holds state of that policy and identity
+	 * {@return whether a key holds state of this layout for a policy and a raw identity, each null for any} The
+	 * policy name is compared whole ({@code per-client} does not match {@code per-client-2}).
 	 */
 	public boolean matches(String key, @Nullable String policyName, @Nullable String identity) {
 		if (!key.startsWith(this.prefix) || key.length() <= this.prefix.length()
@@ -68,11 +59,8 @@ public final class RateLimitKeys {
 	}
 
 	/**
-	 * A glob (for {@code SCAN MATCH}) of the state keys of a policy and an identity; it may match a few more than
-	 * {@link #matches} accepts, so check each.
-	 * @param policyName the policy, or null for any
-	 * @param identity the raw identity, or null for any
-	 * @return the pattern
+	 * {@return a glob (for {@code SCAN MATCH}) of the state keys of a policy and a raw identity, each null for any}
+	 * It may match a few more than {@link #matches} accepts, so check each.
 	 */
 	public String pattern(@Nullable String policyName, @Nullable String identity) {
 		return glob(this.prefix) + '{' + ((identity != null) ? glob(safeIdentity(identity)) : "*") + "}:"
@@ -91,11 +79,7 @@ public final class RateLimitKeys {
 		return escaped.toString();
 	}
 
-	/**
-	 * The identity as stored: unchanged when short and plain, its digest otherwise.
-	 * @param identity the raw identity
-	 * @return a value of at most {@value #MAX_RAW_LENGTH} safe characters
-	 */
+	/** {@return the identity as stored: itself when short and plain, else its digest; safe characters only} */
 	public static String safeIdentity(String identity) {
 		return isPlain(identity) ? identity : digest(identity);
 	}

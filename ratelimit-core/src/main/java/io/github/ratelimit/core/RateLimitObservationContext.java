@@ -17,11 +17,7 @@ public class RateLimitObservationContext extends Observation.Context {
 
 	private @Nullable RateLimitDecision decision;
 
-	/**
-	 * A context of a decision about to be made.
-	 * @param policies the policies of the request's entries, in order
-	 * @param backend the kind of backend ({@code redis}, {@code local}, or {@code custom})
-	 */
+	/** A context of a decision about to be made: its entries' policies in order, the kind of backend. */
 	public RateLimitObservationContext(List<RateLimitPolicy> policies, String backend) {
 		this.policies = List.copyOf(policies);
 		this.backend = backend;
@@ -42,10 +38,7 @@ public class RateLimitObservationContext extends Observation.Context {
 		return this.decision;
 	}
 
-	/**
-	 * Sets the decision, once made.
-	 * @param decision the decision
-	 */
+	/** Sets the decision, once made. */
 	public void setDecision(RateLimitDecision decision) {
 		this.decision = decision;
 	}

@@ -26,12 +26,7 @@ public final class RateLimitRequest {
 		this.explicitTimeMicros = explicitTimeMicros;
 	}
 
-	/**
-	 * A request of one policy for one identity at the policy's default cost.
-	 * @param policy the policy
-	 * @param identity who is counted, e.g. the client address or API key
-	 * @return the request
-	 */
+	/** {@return a request of one policy for one identity (a client address, an API key) at the policy's cost} */
 	public static RateLimitRequest of(RateLimitPolicy policy, String identity) {
 		return builder().add(policy, identity).build();
 	}
@@ -104,22 +99,13 @@ public final class RateLimitRequest {
 		private Builder() {
 		}
 
-		/**
-		 * Adds a policy at its default cost.
-		 * @param policy the policy
-		 * @param identity the identity counted
-		 * @return this builder
-		 */
+		/** Adds a policy for an identity at the policy's cost. */
 		public Builder add(RateLimitPolicy policy, String identity) {
 			return add(policy, identity, policy.cost());
 		}
 
 		/**
-		 * Adds a policy at the given cost; the same policy and identity again is counted once, at the higher cost.
-		 * @param policy the policy
-		 * @param identity the identity counted
-		 * @param cost the cost
-		 * @return this builder
+		 * Adds a policy for an identity at a cost; the same policy and identity again counts once, at the higher cost.
 		 * @throws IllegalArgumentException when the cost is out of range, or when a different policy of the same
 		 * name was added (both would count in one key)
 		 */
@@ -135,11 +121,7 @@ public final class RateLimitRequest {
 			return this;
 		}
 
-		/**
-		 * Evaluates at an explicit time instead of the backend's clock: for tests and replays.
-		 * @param epochMicros microseconds since the epoch, not negative
-		 * @return this builder
-		 */
+		/** Decides at an explicit time (µs since the epoch, not negative), not the backend's clock: for tests, replays. */
 		public Builder at(long epochMicros) {
 			if (epochMicros < 0) {
 				throw new IllegalArgumentException("Explicit time must not be negative but was " + epochMicros);

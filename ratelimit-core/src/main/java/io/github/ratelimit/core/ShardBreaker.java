@@ -28,9 +28,8 @@ final class ShardBreaker {
 	}
 
 	/**
-	 * Makes a call when the breaker permits it; the breaker then records how the stage the call returns completes,
-	 * with its duration. Without a breaker, makes it.
-	 * @param call makes the call, never throwing, and returns what the breaker is to hear of it
+	 * Makes the call (never throwing) when the breaker permits it; the breaker records how the stage it returns
+	 * completes, with its duration. Without a breaker, makes it.
 	 * @throws RuntimeException when the breaker fails (it never should)
 	 */
 	<T> void call(Supplier<CompletionStage<T>> call) {

@@ -51,10 +51,7 @@ final class ShardBreakers {
 		return this.registry;
 	}
 
-	/**
-	 * The breaker of a shard, made the first time the shard is seen.
-	 * @param shard the shard's name, or null for the whole backend
-	 */
+	/** The breaker of a shard (null: the whole backend), made the first time the shard is seen. */
 	ShardBreaker of(@Nullable String shard) {
 		if (shard == null) {
 			if (!this.wholeListed) {

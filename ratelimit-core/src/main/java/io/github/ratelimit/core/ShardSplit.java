@@ -13,11 +13,8 @@ import reactor.core.publisher.Mono;
 
 /**
  * A request whose entries live on several shards (Redis Cluster masters), as one request per shard, each decided
- * under its own shard's circuit breaker: a master that fails opens its own breaker, its entries follow their failure
- * modes, and the others are still decided by Redis. The parts are decided at the same time and combined as the
- * backend combines the hash slots of one request: admitted when every part admits; when a part denies (or a closed
- * policy refuses), what the admitting parts took is given back and they report their figures as given back. Each
- * part is one backend request, atomic per slot as before.
+ * under its own shard's breaker at the same time, and combined as the backend combines slots: admitted when every part
+ * admits, else what the admitting parts took is given back (architecture.md, "A breaker per master").
  */
 final class ShardSplit {
 
@@ -34,12 +31,7 @@ final class ShardSplit {
 		this.positions = positions;
 	}
 
-	/**
-	 * The split of a request by its entries' shards.
-	 * @param request the request
-	 * @param shards each entry's shard (null for the backend as a whole)
-	 * @return the split, or null when every entry is on the same shard
-	 */
+	/** The split of a request by each entry's shard (null: the whole backend), or null when they share one. */
 	static @Nullable ShardSplit of(RateLimitRequest request, List<@Nullable String> shards) {
 		Map<@Nullable String, List<Integer>> byShard = new LinkedHashMap<>();
 		for (int i = 0; i < shards.size(); i++) {
@@ -57,12 +49,7 @@ final class ShardSplit {
 		return new ShardSplit(request, parts, List.copyOf(byShard.values()));
 	}
 
-	/**
-	 * Decides the parts at the same time. A part decided before the caller cancels is never seen by the caller: what
-	 * it took is given back.
-	 * @param decider decides a part
-	 * @param errors where a give-back that fails is counted
-	 */
+	/** Decides the parts at the same time; a part decided before the caller cancels is given back. */
 	Mono<RateLimitDecision> decide(Function<RateLimitRequest, Mono<RateLimitDecision>> decider, ErrorCounts errors) {
 		return Flux.fromIterable(this.parts)
 			.flatMapSequential(decider)

@@ -17,10 +17,8 @@ public final class Waits {
 	}
 
 	/**
-	 * Subscribes and waits for the value; a failure is rethrown as it is. An interrupt cancels the wait (what the
-	 * call takes is then given back by the layer that made it) and is thrown, the thread's flag set again.
-	 * @param value what to wait for
-	 * @return the value, or null when it completes empty
+	 * {@return the value, subscribed to and waited for; null when it completes empty} A failure is rethrown as it
+	 * is. An interrupt cancels the wait (the layer that made the call gives it back), the thread's flag set again.
 	 * @throws IllegalStateException when the thread is interrupted while waiting
 	 */
 	public static <T> @Nullable T await(Mono<T> value) {
