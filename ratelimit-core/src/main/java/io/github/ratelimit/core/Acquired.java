@@ -57,8 +57,9 @@ final class Acquired {
 			}
 		}
 		Permit permit = held.isEmpty() ? Permit.NONE
-				: new BackendPermit(source, guard, held, requestId, heldSince, heldSequences, inFlight);
-		Permit reversal = new BackendPermit(source, guard, taken, requestId, times, sequences, null);
+				: new BackendPermit(source, guard, held, requestId, heldSince, heldSequences, inFlight,
+					new AtomicBoolean());
+		Permit reversal = new BackendPermit(source, guard, taken, requestId, times, sequences, null, new AtomicBoolean());
 		return new RateLimitDecision(decisions, permit, reversal, () -> reversed(entries, decisions), failure);
 	}
 
@@ -117,43 +118,22 @@ final class Acquired {
 		}
 	}
 
-	/** What a backend took for some entries of a request, given back once by its release. */
-	private static final class BackendPermit implements Permit {
+	/**
+	 * What a backend took for some entries of a request, given back once by its release; counted in {@code inFlight}
+	 * while held, unless that is null (a reversal).
+	 */
+	private record BackendPermit(RateLimitBackend backend, @Nullable Guard guard, List<RateLimitRequest.Entry> entries,
+			String requestId, List<Long> acquiredAtMicros, List<Long> sequences, @Nullable PermitsInFlight inFlight,
+			AtomicBoolean released) implements Permit {
 
-		private final RateLimitBackend backend;
-
-		private final @Nullable Guard guard;
-
-		private final List<RateLimitRequest.Entry> entries;
-
-		private final String requestId;
-
-		private final List<Long> acquiredAtMicros;
-
-		private final List<Long> sequences;
-
-		private final AtomicBoolean released = new AtomicBoolean();
-
-		/** Where the permits are counted while held, or null when this permit is not counted (a reversal). */
-		private final @Nullable PermitsInFlight inFlight;
-
-		BackendPermit(RateLimitBackend backend, @Nullable Guard guard, List<RateLimitRequest.Entry> entries,
-				String requestId, List<Long> acquiredAtMicros, List<Long> sequences,
-				@Nullable PermitsInFlight inFlight) {
-			this.backend = backend;
-			this.guard = guard;
-			this.entries = entries;
-			this.requestId = requestId;
-			this.acquiredAtMicros = acquiredAtMicros;
-			this.sequences = sequences;
-			this.inFlight = inFlight;
+		BackendPermit {
 			if (inFlight != null) {
 				inFlight.add(entries, 1);
 			}
 		}
 
 		/** Counts the permits as released: once, when this permit is released for good. */
-		private void released() {
+		private void countReleased() {
 			if (this.inFlight != null) {
 				this.inFlight.add(this.entries, -1);
 			}
@@ -171,10 +151,10 @@ final class Acquired {
 					return Mono.empty();
 				}
 				if (this.guard != null) {
-					released();
+					countReleased();
 					return this.guard.release(this.entries, backendRelease());
 				}
-				return backendRelease().doOnSuccess((done) -> released()).doOnError((ex) -> this.released.set(false));
+				return backendRelease().doOnSuccess((done) -> countReleased()).doOnError((ex) -> this.released.set(false));
 			});
 		}
 

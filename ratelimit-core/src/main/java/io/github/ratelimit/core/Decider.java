@@ -4,9 +4,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * A layer between {@link DefaultRateLimiter} and its backend (architecture.md, "The composition"): the backend's
- * acquire, answering with the decision (each entry's {@link Enforcement}, the failure, the permits that give back
- * what was taken) rather than the backend's figures, so that what a layer adds (a failure mode's decision, a late
- * answer's permits, a cached denial) travels back with it. A layer wraps the next; the last asks the backend.
+ * acquire, answering with the decision, so that what a layer adds (a failure mode's decision, permits) travels back.
  */
 interface Decider {
 

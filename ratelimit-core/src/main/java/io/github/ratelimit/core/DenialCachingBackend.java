@@ -11,16 +11,7 @@ import reactor.core.publisher.Mono;
  * forget, and the layer that answers from that cache before the guard ({@link #answeringFirst}): architecture.md,
  * "The composition".
  */
-final class DenialCachingBackend implements RateLimitBackend {
-
-	private final RateLimitBackend backend;
-
-	private final RateLimitDenialCache cache;
-
-	DenialCachingBackend(RateLimitBackend backend, RateLimitDenialCache cache) {
-		this.backend = backend;
-		this.cache = cache;
-	}
+record DenialCachingBackend(RateLimitBackend backend, RateLimitDenialCache cache) implements RateLimitBackend {
 
 	/** The layer that denies a request whose denial the cache holds, else asks the next layer. */
 	static Decider answeringFirst(RateLimitDenialCache cache, Decider next) {

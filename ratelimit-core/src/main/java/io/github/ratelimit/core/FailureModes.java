@@ -12,19 +12,7 @@ import reactor.core.publisher.Mono;
  * unchecked, closed entries refused, local entries evaluated together on the fallback backend (atomically, as one
  * request; what they took is given back when a closed entry refuses).
  */
-final class FailureModes {
-
-	final RateLimitBackend fallback;
-
-	private final Duration closedRetryAfter;
-
-	private final Acquired.PermitsInFlight inFlight;
-
-	FailureModes(RateLimitBackend fallback, Duration closedRetryAfter, Acquired.PermitsInFlight inFlight) {
-		this.fallback = fallback;
-		this.closedRetryAfter = closedRetryAfter;
-		this.inFlight = inFlight;
-	}
+record FailureModes(RateLimitBackend fallback, Duration closedRetryAfter, Acquired.PermitsInFlight inFlight) {
 
 	/** The failure modes' decision, at once unless the fallback decides on another thread. */
 	Mono<RateLimitDecision> decide(RateLimitRequest request, String requestId, Throwable failure) {

@@ -18,10 +18,8 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * The time budget and the circuit breakers of a guarded limiter, how its permits are released, and what it remembers
- * of its recent decisions for health. A sharded backend (Redis Cluster) has a breaker per shard
- * ({@link ShardBreakers}): a request is guarded by the breaker of its entries' shard, and a request whose entries
- * span shards is split ({@link ShardSplit}), so that a failing master opens its own breaker only.
+ * The time budget and the circuit breakers (one per shard: {@link ShardBreakers}) of a guarded limiter, how its
+ * permits are released, and what it remembers of its recent decisions for health.
  */
 final class Guard {
 

@@ -17,34 +17,17 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * The backend as the last layer of a guarded limiter (architecture.md, "When Redis fails"): a backend that fails, does
- * not answer within the time budget, or whose circuit is open never fails the caller; each policy's failure mode
- * decides instead. A request whose entries span shards is split ({@link ShardSplit}), each part one {@link Call}
- * under its shard's breaker.
+ * The backend as the last layer of a guarded limiter (architecture.md, "When Redis fails"): when it fails, is late or
+ * its circuit is open, the policies' failure modes decide. A request spanning shards is split ({@link ShardSplit}).
  */
-final class GuardedBackend implements Decider {
+record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failureModes,
+		Acquired.PermitsInFlight inFlight) implements Decider {
 
 	/** The limiter's category: what the guard logs is configured with the limiter. */
 	private static final Log logger = LogFactory.getLog(DefaultRateLimiter.class);
 
 	/** Where the fallback's mirrored permits are counted: nowhere read (the backend's permits are the ones held). */
 	private static final Acquired.PermitsInFlight MIRRORED = new Acquired.PermitsInFlight();
-
-	private final RateLimitBackend backend;
-
-	private final Guard guard;
-
-	private final FailureModes failureModes;
-
-	private final Acquired.PermitsInFlight inFlight;
-
-	GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failureModes,
-			Acquired.PermitsInFlight inFlight) {
-		this.backend = backend;
-		this.guard = guard;
-		this.failureModes = failureModes;
-		this.inFlight = inFlight;
-	}
 
 	@Override
 	public Mono<RateLimitDecision> decide(RateLimitRequest request) {
@@ -285,7 +268,7 @@ final class GuardedBackend implements Decider {
 			if (local == null) {
 				return decision;
 			}
-			RateLimitBackend fallback = GuardedBackend.this.failureModes.fallback;
+			RateLimitBackend fallback = GuardedBackend.this.failureModes.fallback();
 			PendingPermits mirror = new PendingPermits(local);
 			fallback.acquire(local, this.requestId)
 				.subscribe((acquisition) -> mirror.land(

@@ -8,11 +8,9 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * Where the counters live: Redis (shared by all instances) or local memory. A backend evaluates all entries of a
- * request as one unit: either every entry admits and every entry takes its cost, or none takes anything. Decisions
- * ({@link #acquire}, {@link #release}) are non-blocking only; whoever must wait ({@link RateLimiter#check}) waits on
- * them. The operators' calls ({@link #inspect}, {@link #reset}, {@link #resetMatching}) block: they serve the Actuator
- * endpoint and tests, never a request path.
+ * Where the counters live: Redis (shared by all instances) or local memory. A request's entries are one unit: every
+ * entry admits and takes its cost, or none takes anything. {@link #acquire} and {@link #release} never block; the
+ * operators' calls ({@link #inspect}, {@link #reset}, {@link #resetMatching}) block, never on a request path.
  */
 public interface RateLimitBackend {
 

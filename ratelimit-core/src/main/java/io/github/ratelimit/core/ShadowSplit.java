@@ -9,10 +9,8 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Signal;
 
 /**
- * A request's entries in two requests: those of policies in shadow mode, and the others. They are decided apart, at
- * the same time, so that a shadow policy never changes what the others decide (the backend takes a request's
- * entries all or nothing); when the others deny, what the shadow policies took is given back, as it would have been
- * had they been enforced with them.
+ * A request's shadow entries and the others, decided apart at the same time, so that a shadow policy never changes
+ * what the others decide; when the others deny, what the shadow policies took is given back.
  */
 record ShadowSplit(RateLimitRequest enforced, RateLimitRequest shadow) {
 

@@ -11,21 +11,14 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The circuit breaker of one shard of a guarded limiter's backend (of the whole backend unless it is sharded). Calls
- * go through Resilience4j's own {@link CircuitBreaker#decorateCompletionStage decorator}, which asks for the
- * permission and records what the caller says of the call with its duration (architecture.md, "Breaker
- * accounting"). Without a breaker every call is made.
+ * The circuit breaker of one shard (or of the whole backend), calls going through Resilience4j's
+ * {@link CircuitBreaker#decorateCompletionStage decorator} (architecture.md, "Breaker accounting"). Without a breaker
+ * every call is made.
  */
-final class ShardBreaker {
+record ShardBreaker(@Nullable CircuitBreaker breaker) {
 
 	/** The limiter's category: what the guard logs is configured with the limiter. */
 	private static final Log logger = LogFactory.getLog(DefaultRateLimiter.class);
-
-	private final @Nullable CircuitBreaker breaker;
-
-	ShardBreaker(@Nullable CircuitBreaker breaker) {
-		this.breaker = breaker;
-	}
 
 	/**
 	 * Makes the call (never throwing) when the breaker permits it; the breaker records how the stage it returns

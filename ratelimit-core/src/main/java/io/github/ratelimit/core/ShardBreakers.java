@@ -10,11 +10,9 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The circuit breakers of a guarded limiter: the configured one for the backend as a whole (standalone, Sentinel,
- * entries whose shard is not known), and on a sharded backend (Redis Cluster) one per shard, made from the
- * configured one's configuration and named after it ({@code ratelimit-redis@10.0.0.7:6379}). They live in a
- * registry of their own, which metrics bind to. Breakers are made when a shard is first seen; then the breakers of
- * shards the backend no longer sends entries to are dropped, so failovers do not pile them up.
+ * The circuit breakers of a guarded limiter, in a registry of their own for metrics: the configured one for the
+ * backend as a whole, and on Redis Cluster one per master ({@code ratelimit-redis@10.0.0.7:6379}), made when first
+ * seen; those of shards gone are dropped then (architecture.md, "A breaker per master").
  */
 final class ShardBreakers {
 

@@ -15,21 +15,9 @@ import reactor.core.publisher.Mono;
  * A request whose entries live on several shards (Redis Cluster masters), as one request per shard, each decided
  * under its own shard's breaker at the same time, and combined as the backend combines slots: admitted when every part
  * admits, else what the admitting parts took is given back (architecture.md, "A breaker per master").
+ * {@code positions} holds, per part, its entries' places in the request.
  */
-final class ShardSplit {
-
-	private final RateLimitRequest request;
-
-	private final List<RateLimitRequest> parts;
-
-	/** For each part, the positions of its entries in the request. */
-	private final List<List<Integer>> positions;
-
-	private ShardSplit(RateLimitRequest request, List<RateLimitRequest> parts, List<List<Integer>> positions) {
-		this.request = request;
-		this.parts = parts;
-		this.positions = positions;
-	}
+record ShardSplit(RateLimitRequest request, List<RateLimitRequest> parts, List<List<Integer>> positions) {
 
 	/** The split of a request by each entry's shard (null: the whole backend), or null when they share one. */
 	static @Nullable ShardSplit of(RateLimitRequest request, List<@Nullable String> shards) {

@@ -5,19 +5,8 @@ import reactor.core.publisher.Mono;
 /**
  * The backend as the last layer of an unguarded limiter: its answers as decisions, its failures passed to the caller.
  */
-final class UnguardedBackend implements Decider {
-
-	private final RateLimitBackend backend;
-
-	private final ErrorCounts errors;
-
-	private final Acquired.PermitsInFlight inFlight;
-
-	UnguardedBackend(RateLimitBackend backend, ErrorCounts errors, Acquired.PermitsInFlight inFlight) {
-		this.backend = backend;
-		this.errors = errors;
-		this.inFlight = inFlight;
-	}
+record UnguardedBackend(RateLimitBackend backend, ErrorCounts errors, Acquired.PermitsInFlight inFlight)
+		implements Decider {
 
 	@Override
 	public Mono<RateLimitDecision> decide(RateLimitRequest request) {
