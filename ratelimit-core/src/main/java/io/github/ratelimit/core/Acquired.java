@@ -59,7 +59,8 @@ final class Acquired {
 		Permit permit = held.isEmpty() ? Permit.NONE
 				: new BackendPermit(source, guard, held, requestId, heldSince, heldSequences, inFlight,
 					new AtomicBoolean());
-		Permit reversal = new BackendPermit(source, guard, taken, requestId, times, sequences, null, new AtomicBoolean());
+		Permit reversal = new BackendPermit(source, guard, taken, requestId, times, sequences, null,
+				new AtomicBoolean());
 		return new RateLimitDecision(decisions, permit, reversal, () -> reversed(entries, decisions), failure);
 	}
 
@@ -81,9 +82,8 @@ final class Acquired {
 	}
 
 	/**
-	 * The time until a policy is full once a cost is given back: nothing left to refill when it is full again; for
-	 * the refilling algorithms (token bucket, GCRA) the cost's refill time less; for the others (their quota comes
-	 * back when entries or windows expire) the time as it was, which can only be later than the truth.
+	 * The time until a policy is full once a cost is given back: zero when full; for token bucket and GCRA the cost's
+	 * refill time less; for the others the time as it was (their quota comes back as entries or windows expire).
 	 */
 	private static Duration resetAfterGivingBack(PolicyDecision decision, long cost, long remaining) {
 		RateLimitPolicy policy = decision.policy();
@@ -154,7 +154,8 @@ final class Acquired {
 					countReleased();
 					return this.guard.release(this.entries, backendRelease());
 				}
-				return backendRelease().doOnSuccess((done) -> countReleased()).doOnError((ex) -> this.released.set(false));
+				return backendRelease().doOnSuccess((done) -> countReleased())
+					.doOnError((ex) -> this.released.set(false));
 			});
 		}
 

@@ -15,15 +15,11 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * The {@link RateLimiter} over one {@link RateLimitBackend}: evaluates a request's entries together and hands out the
- * concurrency permits of an admitted request, through layers the {@link Builder} composes (architecture.md, "The
- * composition").
- * <p>
- * {@link #builder(RateLimitBackend)} makes a <em>guarded</em> limiter: a backend that fails, does not answer within
- * the time budget or whose circuit breaker (one per Cluster master) is open never fails the caller; each policy's
- * {@link FailureMode} decides instead. The constructors make an <em>unguarded</em> one: backend failures reach the
- * caller. Decisions are observed as {@value DefaultRateLimitObservationConvention#NAME} when an
- * {@link ObservationRegistry} is given; backend errors and permits in flight are counted for meters to read.
+ * The {@link RateLimiter} over one {@link RateLimitBackend}, through layers the {@link Builder} composes.
+ * {@link #builder(RateLimitBackend)} makes a <em>guarded</em> limiter: when the backend fails, is late or its circuit
+ * breaker is open, each policy's {@link FailureMode} decides. The constructors make an <em>unguarded</em> one:
+ * backend failures reach the caller. Decisions are observed as {@value DefaultRateLimitObservationConvention#NAME}
+ * when an {@link ObservationRegistry} is given; backend errors and permits in flight are counted for meters.
  */
 public final class DefaultRateLimiter implements RateLimiter {
 
@@ -158,9 +154,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 	}
 
 	/**
-	 * The decision, observed: the parent observation is Reactor's context's, else the calling thread's current one
-	 * (Micrometer's default); stopped before the decision goes on, so that whoever gets it finds the observation
-	 * complete, and only once (a cancel after the decision stops nothing twice).
+	 * The decision, observed under Reactor's context's observation, else the thread's; stopped once, before the
+	 * decision goes on (whoever gets it finds the observation complete).
 	 */
 	private Mono<RateLimitDecision> observed(RateLimitRequest request, Mono<RateLimitDecision> decision) {
 		return Mono.deferContextual((reactorContext) -> {
@@ -301,11 +296,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 			return this;
 		}
 
-		/**
-		 * The layers between the limiter and the backend, in order: the denial cache answers first; then the guard
-		 * (unguarded: the backend's answers as they are); beneath it the denial cache learns from every answer, late
-		 * ones included, and forgets what is given back.
-		 */
+		/** The layers between the limiter and the backend, in order (architecture.md, "The composition"). */
 		private Layers compose(ErrorCounts errors, Acquired.PermitsInFlight inFlight) {
 			RateLimitDenialCache cache = this.denialCache;
 			RateLimitBackend backend = (cache != null) ? new DenialCachingBackend(this.backend, cache) : this.backend;

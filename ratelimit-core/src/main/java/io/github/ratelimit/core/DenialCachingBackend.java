@@ -37,10 +37,7 @@ record DenialCachingBackend(RateLimitBackend backend, RateLimitDenialCache cache
 		return acquisition;
 	}
 
-	/**
-	 * Forgets the entries' cached denials once the release is over, whatever its outcome (it may have landed), before
-	 * the outcome is passed on: whoever waits for the release finds the denials forgotten.
-	 */
+	/** Forgets the entries' cached denials once the release is over, whatever its outcome, before passing it on. */
 	@Override
 	public Mono<Void> release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
 			List<Long> sequences) {

@@ -64,10 +64,7 @@ final class Guard {
 		return (breakers != null) ? breakers.of(this.backend.shard(entries.get(0))) : this.unbroken;
 	}
 
-	/**
-	 * A request split by shard, when it has breakers per shard and its entries span several; null otherwise.
-	 * The request holds entries of one kind (enforced or shadow): {@code ShadowSplit} runs first.
-	 */
+	/** The request (of one kind: enforced or shadow) split by shard when its entries span several; else null. */
 	@Nullable ShardSplit split(RateLimitRequest request) {
 		List<RateLimitRequest.Entry> entries = request.entries();
 		if (this.breakers == null || entries.size() < 2) {
@@ -110,10 +107,7 @@ final class Guard {
 		this.recent.add(true);
 	}
 
-	/**
-	 * Whether decisions are degraded: a shard's circuit is open or probing, or the failure modes made one of the
-	 * last {@value RecentDecisions#SIZE} decisions.
-	 */
+	/** Whether a shard's circuit is open or probing, or the failure modes made one of the last decisions. */
 	boolean degraded() {
 		return this.recent.byFailureModes() > 0 || (this.breakers != null && this.breakers.degraded());
 	}
@@ -134,8 +128,13 @@ final class Guard {
 	 */
 	Mono<Void> release(List<RateLimitRequest.Entry> entries, Mono<Void> release) {
 		return Mono.defer(() -> {
-			CompletableFuture<?> call = sent(entries, release);
-			if (call == null) {
+			CompletableFuture<?> call = release.toFuture();
+			if (breaker(entries).circuitOpen()) {
+				call.whenComplete((done, ex) -> {
+					if (ex != null) {
+						releaseFailed(ex);
+					}
+				});
 				return Mono.empty();
 			}
 			Mono<?> answer = Mono.fromFuture(call, true);
@@ -147,20 +146,6 @@ final class Guard {
 				return Mono.empty();
 			}).then();
 		});
-	}
-
-	/** Sends a release: its answer to wait for, or null while the shard's circuit is open (nothing to wait for). */
-	private @Nullable CompletableFuture<?> sent(List<RateLimitRequest.Entry> entries, Mono<Void> release) {
-		CompletableFuture<?> call = release.toFuture();
-		if (!breaker(entries).circuitOpen()) {
-			return call;
-		}
-		call.whenComplete((done, ex) -> {
-			if (ex != null) {
-				releaseFailed(ex);
-			}
-		});
-		return null;
 	}
 
 	private void releaseFailed(Throwable failure) {

@@ -14,12 +14,10 @@ import com.github.benmanes.caffeine.cache.Expiry;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A bounded, in-memory cache of the backend's denials: an identity the backend denied until a time {@code T} is denied
- * again until {@code T} without a backend call, with the denial's figures counted down. Only denials the backend made
- * ({@link Enforcement#ENFORCED}, never concurrency) whose figures cannot change before {@code T} while time alone
- * passes are kept, per policy, identity and cost, under the limits they were made with. It never admits; quota given
- * back elsewhere is seen only at {@code T}, so it is opt-in ({@link DefaultRateLimiter.Builder#denialCache}); the
- * reasoning per algorithm is in docs/configuration.md, "Local denial cache". Bounded and thread-safe.
+ * A bounded, thread-safe cache of the backend's denials: an identity the backend denied until {@code T} is denied
+ * again until then without a call, its figures counted down. Only denials whose figures cannot change before
+ * {@code T} are kept; quota given back elsewhere is seen only at {@code T}, hence opt-in
+ * ({@link DefaultRateLimiter.Builder#denialCache}; docs/configuration.md, "Local denial cache").
  */
 public final class RateLimitDenialCache {
 
@@ -133,10 +131,8 @@ public final class RateLimitDenialCache {
 	}
 
 	/**
-	 * Learns from the backend's answer: its cacheable denials are kept, an admission forgets the denials of what it
-	 * took, and an admission of one entry that left no room for a request of cost 1 ({@code exhaustedForMicros}, see
-	 * {@link RateLimitBackend.Acquisition#exhaustedForMicros()}) is kept as that request's denial. {@code sentNanos}
-	 * is when the call was sent, {@code epoch} the {@link #epoch()} read before.
+	 * Learns from the backend's answer, sent at {@code sentNanos} after reading {@code epoch}: cacheable denials are
+	 * kept, an admission forgets its entries' denials, or keeps the denial its {@code exhaustedForMicros} tells.
 	 */
 	void record(RateLimitRequest request, List<PolicyDecision> decisions, long exhaustedForMicros, long sentNanos,
 			long epoch) {

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
@@ -48,10 +47,7 @@ record ShardSplit(RateLimitRequest request, List<RateLimitRequest> parts, List<L
 
 	private RateLimitDecision combine(List<RateLimitDecision> decided, ErrorCounts errors) {
 		boolean admitted = decided.stream().allMatch(Acquired::admitsAll);
-		Throwable failure = decided.stream()
-			.map((decision) -> decision.failure().orElse(null))
-			.filter(Objects::nonNull)
-			.findFirst()
+		Throwable failure = decided.stream().flatMap((decision) -> decision.failure().stream()).findFirst()
 			.orElse(null);
 		if (!admitted) {
 			List<RateLimitDecision> reported = new ArrayList<>(decided.size());
