@@ -25,10 +25,14 @@ final class Acquired {
 	private Acquired() {
 	}
 
-	/** The decision of a backend's answer to a whole request; releases go through the guard, when there is one. */
+	/**
+	 * The decision of a backend's answer to a whole request, its failed give-backs counted; releases go through the
+	 * guard, when there is one.
+	 */
 	static RateLimitDecision decision(RateLimitRequest request, String requestId,
 			RateLimitBackend.Acquisition acquisition, RateLimitBackend backend, @Nullable Guard guard,
-			PermitsInFlight inFlight) {
+			PermitsInFlight inFlight, ErrorCounts errors) {
+		errors.add(BackendErrorKind.GIVE_BACK_FAILED, acquisition.failedGiveBacks());
 		return decision(request.entries(), acquisition.decisions(), backend, guard, request.entries(), requestId,
 				acquisition, null, inFlight);
 	}

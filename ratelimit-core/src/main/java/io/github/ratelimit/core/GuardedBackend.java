@@ -254,9 +254,8 @@ record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failur
 		}
 
 		private RateLimitDecision decision(RateLimitBackend.Acquisition acquisition) {
-			GuardedBackend.this.guard.errors.add(BackendErrorKind.GIVE_BACK_FAILED, acquisition.failedGiveBacks());
 			return Acquired.decision(this.request, this.requestId, acquisition, GuardedBackend.this.backend,
-					GuardedBackend.this.guard, GuardedBackend.this.inFlight);
+					GuardedBackend.this.guard, GuardedBackend.this.inFlight, GuardedBackend.this.guard.errors);
 		}
 
 		/**
@@ -272,7 +271,8 @@ record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failur
 			PendingPermits mirror = new PendingPermits(local);
 			fallback.acquire(local, this.requestId)
 				.subscribe((acquisition) -> mirror.land(
-						Acquired.decision(local, this.requestId, acquisition, fallback, null, MIRRORED)),
+						Acquired.decision(local, this.requestId, acquisition, fallback, null, MIRRORED,
+								GuardedBackend.this.guard.errors)),
 						(ex) -> mirror.land(null));
 			return mirror.joinedTo(decision);
 		}

@@ -13,14 +13,9 @@ record UnguardedBackend(RateLimitBackend backend, ErrorCounts errors, Acquired.P
 		return Mono.defer(() -> {
 			String requestId = RequestIds.next();
 			return this.backend.acquire(request, requestId)
-				.map((acquisition) -> decision(request, requestId, acquisition));
+				.map((acquisition) -> Acquired.decision(request, requestId, acquisition, this.backend, null,
+						this.inFlight, this.errors));
 		});
-	}
-
-	private RateLimitDecision decision(RateLimitRequest request, String requestId,
-			RateLimitBackend.Acquisition acquisition) {
-		this.errors.add(BackendErrorKind.GIVE_BACK_FAILED, acquisition.failedGiveBacks());
-		return Acquired.decision(request, requestId, acquisition, this.backend, null, this.inFlight);
 	}
 
 }
