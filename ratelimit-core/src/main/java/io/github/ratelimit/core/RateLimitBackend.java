@@ -68,7 +68,7 @@ public interface RateLimitBackend {
 		throw new UnsupportedOperationException(getClass().getName() + " cannot list its state");
 	}
 
-	/** {@return the observation's {@code backend} key value: {@code redis}, {@code local}, {@code custom} (no address)} */
+	/** {@return the observation's {@code backend} key value: {@code redis}, {@code local}, {@code custom}} */
 	default String kind() {
 		return "custom";
 	}

@@ -121,7 +121,7 @@ public final class RateLimitRequest {
 			return this;
 		}
 
-		/** Decides at an explicit time (µs since the epoch, not negative), not the backend's clock: for tests, replays. */
+		/** Decides at an explicit time (µs since the epoch, not negative), not the backend's clock: for tests. */
 		public Builder at(long epochMicros) {
 			if (epochMicros < 0) {
 				throw new IllegalArgumentException("Explicit time must not be negative but was " + epochMicros);
