@@ -68,7 +68,7 @@ public interface RateLimitBackend {
 		throw new UnsupportedOperationException(getClass().getName() + " cannot list its state");
 	}
 
-	/** {@return the observations' {@code backend} value ({@code redis}, {@code local}, {@code custom}): never an address} */
+	/** {@return the observations' {@code backend} value: {@code redis}, {@code local}, {@code custom}; no address} */
 	default String kind() {
 		return "custom";
 	}
