@@ -25,10 +25,9 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * Counters in this instance's memory, with the Redis backend's algorithms and decisions; limits are per instance.
- * A key expires as its Redis twin would, and at most {@code maximumKeys} are kept (an evicted key forgets its counts
- * and permits: size the bound above the active keys). A request's entries are atomic under their keys' striped
- * locks; the non-blocking form only tries them, continuing on a bounded elastic thread under contention.
+ * Counters in this instance's memory, with the Redis backend's algorithms and decisions; limits are per instance. A
+ * key expires as its Redis twin would; at most {@code maximumKeys} are kept (an evicted key forgets its counts and
+ * permits: size the bound above the active keys).
  */
 public final class LocalRateLimitBackend implements RateLimitBackend {
 
@@ -77,10 +76,6 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		return () -> ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
 	}
 
-	/**
-	 * {@inheritDoc}
-	 * @return {@code "local"}
-	 */
 	@Override
 	public String kind() {
 		return "local";
@@ -109,7 +104,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		Eval[] evals = new Eval[entries.size()];
 		boolean all = take;
 		for (int i = 0; i < entries.size(); i++) {
-			algorithms[i] = LocalAlgorithms.of(entries.get(i).policy().algorithm());
+			algorithms[i] = LocalAlgorithm.of(entries.get(i).policy().algorithm());
 			states[i] = this.states.getIfPresent(keys[i]);
 			evals[i] = new Eval(entries.get(i), time, requestId, request.hasExplicitTime());
 			algorithms[i].check(evals[i], states[i]);
@@ -161,7 +156,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		return underLocks(keys, () -> refund(entries, requestId, acquiredAtMicros, sequences, keys)).then();
 	}
 
-	/** Gives back each entry that still has state, under the locks; how many had. */
+	/** Gives back each entry that still has state, under the locks; how many had (a value for the {@code Mono}). */
 	private int refund(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences,
 			String[] keys) {
 		int refunded = 0;
@@ -170,7 +165,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 			if (state != null) {
 				Eval c = new Eval(entries.get(i), acquiredAtMicros.get(i), requestId, true);
 				c.seq = sequences.get(i);
-				LocalAlgorithms.of(entries.get(i).policy().algorithm()).refund(c, state);
+				LocalAlgorithm.of(entries.get(i).policy().algorithm()).refund(c, state);
 				refunded++;
 			}
 		}
