@@ -36,9 +36,6 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 
 	private static final int STRIPES = 256;
 
-	/** The request id of inspections, which take nothing under it. */
-	private static final String INSPECTION = "inspect";
-
 	private final LongSupplier clockMicros;
 
 	private final Cache<String, State> states;
@@ -88,11 +85,11 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		return underLocks(keys, () -> evaluate(request, requestId, keys, true));
 	}
 
-	/** Checks every entry under its key's lock and takes nothing. */
+	/** Checks every entry under its key's lock and takes nothing (so under no request id). */
 	@Override
 	public List<PolicyDecision> inspect(RateLimitRequest request) {
 		String[] keys = keys(request.entries());
-		return locked(keys, () -> evaluate(request, INSPECTION, keys, false)).decisions();
+		return locked(keys, () -> evaluate(request, "", keys, false)).decisions();
 	}
 
 	/** Checks every entry and, when {@code take} and every entry admits, takes the cost of each; under the locks. */

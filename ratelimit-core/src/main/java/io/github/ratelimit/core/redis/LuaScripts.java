@@ -72,12 +72,6 @@ final class LuaScripts {
 
 	/** What a single-entry script has written into it: the policy's parameters that decide. */
 	private record Parameters(Algorithm algorithm, long limit, long windowMicros, long burst, long minIntervalMicros) {
-
-		static Parameters of(RateLimitPolicy policy) {
-			return new Parameters(policy.algorithm(), policy.limit(), policy.windowMicros(), policy.burst(),
-					policy.minIntervalMicros());
-		}
-
 	}
 
 	/**
@@ -85,7 +79,8 @@ final class LuaScripts {
 	 * {@code scripts/batch-call.lua}), or null once {@value #MAX_SINGLE_ENTRY_SCRIPTS} exist (the driver then runs).
 	 */
 	@Nullable PolicyScripts forSingleEntry(RateLimitPolicy policy) {
-		Parameters parameters = Parameters.of(policy);
+		Parameters parameters = new Parameters(policy.algorithm(), policy.limit(), policy.windowMicros(),
+				policy.burst(), policy.minIntervalMicros());
 		PolicyScripts scripts = this.singleEntry.get(parameters);
 		if (scripts == null && this.singleEntry.size() < MAX_SINGLE_ENTRY_SCRIPTS) {
 			scripts = this.singleEntry.computeIfAbsent(parameters, (p) -> new PolicyScripts(
