@@ -73,10 +73,7 @@ enum LocalAlgorithm {
 
 	},
 
-	/**
-	 * gcra.lua: a = time written (s), b = backlog (d), length = interval (i), refundedAt = a once a request of that time
-	 * was refunded (q = 'r').
-	 */
+	/** gcra.lua: a = time written (s), b = backlog (d), length = interval (i), refundedAt = a once refunded (q). */
 	GCRA {
 
 		@Override
@@ -132,10 +129,7 @@ enum LocalAlgorithm {
 
 	},
 
-	/**
-	 * zset_check, zset_commit and zset_refund of sorted-set.lua: the algorithms that keep entries. As in Redis, where
-	 * the sequence's member keeps the key, a state whose entries are all gone stays until its TTL.
-	 */
+	/** zset_check, zset_commit and zset_refund of sorted-set.lua: the algorithms that keep entries. */
 	TIMESTAMP_SET {
 
 		@Override

@@ -206,10 +206,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		}
 	}
 
-	/**
-	 * Locks the keys' stripes in ascending order (no cycle); without {@code wait}, null and nothing held when one is
-	 * taken.
-	 */
+	/** Locks the keys' stripes in ascending order; without {@code wait}, null (nothing held) when one is taken. */
 	private ReentrantLock @Nullable [] lock(String[] keys, boolean wait) {
 		int[] stripes = Arrays.stream(keys)
 			.mapToInt((key) -> (key.hashCode() * 0x9E3779B9) >>> 24) // the high bits of a Fibonacci hash: 0..255

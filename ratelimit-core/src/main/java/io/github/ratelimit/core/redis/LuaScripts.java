@@ -19,9 +19,8 @@ import org.springframework.data.redis.core.script.DigestUtils;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * Assembles and caches the Lua scripts from {@code scripts/}: one driver script per set of algorithms (the prelude,
- * the sorted-set helpers when needed, the algorithms' files, the driver), and the single-entry scripts with a
- * policy's parameters written in ({@link #forSingleEntry}; architecture, "The engine").
+ * Assembles and caches the Lua scripts from {@code scripts/}: one driver script per set of algorithms, and the
+ * single-entry scripts with a policy's parameters written in (architecture, "The engine").
  */
 final class LuaScripts {
 
@@ -135,10 +134,7 @@ final class LuaScripts {
 				: FUNCTION_PREFIX + script.getSha1();
 	}
 
-	/**
-	 * The library ({@code FUNCTION LOAD}) registering a script as a function: the body becomes the callback, whose
-	 * parameters are named {@code KEYS} and {@code ARGV}; no flags, as it writes.
-	 */
+	/** The library ({@code FUNCTION LOAD}) registering a script as a function: the body is its callback. */
 	static String library(RedisScript<?> script) {
 		String name = functionName(script);
 		return "#!lua name=" + name + "\nredis.register_function('" + name + "', function(KEYS, ARGV)\n"
@@ -152,10 +148,7 @@ final class LuaScripts {
 			.toString();
 	}
 
-	/**
-	 * A single-entry script's source, the parameters in its first line; {@code batch} for several requests
-	 * ({@code batch-call.lua}) rather than one ({@code single-call.lua}).
-	 */
+	/** A single-entry script's source, the parameters in its first line; a batch's, or one request's. */
 	private static String singleEntrySource(Parameters p, boolean batch) {
 		Algorithm algorithm = p.algorithm();
 		StringBuilder source = new StringBuilder("local CODE, LIMIT, WINDOW, BURST, MIN = '").append(algorithm.code())

@@ -90,10 +90,7 @@ final class ScriptCall {
 		return this.indexes.stream().map(sequences::get).toList();
 	}
 
-	/**
-	 * The call, encoded; {@code timeMicros} -1 for the server's clock, {@code sequences} on a release the first
-	 * sequence number of each entry (empty: none).
-	 */
+	/** The call, encoded; {@code timeMicros} -1 for the server's clock, {@code sequences} a release's (or empty). */
 	EncodedCall encoded(RedisScript<?> script, Mode mode, long timeMicros, List<Long> sequences) {
 		return EncodedCall.of(script, this.keys, args(mode, timeMicros, sequences));
 	}

@@ -45,10 +45,7 @@ final class ScriptTransport {
 		return this.functions ? ScriptMode.FUNCTIONS : ScriptMode.EVALSHA;
 	}
 
-	/**
-	 * A call: {@link #send}, started on a bounded elastic thread until a call has gone through (the first connect
-	 * blocks); without Lettuce, the template's blocking call on a bounded elastic thread.
-	 */
+	/** A call, on a bounded elastic thread until one has gone through (connecting blocks) or without Lettuce. */
 	@SuppressWarnings({ "rawtypes", "unchecked" })
 	Mono<List<Long>> call(EncodedCall call) {
 		if (!this.connection.isLettuce()) {

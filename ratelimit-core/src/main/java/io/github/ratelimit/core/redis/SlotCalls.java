@@ -21,11 +21,7 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 
-/**
- * The driver's calls, one per hash slot (one call unless on Cluster). When a slot denies or fails, the slots that
- * admitted get their cost back, each on its own; a give-back that fails is logged and counted, never changing the
- * outcome.
- */
+/** The driver's calls, one per hash slot (one call unless on Cluster), and the give-backs between slots. */
 final class SlotCalls {
 
 	private static final Log logger = LogFactory.getLog(RedisRateLimitBackend.class);
