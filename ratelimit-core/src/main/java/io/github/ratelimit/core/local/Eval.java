@@ -3,10 +3,7 @@ package io.github.ratelimit.core.local;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest.Entry;
 
-/**
- * One entry under evaluation: the Java twin of the table {@code c} of the Lua scripts. Numbers are doubles, as in
- * Lua, so both backends compute the same values.
- */
+/** One entry under evaluation, the twin of the Lua scripts' table {@code c}: doubles, as in Lua. */
 final class Eval {
 
 	final double limit;

@@ -25,10 +25,9 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * Counters in this instance's memory, with the Redis backend's algorithms and decisions; limits are per instance.
- * A key expires as its Redis twin would, and at most {@code maximumKeys} are kept (an evicted key forgets its counts
- * and permits: size the bound above the active keys). A request's entries are atomic under their keys' striped
- * locks; the non-blocking form only tries them, continuing on a bounded elastic thread under contention.
+ * Counters in this instance's memory, with the Redis backend's algorithms and decisions; limits are per instance. A
+ * key expires as its Redis twin would; at most {@code maximumKeys} are kept (an evicted key forgets its counts and
+ * permits: size the bound above the active keys).
  */
 public final class LocalRateLimitBackend implements RateLimitBackend {
 
@@ -36,9 +35,6 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 	public static final long DEFAULT_MAXIMUM_KEYS = 100_000;
 
 	private static final int STRIPES = 256;
-
-	/** The request id of inspections, which take nothing under it. */
-	private static final String INSPECTION = "inspect";
 
 	private final LongSupplier clockMicros;
 
@@ -77,10 +73,6 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		return () -> ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
 	}
 
-	/**
-	 * {@inheritDoc}
-	 * @return {@code "local"}
-	 */
 	@Override
 	public String kind() {
 		return "local";
@@ -93,11 +85,11 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		return underLocks(keys, () -> evaluate(request, requestId, keys, true));
 	}
 
-	/** Checks every entry under its key's lock and takes nothing. */
+	/** Checks every entry under its key's lock and takes nothing (so under no request id). */
 	@Override
 	public List<PolicyDecision> inspect(RateLimitRequest request) {
 		String[] keys = keys(request.entries());
-		return locked(keys, () -> evaluate(request, INSPECTION, keys, false)).decisions();
+		return locked(keys, () -> evaluate(request, "", keys, false)).decisions();
 	}
 
 	/** Checks every entry and, when {@code take} and every entry admits, takes the cost of each; under the locks. */
@@ -109,7 +101,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		Eval[] evals = new Eval[entries.size()];
 		boolean all = take;
 		for (int i = 0; i < entries.size(); i++) {
-			algorithms[i] = LocalAlgorithms.of(entries.get(i).policy().algorithm());
+			algorithms[i] = LocalAlgorithm.of(entries.get(i).policy().algorithm());
 			states[i] = this.states.getIfPresent(keys[i]);
 			evals[i] = new Eval(entries.get(i), time, requestId, request.hasExplicitTime());
 			algorithms[i].check(evals[i], states[i]);
@@ -161,7 +153,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		return underLocks(keys, () -> refund(entries, requestId, acquiredAtMicros, sequences, keys)).then();
 	}
 
-	/** Gives back each entry that still has state, under the locks; how many had. */
+	/** Gives back each entry that still has state, under the locks; how many had (a value for the {@code Mono}). */
 	private int refund(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences,
 			String[] keys) {
 		int refunded = 0;
@@ -170,7 +162,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 			if (state != null) {
 				Eval c = new Eval(entries.get(i), acquiredAtMicros.get(i), requestId, true);
 				c.seq = sequences.get(i);
-				LocalAlgorithms.of(entries.get(i).policy().algorithm()).refund(c, state);
+				LocalAlgorithm.of(entries.get(i).policy().algorithm()).refund(c, state);
 				refunded++;
 			}
 		}
@@ -214,10 +206,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		}
 	}
 
-	/**
-	 * Locks the keys' stripes in ascending order (no cycle); without {@code wait}, null and nothing held when one is
-	 * taken.
-	 */
+	/** Locks the keys' stripes in ascending order; without {@code wait}, null (nothing held) when one is taken. */
 	private ReentrantLock @Nullable [] lock(String[] keys, boolean wait) {
 		int[] stripes = Arrays.stream(keys)
 			.mapToInt((key) -> (key.hashCode() * 0x9E3779B9) >>> 24) // the high bits of a Fibonacci hash: 0..255

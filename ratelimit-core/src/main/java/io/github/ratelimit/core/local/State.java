@@ -6,10 +6,7 @@ import java.util.TreeSet;
 
 import org.jspecify.annotations.Nullable;
 
-/**
- * The state of one key, the Java form of its Redis value: each twin in {@link LocalAlgorithms} says which fields it
- * uses. Mutated only under the key's lock.
- */
+/** One key's state, the form of its Redis value (each {@link LocalAlgorithm} says its fields); under the key's lock. */
 final class State {
 
 	/** How many refunded request ids a window keeps: REFUNDS_KEPT in common.lua. */
@@ -26,10 +23,7 @@ final class State {
 	/** The window length (or GCRA's interval) the state was written with. */
 	double length;
 
-	/**
-	 * The acquire time of the token bucket's or GCRA's last refund (NaN for none): a refund gives back only an acquire
-	 * of the time the state was last written, once.
-	 */
+	/** The acquire time of the token bucket's or GCRA's last refund (NaN for none), so that one is refunded once. */
 	double refundedAt = Double.NaN;
 
 	/** The last few requests refunded from a window (field u of the scripts), newest first. */

@@ -71,7 +71,7 @@ final class BackendConnection {
 	/** Whether the lifecycle stopped the backend since it last started, so that a start reconnects. */
 	private volatile boolean stopped;
 
-	/** Not the monitor a connect holds: a connect to a frozen Redis holds that one for the client's timeout. */
+	/** Not the monitor a connect holds (for the client's timeout, when Redis is frozen): stop() must not wait on it. */
 	private final Object lifecycleLock = new Object();
 
 	BackendConnection(RedisConnectionFactory factory) {
@@ -108,7 +108,13 @@ final class BackendConnection {
 	boolean isCluster() {
 		Boolean known = this.cluster;
 		if (known == null) {
-			known = opensClusterConnection(this.factory);
+			try {
+				this.factory.getClusterConnection().close();
+				known = true;
+			}
+			catch (RuntimeException ex) {
+				known = false;
+			}
 			this.cluster = known;
 		}
 		return known;
@@ -116,16 +122,6 @@ final class BackendConnection {
 
 	boolean knowsTopology() {
 		return this.cluster != null;
-	}
-
-	private static boolean opensClusterConnection(RedisConnectionFactory factory) {
-		try {
-			factory.getClusterConnection().close();
-			return true;
-		}
-		catch (RuntimeException ex) {
-			return false;
-		}
 	}
 
 	/** The address of the master serving a key's slot (Cluster, Lettuce, once connected); null otherwise. */
@@ -180,7 +176,6 @@ final class BackendConnection {
 			this.running = false;
 			this.stopped = true;
 		}
-		// not under the connection's monitor, which a connect to a frozen Redis holds for the client's timeout
 		NativeConnection connection = this.nativeConnection;
 		this.nativeConnection = null;
 		this.connected = false;
@@ -258,10 +253,7 @@ final class BackendConnection {
 		}
 	}
 
-	/**
-	 * Waits for a call as the template would: up to the factory's timeout, with Spring's exceptions; on any thread,
-	 * as the blocking calls always could.
-	 */
+	/** Waits for a call as the template would, on any thread: up to the factory's timeout, with Spring's exceptions. */
 	<T> T await(CompletionStage<T> call) {
 		long timeoutMillis = (this.lettuce != null) ? this.lettuce.getTimeout() : 60_000;
 		CompletableFuture<T> future = call.toCompletableFuture();

@@ -11,10 +11,8 @@ import java.util.function.BiConsumer;
 import java.util.stream.Stream;
 
 /**
- * Natural batching (group commit) of single-entry acquires on one connection, standalone and Sentinel only: a call
- * goes at once while fewer than {@value #MAX_IN_FLIGHT} are in flight; what arrives meanwhile goes, when one answers,
- * as one {@code scripts/batch-call.lua} call per policy (at most {@value #MAX_BATCH}), each decided on its own in
- * arrival order. A batch's reply is split into {@code scripts/single-call.lua} replies; a failed batch fails each call.
+ * Natural batching of single-entry acquires on one connection (architecture, "Natural batching"): what arrives while
+ * {@value #MAX_IN_FLIGHT} calls are in flight goes, when one answers, as one {@code batch-call.lua} call per policy.
  */
 final class CallBatcher {
 

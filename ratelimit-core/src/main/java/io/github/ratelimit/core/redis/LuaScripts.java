@@ -19,9 +19,8 @@ import org.springframework.data.redis.core.script.DigestUtils;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * Assembles and caches the Lua scripts from {@code scripts/}: one driver script per set of algorithms (the prelude,
- * the sorted-set helpers when needed, the algorithms' files, the driver), and the single-entry scripts with a
- * policy's parameters written in ({@link #forSingleEntry}; architecture, "The engine").
+ * Assembles and caches the Lua scripts from {@code scripts/}: one driver script per set of algorithms, and the
+ * single-entry scripts with a policy's parameters written in (architecture, "The engine").
  */
 final class LuaScripts {
 
@@ -72,12 +71,6 @@ final class LuaScripts {
 
 	/** What a single-entry script has written into it: the policy's parameters that decide. */
 	private record Parameters(Algorithm algorithm, long limit, long windowMicros, long burst, long minIntervalMicros) {
-
-		static Parameters of(RateLimitPolicy policy) {
-			return new Parameters(policy.algorithm(), policy.limit(), policy.windowMicros(), policy.burst(),
-					policy.minIntervalMicros());
-		}
-
 	}
 
 	/**
@@ -85,7 +78,8 @@ final class LuaScripts {
 	 * {@code scripts/batch-call.lua}), or null once {@value #MAX_SINGLE_ENTRY_SCRIPTS} exist (the driver then runs).
 	 */
 	@Nullable PolicyScripts forSingleEntry(RateLimitPolicy policy) {
-		Parameters parameters = Parameters.of(policy);
+		Parameters parameters = new Parameters(policy.algorithm(), policy.limit(), policy.windowMicros(),
+				policy.burst(), policy.minIntervalMicros());
 		PolicyScripts scripts = this.singleEntry.get(parameters);
 		if (scripts == null && this.singleEntry.size() < MAX_SINGLE_ENTRY_SCRIPTS) {
 			scripts = this.singleEntry.computeIfAbsent(parameters, (p) -> new PolicyScripts(
@@ -140,10 +134,7 @@ final class LuaScripts {
 				: FUNCTION_PREFIX + script.getSha1();
 	}
 
-	/**
-	 * The library ({@code FUNCTION LOAD}) registering a script as a function: the body becomes the callback, whose
-	 * parameters are named {@code KEYS} and {@code ARGV}; no flags, as it writes.
-	 */
+	/** The library ({@code FUNCTION LOAD}) registering a script as a function: the body is its callback. */
 	static String library(RedisScript<?> script) {
 		String name = functionName(script);
 		return "#!lua name=" + name + "\nredis.register_function('" + name + "', function(KEYS, ARGV)\n"
@@ -157,10 +148,7 @@ final class LuaScripts {
 			.toString();
 	}
 
-	/**
-	 * A single-entry script's source, the parameters in its first line; {@code batch} for several requests
-	 * ({@code batch-call.lua}) rather than one ({@code single-call.lua}).
-	 */
+	/** A single-entry script's source, the parameters in its first line; a batch's, or one request's. */
 	private static String singleEntrySource(Parameters p, boolean batch) {
 		Algorithm algorithm = p.algorithm();
 		StringBuilder source = new StringBuilder("local CODE, LIMIT, WINDOW, BURST, MIN = '").append(algorithm.code())

@@ -21,21 +21,15 @@ import org.springframework.dao.InvalidDataAccessApiUsageException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
- * Counters in Redis, shared by every instance: a request is one Lua script call (EVALSHA, or FCALL with
- * {@link Builder#scriptMode}) that takes each entry's cost only when all admit. A request of one entry runs its
- * policy's own script ({@link SingleEntryCall}, batched by {@link CallBatcher}); others run the driver, one call per
- * Cluster hash slot ({@link SlotCalls}), the admitting slots given back when one denies. As a Spring bean it stops
- * before its connection factory and starts after it ({@link #PHASE}).
+ * Counters in Redis, shared by every instance: a request is one Lua script call per Cluster hash slot, taking each
+ * entry's cost only when all admit. As a Spring bean it stops before its connection factory and starts after it.
  */
 public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifecycle {
 
-	/**
-	 * The lifecycle phase: stopped after the web server's graceful shutdown (just below
-	 * {@link SmartLifecycle#DEFAULT_PHASE}) and before the connection factory (phase 0), started in reverse.
-	 */
+	/** The lifecycle phase: after the web server's graceful shutdown, before the connection factory (phase 0). */
 	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE / 2;
 
-	/** Policy name and identity of the start-up calls, which touch no key that exists. */
+	/** Policy name and identity of the warm-up calls, which touch no key that exists. */
 	private static final String WARM_UP = "warm-up";
 
 	private final BackendConnection connection;
@@ -58,7 +52,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	/**
 	 * A backend with the default key prefix {@value RateLimitKeys#DEFAULT_PREFIX}, batching and EVALSHA.
-	 * @param connectionFactory the Redis connection (Lettuce for the non-blocking form)
+	 * @param connectionFactory the Redis connection (Lettuce, else calls run on a bounded elastic thread)
 	 */
 	public RedisRateLimitBackend(RedisConnectionFactory connectionFactory) {
 		this(builder(connectionFactory));
@@ -66,7 +60,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	/**
 	 * A backend with batching and EVALSHA.
-	 * @param connectionFactory the Redis connection (Lettuce for the non-blocking form)
+	 * @param connectionFactory the Redis connection (Lettuce, else calls run on a bounded elastic thread)
 	 * @param keyPrefix the prefix of every key
 	 */
 	public RedisRateLimitBackend(RedisConnectionFactory connectionFactory, String keyPrefix) {
@@ -85,7 +79,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	/**
 	 * A builder of a backend.
-	 * @param connectionFactory the Redis connection (Lettuce for the non-blocking form)
+	 * @param connectionFactory the Redis connection (Lettuce, else calls run on a bounded elastic thread)
 	 * @return a builder with the default key prefix, batching on and EVALSHA
 	 */
 	public static Builder builder(RedisConnectionFactory connectionFactory) {
@@ -93,9 +87,8 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	/**
-	 * Opens the connection and runs each algorithm's script once (a release on a key that does not exist), blocking:
-	 * for startup, so that a cold JVM's first decisions do not pay for it within their time budget. Without it, the
-	 * first call opens the connection, off the caller's thread.
+	 * Opens the connection and runs each algorithm's script once, blocking: a warm-up at startup, so that the first
+	 * decisions do not pay for it within their time budget (else the first call connects, off the caller's thread).
 	 * @throws RuntimeException when Redis cannot be reached
 	 */
 	public void connect() {
@@ -113,10 +106,6 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		}
 	}
 
-	/**
-	 * {@inheritDoc}
-	 * @return {@code "redis"}
-	 */
 	@Override
 	public String kind() {
 		return "redis";
@@ -144,22 +133,13 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		return PHASE;
 	}
 
-	/**
-	 * {@inheritDoc}
-	 * <p>
-	 * On Cluster (with Lettuce, once a connection has been opened), the address of the master serving the entry's
-	 * hash slot in the client's view of the topology; null otherwise.
-	 */
+	/** On Cluster (Lettuce, once connected), the address of the master serving the entry's slot; null otherwise. */
 	@Override
 	public @Nullable String shard(Entry entry) {
 		return this.connection.master(this.keys.key(entry.policy(), entry.identity()));
 	}
 
-	/**
-	 * {@inheritDoc}
-	 * <p>
-	 * On Cluster, the addresses of the masters that serve slots in the client's view of the topology.
-	 */
+	/** On Cluster, the addresses of the masters that serve slots in the client's view of the topology. */
 	@Override
 	public Set<String> shards() {
 		return this.connection.masters();
@@ -193,7 +173,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		this.reset.reset(entries);
 	}
 
-	/** Scans for the matching keys (on Cluster, on every master) and deletes them one by one, each in its own slot. */
+	/** Scans for the matching keys (on Cluster, on every master) and deletes them one by one. */
 	@Override
 	public long resetMatching(@Nullable String policyName, @Nullable String identity) {
 		return this.reset.resetMatching(policyName, identity);
@@ -227,8 +207,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	}
 
 	/**
-	 * Whether the connection is to a Redis Cluster: a Lettuce factory's configuration, else learned once by opening a
-	 * cluster connection.
+	 * Whether the connection is to a Redis Cluster (a factory other than Lettuce's is asked once, connecting).
 	 * @return true on Cluster
 	 */
 	public boolean isCluster() {
@@ -250,7 +229,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		}
 		Entry entry = request.entries().get(0);
 		LuaScripts.PolicyScripts script = this.scripts.forSingleEntry(entry.policy());
-		return (script != null) ? new SingleEntryCall(script, this.keys.key(entry.policy(), entry.identity()), entry,
+		return (script != null) ? SingleEntryCall.of(script, this.keys.key(entry.policy(), entry.identity()), entry,
 				request.explicitTimeMicros()) : null;
 	}
 
@@ -260,7 +239,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		if (batcher == null) {
 			return null;
 		}
-		// a factory stopped and started again: the unbatched path opens the new connection, off the caller's thread
+		// a restarted factory: the unbatched path opens the new connection, off the caller's thread
 		this.connection.forgetIfRestarted();
 		// only a Lettuce call sets connected, and Lettuce knows the topology: isCluster opens nothing
 		return (this.connection.isConnected() && !single.explicitTime() && !this.connection.isCluster()) ? batcher
@@ -306,9 +285,8 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		}
 
 		/**
-		 * Whether single-entry acquires on the server's clock are batched (group commit: while calls are in flight,
-		 * what arrives goes as one call per policy, each still atomic and in arrival order). On by default; never on a
-		 * Cluster.
+		 * Whether single-entry acquires on the server's clock are batched (each still atomic, in arrival order). On by
+		 * default; never on a Cluster.
 		 * @param enabled false to send every acquire as its own call
 		 * @return this builder
 		 */
@@ -318,10 +296,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		}
 
 		/**
-		 * How scripts run: {@link ScriptMode#EVALSHA} (the default, any Redis) or {@link ScriptMode#FUNCTIONS} (Redis
-		 * 7+, Lettuce only: persisted and replicated, so a promoted replica has them). Where {@code FCALL} is unknown
-		 * every call fails with {@link InvalidDataAccessApiUsageException} (logged once), never silently EVALSHA;
-		 * without Lettuce, {@link #build()} logs it and EVALSHA runs.
+		 * How scripts run, {@link ScriptMode#EVALSHA} by default. With {@link ScriptMode#FUNCTIONS} on a Redis
+		 * without {@code FCALL} every call fails with {@link InvalidDataAccessApiUsageException}; without Lettuce,
+		 * EVALSHA runs.
 		 * @param mode the script mode
 		 * @return this builder
 		 */
@@ -337,7 +314,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		}
 
 		/**
-		 * A backend; it opens no connection (the first call, or {@link RedisRateLimitBackend#connect()}, does).
+		 * A backend, which opens no connection (the first call, or {@link RedisRateLimitBackend#connect()}, does).
 		 * @return the backend
 		 */
 		public RedisRateLimitBackend build() {

@@ -45,9 +45,6 @@ final class ScriptCall {
 
 	private final String requestId;
 
-	/** The request's explicit time, or -1 for the server's clock. */
-	private final long explicitTimeMicros;
-
 	/** For each entry of this call, its index in the request. */
 	private final List<Integer> indexes = new ArrayList<>();
 
@@ -57,9 +54,8 @@ final class ScriptCall {
 
 	private final Set<Algorithm> algorithms = EnumSet.noneOf(Algorithm.class);
 
-	ScriptCall(String requestId, long explicitTimeMicros) {
+	ScriptCall(String requestId) {
 		this.requestId = requestId;
-		this.explicitTimeMicros = explicitTimeMicros;
 	}
 
 	void add(int index, String key, Entry entry) {
@@ -67,10 +63,6 @@ final class ScriptCall {
 		this.keys.add(key);
 		this.entries.add(entry);
 		this.algorithms.add(entry.policy().algorithm());
-	}
-
-	long explicitTimeMicros() {
-		return this.explicitTimeMicros;
 	}
 
 	/** For each entry (in the order of KEYS and of the reply's figures), its index in the request. */
@@ -98,10 +90,7 @@ final class ScriptCall {
 		return this.indexes.stream().map(sequences::get).toList();
 	}
 
-	/**
-	 * The call, encoded; {@code timeMicros} -1 for the server's clock, {@code sequences} on a release the first
-	 * sequence number of each entry (empty: none).
-	 */
+	/** The call, encoded; {@code timeMicros} -1 for the server's clock, {@code sequences} a release's (or empty). */
 	EncodedCall encoded(RedisScript<?> script, Mode mode, long timeMicros, List<Long> sequences) {
 		return EncodedCall.of(script, this.keys, args(mode, timeMicros, sequences));
 	}

@@ -9,9 +9,8 @@ import io.github.ratelimit.core.RateLimitRequest.Entry;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Reads the driver's replies, in the layout described at the top of {@code scripts/ratelimit.lua} (keep the two in
- * step): the time, then seven figures per entry. The "taken" figures apply only when every call of the request
- * admitted (on Cluster a request spans several calls), the "as is" figures otherwise.
+ * Reads the driver's replies, in the layout at the top of {@code scripts/ratelimit.lua} (keep the two in step): the
+ * time, then seven figures per entry, "taken" when every call of the request admitted, else "as is".
  */
 final class ScriptReply {
 
@@ -41,11 +40,6 @@ final class ScriptReply {
 			values.add((value instanceof Number number) ? number.longValue() : Long.parseLong(value.toString()));
 		}
 		return values;
-	}
-
-	/** The time an acquire used (microseconds), which its release passes back. */
-	static long timeMicros(List<Long> reply) {
-		return reply.get(0);
 	}
 
 	/** The first sequence number each entry of one call took (0 for none), which its give-back passes back. */
@@ -104,7 +98,7 @@ final class ScriptReply {
 				sequences[index] = reply.get(at + SEQUENCE);
 			}
 		}
-		return new Acquisition(List.of(decisions), timeMicros(replies.get(0)), List.of(times), List.of(sequences));
+		return new Acquisition(List.of(decisions), replies.get(0).get(0), List.of(times), List.of(sequences));
 	}
 
 }

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 import io.github.ratelimit.core.redis.BackendConnection.NativeConnection;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend.ScriptMode;
@@ -18,9 +19,8 @@ import org.springframework.dao.InvalidDataAccessApiUsageException;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * Sends script calls: EVALSHA (EVAL on NOSCRIPT) or FCALL (FUNCTION LOAD when not found). {@link #send} is the one
- * path of every Lettuce call; a connection closed under it is forgotten and the call made once more on a new one.
- * Failures are Spring's exceptions. A factory other than Lettuce's runs scripts through the template.
+ * Sends script calls: EVALSHA (EVAL on NOSCRIPT) or FCALL (FUNCTION LOAD when not found), failing with Spring's
+ * exceptions; a factory other than Lettuce's runs them through the template (architecture, "The connection").
  */
 final class ScriptTransport {
 
@@ -45,10 +45,7 @@ final class ScriptTransport {
 		return this.functions ? ScriptMode.FUNCTIONS : ScriptMode.EVALSHA;
 	}
 
-	/**
-	 * A call: {@link #send}, started on a bounded elastic thread until a call has gone through (the first connect
-	 * blocks); without Lettuce, the template's blocking call on a bounded elastic thread.
-	 */
+	/** A call, on a bounded elastic thread until one has gone through (connecting blocks) or without Lettuce. */
 	@SuppressWarnings({ "rawtypes", "unchecked" })
 	Mono<List<Long>> call(EncodedCall call) {
 		if (!this.connection.isLettuce()) {
@@ -89,10 +86,7 @@ final class ScriptTransport {
 			}
 			// once more on a new connection, opened off the caller's thread
 			this.connection.forget(connection);
-			return CompletableFuture
-				.supplyAsync(() -> evaluate(this.connection.nativeConnection(), call),
-						(task) -> Schedulers.boundedElastic().schedule(task))
-				.thenCompose((retry) -> retry)
+			return onBoundedElastic(() -> evaluate(this.connection.nativeConnection(), call))
 				.exceptionallyCompose((retryFailure) -> CompletableFuture
 					.failedFuture(BackendConnection.translate(retryFailure)));
 		}).toCompletableFuture();
@@ -118,10 +112,7 @@ final class ScriptTransport {
 			.<List<Object>>fcall(name, ScriptOutputType.MULTI, call.keys(), call.args())
 			.exceptionallyCompose((ex) -> {
 				if (hasMessage(ex, "Function not found")) {
-					return CompletableFuture
-						.supplyAsync(() -> loadFunction(connection, call),
-								(task) -> Schedulers.boundedElastic().schedule(task))
-						.thenCompose((loaded) -> loaded)
+					return onBoundedElastic(() -> loadFunction(connection, call))
 						.thenCompose((loaded) -> connection.commands()
 							.<List<Object>>fcall(name, ScriptOutputType.MULTI, call.keys(), call.args()));
 				}
@@ -152,6 +143,12 @@ final class ScriptTransport {
 			logger.error(message + "; every rate-limit decision fails over to its failure mode until then");
 		}
 		return new InvalidDataAccessApiUsageException(message, error);
+	}
+
+	/** A call made on a bounded elastic thread: it may open a connection, which blocks. */
+	private static <T> CompletableFuture<T> onBoundedElastic(Supplier<? extends CompletionStage<T>> call) {
+		return CompletableFuture.supplyAsync(call, (task) -> Schedulers.boundedElastic().schedule(task))
+			.thenCompose((started) -> started);
 	}
 
 	private static boolean hasMessage(Throwable error, String text) {

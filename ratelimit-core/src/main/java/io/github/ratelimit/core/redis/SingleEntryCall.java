@@ -10,8 +10,11 @@ import io.github.ratelimit.core.RateLimitRequest.Entry;
  * The call of a one-entry request with its policy's own script ({@link LuaScripts#forSingleEntry}), in the layout
  * described at the top of {@code scripts/single-call.lua} (keep the two in step). An admission's retry-after is
  * {@link Acquisition#exhaustedForMicros()}.
+ * @param scripts the scripts of the call's policy, which a batch shares
+ * @param args ARGV: the cost, then the explicit time if there is one
  */
-final class SingleEntryCall {
+@SuppressWarnings("ArrayRecordComponent") // never compared: a call is sent once
+record SingleEntryCall(LuaScripts.PolicyScripts scripts, String key, Entry entry, String[] args) {
 
 	private static final int TIME = 0;
 
@@ -25,35 +28,16 @@ final class SingleEntryCall {
 
 	private static final int SEQUENCE = 5;
 
-	private final LuaScripts.PolicyScripts scripts;
-
-	private final String key;
-
-	private final Entry entry;
-
-	private final String[] args;
-
-	SingleEntryCall(LuaScripts.PolicyScripts scripts, String key, Entry entry, long explicitTimeMicros) {
-		this.scripts = scripts;
-		this.key = key;
-		this.entry = entry;
+	static SingleEntryCall of(LuaScripts.PolicyScripts scripts, String key, Entry entry, long explicitTimeMicros) {
 		String cost = Long.toString(entry.cost());
-		this.args = (explicitTimeMicros >= 0) ? new String[] { cost, Long.toString(explicitTimeMicros) }
+		String[] args = (explicitTimeMicros >= 0) ? new String[] { cost, Long.toString(explicitTimeMicros) }
 				: new String[] { cost };
-	}
-
-	/** The scripts of this call's policy, which a batch shares. */
-	LuaScripts.PolicyScripts scripts() {
-		return this.scripts;
+		return new SingleEntryCall(scripts, key, entry, args);
 	}
 
 	/** Whether the call passes its own time (then it is never batched: a batch has one time, the server's). */
 	boolean explicitTime() {
 		return this.args.length == 2;
-	}
-
-	String key() {
-		return this.key;
 	}
 
 	String cost() {

@@ -21,17 +21,10 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 
-/**
- * The driver's calls, one per hash slot (one call unless on Cluster). When a slot denies or fails, the slots that
- * admitted get their cost back, each on its own; a give-back that fails is logged and counted, never changing the
- * outcome.
- */
+/** The driver's calls, one per hash slot (one call unless on Cluster), and the give-backs between slots. */
 final class SlotCalls {
 
 	private static final Log logger = LogFactory.getLog(RedisRateLimitBackend.class);
-
-	/** The request id of inspections, which take nothing under it. */
-	private static final String INSPECTION = "inspect";
 
 	private final RateLimitKeys keys;
 
@@ -50,15 +43,15 @@ final class SlotCalls {
 
 	/** Acquires a request, the slots concurrently; when one denies or fails, what the others took is given back. */
 	Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
-		List<ScriptCall> calls = calls(request.entries(), requestId, request.explicitTimeMicros());
+		List<ScriptCall> calls = calls(request.entries(), requestId);
+		long time = request.explicitTimeMicros();
 		if (calls.size() == 1) {
 			// one slot (always, unless on Cluster): nothing to settle between slots
-			ScriptCall call = calls.get(0);
-			return execute(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())
+			return execute(calls.get(0), Mode.ACQUIRE, time, List.of())
 				.map((result) -> ScriptReply.acquisition(request.entries(), calls, List.of(result)));
 		}
 		return Flux.fromIterable(calls)
-			.flatMapSequential((call) -> execute(call, Mode.ACQUIRE, call.explicitTimeMicros(), List.of())
+			.flatMapSequential((call) -> execute(call, Mode.ACQUIRE, time, List.of())
 				.map((result) -> new Outcome(result, null))
 				.onErrorResume((ex) -> Mono.just(new Outcome(List.of(), ex))))
 			.collectList()
@@ -94,17 +87,18 @@ final class SlotCalls {
 
 	/** Reads each entry's state with the driver's inspect mode, one call per hash slot, blocking: nothing is taken. */
 	List<PolicyDecision> inspect(RateLimitRequest request) {
-		List<ScriptCall> calls = calls(request.entries(), INSPECTION, request.explicitTimeMicros());
+		// only a release passes its request id to the script
+		List<ScriptCall> calls = calls(request.entries(), "");
 		List<List<Long>> replies = calls.stream()
 			.map((call) -> this.connection
-				.await(execute(call, Mode.INSPECT, call.explicitTimeMicros(), List.of()).toFuture()))
+				.await(execute(call, Mode.INSPECT, request.explicitTimeMicros(), List.of()).toFuture()))
 			.toList();
 		return ScriptReply.inspection(request.entries(), calls, replies);
 	}
 
 	/** Gives back every slot, concurrently, even when one fails: the first failure passed on, the others suppressed. */
 	Mono<Void> release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
-		List<ScriptCall> calls = calls(entries, requestId, -1);
+		List<ScriptCall> calls = calls(entries, requestId);
 		return Flux.fromIterable(calls)
 			.flatMapDelayError((call) -> execute(call, Mode.RELEASE, call.timeOf(acquiredAtMicros),
 					call.sequencesOf(sequences)), calls.size(), 1)
@@ -112,14 +106,14 @@ final class SlotCalls {
 	}
 
 	/** Splits entries into one script call per hash slot (a single call unless on Cluster). */
-	private List<ScriptCall> calls(List<Entry> entries, String requestId, long explicitTimeMicros) {
+	private List<ScriptCall> calls(List<Entry> entries, String requestId) {
 		boolean cluster = this.connection.isCluster();
 		Map<Integer, ScriptCall> bySlot = new LinkedHashMap<>();
 		for (int i = 0; i < entries.size(); i++) {
 			Entry entry = entries.get(i);
 			String key = this.keys.key(entry.policy(), entry.identity());
 			int slot = cluster ? ClusterSlotHashUtil.calculateSlot(key) : 0;
-			bySlot.computeIfAbsent(slot, (s) -> new ScriptCall(requestId, explicitTimeMicros)).add(i, key, entry);
+			bySlot.computeIfAbsent(slot, (s) -> new ScriptCall(requestId)).add(i, key, entry);
 		}
 		return new ArrayList<>(bySlot.values());
 	}
@@ -129,9 +123,9 @@ final class SlotCalls {
 			.call(call.encoded(this.scripts.forAlgorithms(call.algorithms()), mode, timeMicros, sequences));
 	}
 
-	/** Gives back what one call of an acquire took, by its reply's time and sequence numbers. */
+	/** Gives back what one call of an acquire took, at its reply's time (the first figure), by its sequence numbers. */
 	private Mono<List<Long>> giveBack(ScriptCall call, List<Long> reply) {
-		return execute(call, Mode.RELEASE, ScriptReply.timeMicros(reply), ScriptReply.sequences(reply));
+		return execute(call, Mode.RELEASE, reply.get(0), ScriptReply.sequences(reply));
 	}
 
 	/** The result of one slot's script, or its failure. */
