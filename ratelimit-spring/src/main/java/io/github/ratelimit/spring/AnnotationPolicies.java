@@ -20,9 +20,8 @@ import org.springframework.format.datetime.standard.DurationFormatterUtils;
 import org.springframework.util.ClassUtils;
 
 /**
- * The {@link RateLimited} policies of methods: each annotation read, validated (an invalid one fails naming the
- * method) and turned into a target once per method and class. Inline policies are registered in the registry as
- * they are resolved, so the endpoint and the test support find them.
+ * The {@link RateLimited} policies of methods, read, validated (failing naming the method) and turned into targets
+ * once per method and class; inline policies are registered in the registry as they are resolved.
  */
 final class AnnotationPolicies {
 
