@@ -14,17 +14,10 @@ public final class BeanRateLimitedMethodPostProcessor extends RateLimitedMethodP
 
 	private static final long serialVersionUID = 1L;
 
-	/**
-	 * @param enforcer supplies the enforcer when the first rate-limited bean is created
-	 * @param policyMaxWait the {@code max-wait} of a configured policy by name, null when it has none
-	 */
+	/** A post-processor; {@code policyMaxWait} gives a configured policy's {@code max-wait} by name (null: none). */
 	public BeanRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer,
 			Function<String, @Nullable Duration> policyMaxWait) {
-		this(new RateLimitedCallInterceptor(enforcer, policyMaxWait), enforcer);
-	}
-
-	private BeanRateLimitedMethodPostProcessor(RateLimitedCallInterceptor calls, Supplier<RateLimitEnforcer> enforcer) {
-		super(enforcer, calls, calls);
+		super(enforcer, policyMaxWait, (calls) -> calls);
 	}
 
 }

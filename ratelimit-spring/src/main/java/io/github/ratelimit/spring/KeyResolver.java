@@ -9,10 +9,7 @@ import org.jspecify.annotations.Nullable;
 @FunctionalInterface
 public interface KeyResolver {
 
-	/**
-	 * The identity, or null when this request has none (see {@link MissingKey}).
-	 * @return the identity or null
-	 */
+	/** The identity, or null when this request has none (see {@link MissingKey}). */
 	@Nullable String resolve(RequestContext request);
 
 }

@@ -11,9 +11,8 @@ import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.util.ClassUtils;
 
 /**
- * What key resolvers see of a {@link RateLimited} call outside a web request: no address, headers nor attributes
- * ({@code ip} and {@code header:} keys find no identity); the principal is the calling thread's Spring Security
- * user, if any.
+ * What key resolvers see of a {@link RateLimited} call outside a web request: no address, headers nor attributes;
+ * the principal is the calling thread's Spring Security user, if any.
  */
 final class MethodCallContext implements RequestContext {
 

@@ -10,12 +10,8 @@ import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 
 /**
- * A filter rule: requests whose path matches one of the patterns (Spring {@code PathPattern} syntax) and whose
- * method is one of the methods (all when none are given) get the named policies.
- *
- * @param paths the path patterns
- * @param methods the HTTP methods, upper case; empty for all
- * @param policies the names of the policies
+ * A filter rule: requests whose path matches one of the {@code paths} and whose method is one of the {@code methods}
+ * (upper case; all when empty) get the named {@code policies}.
  */
 public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<String> policies) {
 
@@ -34,9 +30,7 @@ public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<S
 	}
 
 	/**
-	 * @param paths the patterns, e.g. {@code /api/**}
-	 * @param policies the policy names
-	 * @return the rule
+	 * A rule of {@code PathPattern}s such as {@code /api/**}.
 	 * @throws org.springframework.web.util.pattern.PatternParseException for an invalid pattern
 	 */
 	public static RateLimitRule of(List<String> paths, Set<String> methods, List<String> policies) {
@@ -49,11 +43,7 @@ public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<S
 				policies);
 	}
 
-	/**
-	 * @param method the HTTP method
-	 * @param path the path within the application
-	 * @return whether the rule applies to the request
-	 */
+	/** Whether the rule applies to a request's method and path within the application. */
 	public boolean matches(String method, PathContainer path) {
 		if (!this.methods.isEmpty()) {
 			String upper = method.toUpperCase(Locale.ROOT);

@@ -88,7 +88,7 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 				(request != null) ? request : new MethodCallContext(method, invocation), targets, method,
 				invocation.getArguments().clone(), maxWait(method, targetClass(invocation)));
 		Class<?> returnType = method.getReturnType();
-		if (returnType == Mono.class || returnType == Flux.class || returnType == Publisher.class) {
+		if (isReactive(returnType)) {
 			return admitted(invocation, call.admitAsync(), (decision) -> DecisionScope.release(decision.permit()));
 		}
 		if (returnType == CompletableFuture.class || returnType == CompletionStage.class) {
@@ -137,6 +137,11 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 				? targets.stream().map(RateLimitEnforcer.Target::maxWait)
 				: targets.stream().map((target) -> this.policyMaxWait.apply(target.policy().name()));
 		return waits.filter(Objects::nonNull).max(Comparator.naturalOrder()).orElse(Duration.ZERO);
+	}
+
+	/** Whether a method's return type is {@code Mono}, {@code Flux} or {@code Publisher}: checked per subscription. */
+	public static boolean isReactive(Class<?> returnType) {
+		return returnType == Mono.class || returnType == Flux.class || returnType == Publisher.class;
 	}
 
 	/** Whether a bean's class is a web controller ({@code @Controller}, {@code @RestController}). */

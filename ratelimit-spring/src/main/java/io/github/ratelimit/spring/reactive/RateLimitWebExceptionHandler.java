@@ -23,19 +23,12 @@ public final class RateLimitWebExceptionHandler implements WebExceptionHandler, 
 
 	private final int order;
 
-	/**
-	 * A handler at the {@link #DEFAULT_ORDER default order}.
-	 * @param responses renders the rejection
-	 */
+	/** A handler at the {@link #DEFAULT_ORDER default order}. */
 	public RateLimitWebExceptionHandler(RateLimitResponses responses) {
 		this(responses, DEFAULT_ORDER);
 	}
 
-	/**
-	 * A handler.
-	 * @param responses renders the rejection
-	 * @param order the order among the exception handlers
-	 */
+	/** A handler at an order of the application's among the exception handlers. */
 	public RateLimitWebExceptionHandler(RateLimitResponses responses, int order) {
 		this.responses = responses;
 		this.order = order;

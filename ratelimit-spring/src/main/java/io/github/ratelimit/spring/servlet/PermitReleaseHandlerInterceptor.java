@@ -8,8 +8,7 @@ import org.springframework.web.servlet.AsyncHandlerInterceptor;
 
 /**
  * Releases the permits {@link io.github.ratelimit.spring.RateLimited} handlers took when no {@link RateLimitFilter}
- * does (the filter disabled): when the request, or its asynchronous processing, completes. Register it for all
- * handlers (e.g. as a {@link org.springframework.web.servlet.handler.MappedInterceptor}).
+ * does: when the request, or its asynchronous processing, completes. Register it for all handlers.
  */
 public final class PermitReleaseHandlerInterceptor implements AsyncHandlerInterceptor {
 

@@ -18,10 +18,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
 
 /**
- * The {@link DecisionScope} of one servlet request, under one request attribute, with the request's context; the
- * servlet thread waits on its non-blocking checks and releases. As the listener of an asynchronous request it
- * releases the permits when the request completes, fails or times out, and registers again for a new asynchronous
- * cycle (the container drops the previous one's listeners).
+ * The {@link DecisionScope} of one servlet request, under one request attribute, with the request's context. As the
+ * listener of an asynchronous request it releases the permits when the request ends, and registers again for a new
+ * asynchronous cycle (the container drops the previous one's listeners).
  */
 final class RequestScope extends DecisionScope implements AsyncListener {
 

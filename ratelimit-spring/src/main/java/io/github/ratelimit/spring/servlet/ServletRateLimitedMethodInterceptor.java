@@ -22,10 +22,9 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 
 /**
  * Checks a {@link io.github.ratelimit.spring.RateLimited} method's policies when it is called, in the request bound
- * to the thread (so every return type works alike): admitted, the decision joins the request's and the response gets
- * the headers of all of them; denied, {@link RateLimitExceededException} carries all the request's decisions (the
- * {@link RateLimitExceptionResolver} writes the 429 and gives back the earlier ones). Calls outside a request, or
- * that may wait ({@code maxWait}), go to the {@link RateLimitedCallInterceptor}.
+ * to the thread: admitted, the response gets the headers of all the request's decisions; denied, it throws
+ * {@link RateLimitExceededException}. Calls outside a request, or that may wait, go to the
+ * {@link RateLimitedCallInterceptor}.
  */
 final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 
@@ -35,7 +34,7 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 
 	private final RateLimitedCallInterceptor calls;
 
-	/** Obtains the enforcer and the responses on first use (once): it is created before them. */
+	/** Looks the enforcer and the responses up on first use: it is created before them. */
 	ServletRateLimitedMethodInterceptor(Supplier<RateLimitEnforcer> enforcer,
 			Supplier<RateLimitResponses> responses, RateLimitedCallInterceptor calls) {
 		this.enforcer = SingletonSupplier.of(enforcer);

@@ -22,10 +22,7 @@ final class ServletRequestContext implements RequestContext {
 		this.request = request;
 	}
 
-	/**
-	 * The path within the application, as Spring MVC matches it against {@code PathPattern}s: without the context path
-	 * and the servlet path, still encoded.
-	 */
+	/** The path as Spring MVC matches it: without the context and servlet paths, still encoded. */
 	static String pathWithinApplication(HttpServletRequest request) {
 		return ServletRequestPathUtils.parse(request).pathWithinApplication().value();
 	}
