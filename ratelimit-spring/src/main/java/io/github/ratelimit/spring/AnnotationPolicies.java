@@ -19,10 +19,7 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.format.datetime.standard.DurationFormatterUtils;
 import org.springframework.util.ClassUtils;
 
-/**
- * The {@link RateLimited} policies of methods, read, validated (failing naming the method) and turned into targets
- * once per method and class; inline policies are registered in the registry as they are resolved.
- */
+/** The {@link RateLimited} policies of methods, validated and resolved once per method and class. */
 final class AnnotationPolicies {
 
 	private final RateLimitPolicyRegistry policies;
@@ -56,7 +53,6 @@ final class AnnotationPolicies {
 		return annotations;
 	}
 
-	/** How messages name the annotations of a method. */
 	private static String where(Method method) {
 		return "@RateLimited on " + method.getDeclaringClass().getName() + "." + method.getName() + "()";
 	}

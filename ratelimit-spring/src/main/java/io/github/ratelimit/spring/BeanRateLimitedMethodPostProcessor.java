@@ -6,10 +6,7 @@ import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
-/**
- * The post-processor of non-web applications: {@link RateLimited} beans get a {@link RateLimitedCallInterceptor}
- * (a denial throws {@link RateLimitExceededException} or waits up to {@code maxWait}).
- */
+/** The post-processor of non-web applications: {@link RateLimited} beans get a {@link RateLimitedCallInterceptor}. */
 public final class BeanRateLimitedMethodPostProcessor extends RateLimitedMethodPostProcessor {
 
 	private static final long serialVersionUID = 1L;

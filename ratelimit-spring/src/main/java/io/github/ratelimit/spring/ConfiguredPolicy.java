@@ -7,8 +7,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A policy as configured: the engine policy, its key, what happens without one, and the policies replacing it for
- * specific identities ({@code overrides}) or per tier name ({@code tiers}, the {@code tier} key resolving a
- * request's; null without tiers).
+ * specific identities ({@code overrides}) or per tier name (the {@code tier} key, null without tiers).
  */
 public record ConfiguredPolicy(RateLimitPolicy policy, KeySpec key, MissingKey missingKey,
 		Map<String, RateLimitPolicy> overrides, @Nullable KeySpec tier, Map<String, RateLimitPolicy> tiers) {

@@ -18,9 +18,8 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * What the rate limiter holds of one request (servlet, WebFlux, gateway): the decisions made for it and the permits,
- * all released once by {@link #close()}; a permit arriving after that is released at once. Non-blocking; public for
- * the adapters, not an extension point.
+ * What the rate limiter holds of one request: the decisions made for it and the permits, released once by
+ * {@link #close()} (a permit arriving after that at once). Public for the adapters, not an extension point.
  */
 public class DecisionScope {
 

@@ -10,10 +10,7 @@ import org.springframework.security.core.Authentication;
 import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.util.ClassUtils;
 
-/**
- * What key resolvers see of a {@link RateLimited} call outside a web request: no address, headers nor attributes;
- * the principal is the calling thread's Spring Security user, if any.
- */
+/** What key resolvers see of a call outside a web request: only the calling thread's Spring Security user. */
 final class MethodCallContext implements RequestContext {
 
 	private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
@@ -32,13 +29,11 @@ final class MethodCallContext implements RequestContext {
 		this.principal = SECURITY_PRESENT ? SecurityPrincipal.current() : null;
 	}
 
-	/** The call is no HTTP request. */
 	@Override
 	public String method() {
 		return "CALL";
 	}
 
-	/** The method, as {@code DeclaringClass.method}. */
 	@Override
 	public String path() {
 		return this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName();
@@ -64,7 +59,6 @@ final class MethodCallContext implements RequestContext {
 		return null;
 	}
 
-	/** The AOP {@code MethodInvocation}. */
 	@Override
 	public Object nativeRequest() {
 		return this.invocation;

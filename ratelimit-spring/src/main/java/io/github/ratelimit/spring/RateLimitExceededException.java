@@ -7,10 +7,7 @@ import java.util.Set;
 import io.github.ratelimit.core.RateLimitDecision;
 import org.jspecify.annotations.Nullable;
 
-/**
- * Thrown (or emitted, for reactive handlers) when a {@link RateLimited} method is denied; turned into the
- * rejection response by the starter's exception handling.
- */
+/** Thrown (or signalled) when a {@link RateLimited} method is denied; the exception handlers answer it. */
 public class RateLimitExceededException extends RuntimeException {
 
 	private static final long serialVersionUID = 1L;

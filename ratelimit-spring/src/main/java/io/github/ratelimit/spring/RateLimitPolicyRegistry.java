@@ -12,10 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import io.github.ratelimit.core.RateLimitPolicy;
 import org.jspecify.annotations.Nullable;
 
-/**
- * The policies of an application by name, configured ({@code ratelimit.policies}) and inline {@link RateLimited}
- * ones (registered as their methods are resolved), and the one place that says which limits apply to an identity.
- */
+/** The configured and inline policies by name, and the one place that says which limits apply to an identity. */
 public final class RateLimitPolicyRegistry {
 
 	private final Map<String, ConfiguredPolicy> policies;
@@ -62,10 +59,7 @@ public final class RateLimitPolicyRegistry {
 		this.inline.putIfAbsent(policy.name(), policy);
 	}
 
-	/**
-	 * The configured policy of that name.
-	 * @throws IllegalArgumentException naming the configured policies when there is none of that name
-	 */
+	/** The configured policy of that name; an {@link IllegalArgumentException} names the configured ones. */
 	public ConfiguredPolicy configured(String name) {
 		ConfiguredPolicy policy = this.policies.get(name);
 		if (policy == null) {

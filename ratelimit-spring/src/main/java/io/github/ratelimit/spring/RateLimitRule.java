@@ -9,10 +9,7 @@ import org.springframework.http.server.PathContainer;
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 
-/**
- * A filter rule: requests whose path matches one of the {@code paths} and whose method is one of the {@code methods}
- * (upper case; all when empty) get the named {@code policies}.
- */
+/** A filter rule: requests matching one of its paths and methods (none: all) get the named policies. */
 public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<String> policies) {
 
 	private static final Set<String> METHODS = Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
@@ -29,10 +26,7 @@ public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<S
 		policies = List.copyOf(policies);
 	}
 
-	/**
-	 * A rule of {@code PathPattern}s such as {@code /api/**}.
-	 * @throws org.springframework.web.util.pattern.PatternParseException for an invalid pattern
-	 */
+	/** A rule of path patterns such as {@code /api/**}; a {@code PatternParseException} for an invalid one. */
 	public static RateLimitRule of(List<String> paths, Set<String> methods, List<String> policies) {
 		for (String path : paths) {
 			if (!path.startsWith("/")) {

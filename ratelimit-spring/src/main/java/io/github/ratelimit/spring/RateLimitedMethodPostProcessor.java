@@ -21,9 +21,8 @@ import org.springframework.util.ReflectionUtils;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
- * Proxies beans with {@link RateLimited} methods (or classes) so that an interceptor checks every call, and validates
- * each annotated method when its bean is created. Its servlet, reactive and non-web extensions give their interceptor
- * and what else they refuse ({@link #checkMethod}); exactly one is registered.
+ * Proxies beans with {@link RateLimited} methods or classes, validating them when the bean is created. Its servlet,
+ * reactive and non-web extensions give their interceptor and what else they refuse; exactly one is registered.
  */
 public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
 
@@ -35,18 +34,14 @@ public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactory
 
 	private final transient @Nullable RateLimitedCallInterceptor calls;
 
-	/**
-	 * A post-processor that looks the enforcer up when the first {@link RateLimited} bean is created, so that it and
-	 * the limiter stay ordinary beans every other post-processor (metrics, observation) sees.
-	 */
+	/** A post-processor that looks the enforcer up when the first {@link RateLimited} bean is created. */
 	protected RateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer, MethodInterceptor interceptor) {
 		this(enforcer, interceptor, null);
 	}
 
 	/**
-	 * A post-processor whose bean method calls may wait for their turn ({@code maxWait}, validated at startup too):
-	 * {@code policyMaxWait} gives a configured policy's {@code max-wait} by name (null: none), and {@code interceptor}
-	 * makes the interceptor over the bean call interceptor.
+	 * A post-processor whose bean method calls may wait up to {@code policyMaxWait} (a policy's by name, null: none);
+	 * {@code interceptor} makes the side's interceptor over the bean call interceptor.
 	 */
 	protected RateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer,
 			Function<String, @Nullable Duration> policyMaxWait,

@@ -186,10 +186,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		}
 	}
 
-	/**
-	 * Starts listening and reconciling, waiting at most {@value #START_WAIT_MILLIS} ms for the first attempt to
-	 * listen; an unreachable Redis fails nothing (listening is tried again at every reconcile).
-	 */
+	/** Starts listening and reconciling; waits for the first try to listen at most {@value #START_WAIT_MILLIS} ms. */
 	@Override
 	public void start() {
 		CountDownLatch tried = new CountDownLatch(1);

@@ -18,10 +18,7 @@ public interface RequestContext {
 		return path();
 	}
 
-	/**
-	 * The client IP address as the server sees it (the peer, or what {@code server.forward-headers-strategy} made of
-	 * trusted proxies' headers), or null when unknown.
-	 */
+	/** The client IP address as the server sees it (forwarded headers as the server trusts them), or null. */
 	@Nullable String remoteAddress();
 
 	/** A header's first value, or null. */

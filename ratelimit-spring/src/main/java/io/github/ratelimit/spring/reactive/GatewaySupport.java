@@ -8,10 +8,7 @@ import reactor.core.publisher.Mono;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 
-/**
- * What the gateway module needs of the WebFlux side for one exchange: its {@link RequestContext}, the permits held
- * until it completes, and a response releasing them before the client sees it end. Not an extension point.
- */
+/** What the gateway module needs of one exchange: its {@link RequestContext} and the permits held until it ends. */
 public final class GatewaySupport {
 
 	private final Mono<RequestContext> request;

@@ -10,9 +10,8 @@ import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebExceptionHandler;
 
 /**
- * Turns a {@link RateLimitExceededException} into the rejection (by default 429, the exchange's rate-limit headers,
- * an RFC 9457 body), giving back what the exchange's admitted decisions took. Other exceptions, and denials after
- * the response was committed, pass on.
+ * Turns a {@link RateLimitExceededException} into the rejection, giving back what the exchange's admitted decisions
+ * took; other exceptions, and denials after the response was committed, pass on.
  */
 public final class RateLimitWebExceptionHandler implements WebExceptionHandler, Ordered {
 

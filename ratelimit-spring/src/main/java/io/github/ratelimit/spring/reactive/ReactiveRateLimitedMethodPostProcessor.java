@@ -15,9 +15,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * The post-processor of WebFlux applications: {@link RateLimited} beans get a {@code ReactiveRateLimitInterceptor},
- * and a controller's rate-limited method that does not return {@code Mono}, {@code Flux} or {@code Publisher} fails
- * the start. Other beans' methods are bean method calls ({@link RateLimitedCallInterceptor}).
+ * The post-processor of WebFlux applications: {@link RateLimited} beans get a {@code ReactiveRateLimitInterceptor};
+ * a controller's rate-limited method that does not return {@code Mono}, {@code Flux} or {@code Publisher} fails.
  */
 public final class ReactiveRateLimitedMethodPostProcessor extends RateLimitedMethodPostProcessor {
 

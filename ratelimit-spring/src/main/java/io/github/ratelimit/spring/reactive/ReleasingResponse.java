@@ -16,8 +16,7 @@ import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 
 /**
  * A response that releases the exchange's permits before the client can see it end: before the single buffer, the
- * chunk completing the declared {@code Content-Length}, or completion; after the last chunk of a body of unknown
- * length.
+ * chunk completing the {@code Content-Length}, or completion; after the last chunk of a body of unknown length.
  */
 class ReleasingResponse extends ServerHttpResponseDecorator {
 

@@ -21,10 +21,8 @@ import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 
 /**
- * Checks a {@link io.github.ratelimit.spring.RateLimited} method's policies when it is called, in the request bound
- * to the thread: admitted, the response gets the headers of all the request's decisions; denied, it throws
- * {@link RateLimitExceededException}. Calls outside a request, or that may wait, go to the
- * {@link RateLimitedCallInterceptor}.
+ * Checks a rate-limited method when it is called in the thread's request (admitted: the headers; denied: it throws);
+ * calls outside a request, or that may wait, go to the {@link RateLimitedCallInterceptor}.
  */
 final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 

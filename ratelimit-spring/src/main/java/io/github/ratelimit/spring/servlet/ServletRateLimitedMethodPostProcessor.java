@@ -6,15 +6,10 @@ import java.util.function.Supplier;
 
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitResponses;
-import io.github.ratelimit.spring.RateLimitedCallInterceptor;
 import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
 import org.jspecify.annotations.Nullable;
 
-/**
- * The post-processor of servlet applications: {@link io.github.ratelimit.spring.RateLimited} beans get a
- * {@code ServletRateLimitedMethodInterceptor}; calls outside a request are bean method calls
- * ({@link RateLimitedCallInterceptor}).
- */
+/** The post-processor of servlet applications: rate-limited beans get a {@code ServletRateLimitedMethodInterceptor}. */
 public final class ServletRateLimitedMethodPostProcessor extends RateLimitedMethodPostProcessor {
 
 	private static final long serialVersionUID = 1L;

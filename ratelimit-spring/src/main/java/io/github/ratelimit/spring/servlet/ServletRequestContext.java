@@ -8,10 +8,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.util.ServletRequestPathUtils;
 
-/**
- * A {@link RequestContext} over an {@link HttpServletRequest}. The client address is {@code getRemoteAddr()} only,
- * never a header any client can set; behind trusted proxies {@code server.forward-headers-strategy} fills it.
- */
+/** A {@link RequestContext} over an {@link HttpServletRequest}; the client address is {@code getRemoteAddr()}. */
 final class ServletRequestContext implements RequestContext {
 
 	private final HttpServletRequest request;
