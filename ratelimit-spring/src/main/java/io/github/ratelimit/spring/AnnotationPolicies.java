@@ -53,13 +53,10 @@ final class AnnotationPolicies {
 		return annotations;
 	}
 
-	private static String where(Method method) {
-		return "@RateLimited on " + method.getDeclaringClass().getName() + "." + method.getName() + "()";
-	}
-
 	private List<RateLimitEnforcer.Target> resolve(Method method, Class<?> targetClass) {
+		String where = "@RateLimited on " + method.getDeclaringClass().getName() + "." + method.getName() + "()";
 		return annotations(method, targetClass).stream()
-			.map((annotation) -> toTarget(annotation, where(method), targetClass))
+			.map((annotation) -> toTarget(annotation, where, targetClass))
 			.toList();
 	}
 

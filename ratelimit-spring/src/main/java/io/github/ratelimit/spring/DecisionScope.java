@@ -32,15 +32,16 @@ public class DecisionScope {
 	private boolean closed;
 
 	/**
-	 * Checks targets for the request (method and arguments null in a filter) and records the decision; not cancelled
-	 * with its subscriber (a cancelled request's permit is released when it arrives).
+	 * Checks targets for the request (method and arguments null in a filter) and {@link #admit admits} the decision
+	 * without a wait for a turn.
 	 */
-	public Mono<RateLimitDecision> check(RateLimitEnforcer enforcer, RequestContext request,
-			List<RateLimitEnforcer.Target> targets, @Nullable Method method, @Nullable Object @Nullable [] args) {
-		return check(enforcer.checkAsync(request, targets, method, args));
+	public Mono<RateLimitDecision> admit(RateLimitEnforcer enforcer, RequestContext request,
+			List<RateLimitEnforcer.Target> targets, @Nullable Method method, @Nullable Object @Nullable [] args,
+			Consumer<RateLimitDecision> onAdmitted) {
+		return admit(check(enforcer.checkAsync(request, targets, method, args)), Duration.ZERO, onAdmitted);
 	}
 
-	/** {@link #check(RateLimitEnforcer, RequestContext, List, Method, Object[])} of a check made elsewhere. */
+	/** Records a check's decision; not cancelled with its subscriber (a cancelled request's permit is released). */
 	Mono<RateLimitDecision> check(Mono<RateLimitDecision> check) {
 		return uncancellable(check).flatMap((decision) -> record(decision).thenReturn(decision));
 	}

@@ -61,17 +61,13 @@ public final class KeySpec {
 		this.resolution = resolution;
 	}
 
-	/** How a key finds its value in a request or call: the method and arguments are null outside a call. */
 	private interface Resolution {
 
 		@Nullable Object resolve(RequestContext request, @Nullable Method method, @Nullable Object @Nullable [] args);
 
 	}
 
-	/**
-	 * How the {@code ip} key groups client addresses: by their first {@code ipv4} (1 to 32) or {@code ipv6} (1 to 128)
-	 * bits. IPv4-mapped addresses are IPv4.
-	 */
+	/** How {@code ip} groups client addresses: by their first {@code ipv4} (1-32) or {@code ipv6} (1-128) bits. */
 	public record IpPrefixes(int ipv4, int ipv6) {
 
 		/** IPv4 by address, IPv6 by {@code /64}. */
@@ -143,10 +139,7 @@ public final class KeySpec {
 
 	}
 
-	/**
-	 * Parses a key specification, {@code beans} looking up {@code @name} resolvers.
-	 * @throws IllegalArgumentException with the reason when the specification is invalid
-	 */
+	/** Parses a key ({@code beans} find {@code @name} resolvers); an IllegalArgumentException says what is wrong. */
 	public static KeySpec parse(String spec, Function<String, KeyResolver> beans) {
 		return parse(spec, beans, false);
 	}

@@ -3,6 +3,7 @@ package io.github.ratelimit.spring;
 import java.lang.reflect.Method;
 import java.security.Principal;
 
+import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
@@ -16,15 +17,12 @@ final class MethodCallContext implements RequestContext {
 	private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
 			"org.springframework.security.core.context.SecurityContextHolder", MethodCallContext.class.getClassLoader());
 
-	private final Method method;
-
-	private final Object invocation;
+	private final MethodInvocation invocation;
 
 	private final @Nullable Principal principal;
 
 	/** Takes the principal from the calling thread now: a call that waits may be checked again on another thread. */
-	MethodCallContext(Method method, Object invocation) {
-		this.method = method;
+	MethodCallContext(MethodInvocation invocation) {
 		this.invocation = invocation;
 		this.principal = SECURITY_PRESENT ? SecurityPrincipal.current() : null;
 	}
@@ -36,7 +34,8 @@ final class MethodCallContext implements RequestContext {
 
 	@Override
 	public String path() {
-		return this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName();
+		Method method = this.invocation.getMethod();
+		return method.getDeclaringClass().getSimpleName() + "." + method.getName();
 	}
 
 	@Override

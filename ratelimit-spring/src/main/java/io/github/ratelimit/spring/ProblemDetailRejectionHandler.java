@@ -17,10 +17,8 @@ import org.springframework.http.ProblemDetail;
 import org.springframework.http.converter.json.ProblemDetailJacksonMixin;
 
 /**
- * The default rejection: 429 with an RFC 9457 {@code application/problem+json} body (type {@value #QUOTA_EXCEEDED}
- * by default, the draft's {@code violated-policies}, the violated {@code policies}' figures, {@code retryAfter} in
- * seconds); 503 with {@value #TEMPORARY_REDUCED_CAPACITY} and a {@code Retry-After} when a policy failing closed
- * could not be checked; 401 or 400 for a missing key. The body is Spring's {@link ProblemDetail}, in the RFC's order.
+ * The default rejection, an RFC 9457 {@link ProblemDetail}: 429 with the violated policies' figures; 503 when a
+ * policy failing closed could not be checked; 401 or 400 for a missing key.
  */
 public final class ProblemDetailRejectionHandler implements RateLimitRejectionHandler {
 

@@ -34,11 +34,9 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Checks the {@link RateLimited} policies of a call that is not a web request's (in non-web applications, and the
- * web interceptors' calls outside a request or waiting for a turn). Admitted, the method runs and its permits are
- * released when it (or its {@code Mono}, {@code Flux}, future) ends; denied, it throws
- * {@link RateLimitExceededException}, or waits out the retry-after within its {@code maxWait}. Reactive results are
- * checked per subscription and futures at once, without blocking; a blocking method's thread waits.
+ * Checks the {@link RateLimited} policies of a call that is not a web request's: admitted, the method runs and its
+ * permits are released when it (or its {@code Mono}, {@code Flux}, future) ends; denied, it throws
+ * {@link RateLimitExceededException}, or waits out the retry-after within its {@code maxWait}.
  */
 public final class RateLimitedCallInterceptor implements MethodInterceptor {
 
@@ -85,7 +83,7 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		}
 		Method method = invocation.getMethod();
 		Call call = new Call(this.enforcer.get(),
-				(request != null) ? request : new MethodCallContext(method, invocation), targets, method,
+				(request != null) ? request : new MethodCallContext(invocation), targets, method,
 				invocation.getArguments().clone(), maxWait(method, targetClass(invocation)));
 		Class<?> returnType = method.getReturnType();
 		if (isReactive(returnType)) {

@@ -1,6 +1,5 @@
 package io.github.ratelimit.spring.reactive;
 
-import java.time.Duration;
 import java.util.List;
 
 import io.github.ratelimit.spring.RateLimitEnforcer;
@@ -70,7 +69,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 			return proceed;
 		}
 		return scope
-			.admit(scope.check(this.enforcer, request, targets, null, null), Duration.ZERO,
+			.admit(this.enforcer, request, targets, null, null,
 					(admitted) -> scope.setHeaders(this.responses.headers(admitted)))
 			.onErrorResume(RateLimitExceededException.class, (denial) -> ExchangeScope
 				.write(exchange, this.responses.reject(denial.decision(), request))

@@ -1,7 +1,6 @@
 package io.github.ratelimit.spring.reactive;
 
 import java.lang.reflect.Method;
-import java.time.Duration;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -24,11 +23,8 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ClassUtils;
 
 /**
- * Checks {@link RateLimited} methods returning {@code Mono}, {@code Flux} or {@code Publisher} on each subscription,
- * in the exchange's {@link ExchangeScope}: admitted, the method runs and the headers cover every admitted decision;
- * denied, it never runs and {@link RateLimitExceededException} is signalled. Calls outside an exchange, that may
- * wait, or of non-controller beans with other return types go to the {@link RateLimitedCallInterceptor};
- * controllers' other return types are refused.
+ * Checks reactive {@link RateLimited} methods on each subscription in the exchange's {@link ExchangeScope} (admitted:
+ * the headers; denied: {@link RateLimitExceededException}); other calls go to the {@link RateLimitedCallInterceptor}.
  */
 final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
@@ -88,8 +84,7 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
 	private Mono<RateLimitDecision> admit(ExchangeScope scope, List<RateLimitEnforcer.Target> targets, Method method,
 			@Nullable Object[] args) {
-		Mono<RateLimitDecision> check = scope.check(this.enforcer.get(), scope.request(), targets, method, args);
-		return scope.admit(check, Duration.ZERO,
+		return scope.admit(this.enforcer.get(), scope.request(), targets, method, args,
 				(admitted) -> scope.setHeaders(this.responses.get().headers(admitted)));
 	}
 

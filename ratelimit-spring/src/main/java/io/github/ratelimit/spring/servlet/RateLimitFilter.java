@@ -1,7 +1,6 @@
 package io.github.ratelimit.spring.servlet;
 
 import java.io.IOException;
-import java.time.Duration;
 import java.util.List;
 
 import io.github.ratelimit.core.RateLimitDecision;
@@ -88,8 +87,8 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 		if (targets.isEmpty()) {
 			return null;
 		}
-		return DecisionScope.awaitAdmission(scope.admit(scope.check(this.enforcer, scope.request(), targets, null, null),
-				Duration.ZERO, (admitted) -> RequestScope.setHeaders(response, this.responses.headers(admitted))));
+		return DecisionScope.awaitAdmission(scope.admit(this.enforcer, scope.request(), targets, null, null,
+				(admitted) -> RequestScope.setHeaders(response, this.responses.headers(admitted))));
 	}
 
 	@Override

@@ -1,10 +1,8 @@
 package io.github.ratelimit.spring.servlet;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.function.Supplier;
 
-import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
@@ -14,7 +12,6 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Mono;
 
 import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.context.request.RequestContextHolder;
@@ -54,13 +51,12 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 			return this.calls.invoke(invocation, scope.request());
 		}
 		HttpServletResponse response = servlet.getResponse();
-		Mono<RateLimitDecision> check = scope.check(this.enforcer.get(), scope.request(), targets,
-				invocation.getMethod(), invocation.getArguments());
-		RateLimitExceededException denied = DecisionScope.awaitAdmission(scope.admit(check, Duration.ZERO, (admitted) -> {
-			if (response != null && !response.isCommitted()) {
-				RequestScope.setHeaders(response, this.responses.get().headers(admitted));
-			}
-		}));
+		RateLimitExceededException denied = DecisionScope.awaitAdmission(scope.admit(this.enforcer.get(),
+				scope.request(), targets, invocation.getMethod(), invocation.getArguments(), (admitted) -> {
+					if (response != null && !response.isCommitted()) {
+						RequestScope.setHeaders(response, this.responses.get().headers(admitted));
+					}
+				}));
 		if (denied != null) {
 			throw denied;
 		}
