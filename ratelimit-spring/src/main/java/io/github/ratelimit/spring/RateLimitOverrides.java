@@ -55,10 +55,7 @@ public final class RateLimitOverrides {
 		this.listeners.add(listener);
 	}
 
-	/**
-	 * Tells every instance's listeners (here at once, elsewhere through the store) that the caller reset the state of a
-	 * policy (null: every policy) and identity (as requests name it; null: every identity).
-	 */
+	/** Tells every instance's listeners (here at once) that the caller reset a policy and identity (null: all). */
 	public void announceReset(@Nullable String policy, @Nullable String identity) {
 		resetHappened(policy, identity);
 		this.store.announceReset(policy, identity);
@@ -123,10 +120,7 @@ public final class RateLimitOverrides {
 		return identities;
 	}
 
-	/**
-	 * Reads the store again, waiting at most {@code timeout} (then reading on in the background), so that a frozen
-	 * Redis cannot hold the startup; returns whether the store was read in time.
-	 */
+	/** Reads the store again, waiting at most {@code timeout} (then reading on in the background); true if in time. */
 	public boolean refresh(Duration timeout) {
 		try {
 			CompletableFuture.runAsync(this::refresh).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -306,10 +300,7 @@ public final class RateLimitOverrides {
 
 	}
 
-	/**
-	 * Where runtime overrides live: fields (a policy, or a policy and an identity) and values as
-	 * {@link RuntimeOverride#format()} writes them.
-	 */
+	/** Where runtime overrides live: fields (a policy, or a policy and an identity) with their JSON values. */
 	public interface Store {
 
 		/** Every field and its value. */
@@ -329,16 +320,12 @@ public final class RateLimitOverrides {
 		default void announceReset(@Nullable String policy, @Nullable String identity) {
 		}
 
-		/**
-		 * Sets what hears of another instance's resets, replacing what was set (both null when resets may have been
-		 * missed); unused by default.
-		 */
+		/** Sets what hears of other instances' resets (all null: some may be missed), replacing what was set. */
 		default void onReset(Listener listener) {
 		}
 
 	}
 
-	/** Overrides in this instance's memory. */
 	private static final class MemoryStore implements Store {
 
 		private final Map<String, String> fields = new ConcurrentHashMap<>();

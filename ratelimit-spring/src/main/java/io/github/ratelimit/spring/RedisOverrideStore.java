@@ -37,7 +37,6 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 
 	private static final ObjectReader RESET_READER = JsonMapper.shared().readerFor(ResetMessage.class);
 
-	/** The longest a start waits for its first attempt to listen. */
 	private static final long START_WAIT_MILLIS = 2000;
 
 	private final StringRedisTemplate redis;
@@ -66,7 +65,6 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 
 	private volatile @Nullable RedisMessageListenerContainer container;
 
-	/** Listens and reconciles, one task after another. */
 	private Scheduler.@Nullable Worker reconciler;
 
 	private volatile boolean running;

@@ -16,9 +16,8 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.ModelAndView;
 
 /**
- * Turns a {@link RateLimitExceededException}, also as the cause of another, into the rejection (by default 429 with
- * a problem body), giving back what the request's admitted decisions took; a committed response is left alone. Its
- * default order is ahead of Spring MVC's resolvers, so that a catch-all {@code @ExceptionHandler} cannot answer it.
+ * Turns a {@link RateLimitExceededException}, also as the cause of another, into the rejection, giving back what the
+ * request's admitted decisions took, ahead of Spring MVC's resolvers; a committed response is left alone.
  */
 public final class RateLimitExceptionResolver implements HandlerExceptionResolver, Ordered {
 
