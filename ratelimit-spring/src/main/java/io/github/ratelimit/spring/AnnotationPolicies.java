@@ -19,11 +19,7 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.format.datetime.standard.DurationFormatterUtils;
 import org.springframework.util.ClassUtils;
 
-/**
- * The {@link RateLimited} policies of methods: each annotation read, validated (an invalid one fails naming the
- * method) and turned into a target once per method and class. Inline policies are registered in the registry as
- * they are resolved, so the endpoint and the test support find them.
- */
+/** The {@link RateLimited} policies of methods, validated and resolved once per method and class. */
 final class AnnotationPolicies {
 
 	private final RateLimitPolicyRegistry policies;
@@ -57,14 +53,10 @@ final class AnnotationPolicies {
 		return annotations;
 	}
 
-	/** How messages name the annotations of a method. */
-	private static String where(Method method) {
-		return "@RateLimited on " + method.getDeclaringClass().getName() + "." + method.getName() + "()";
-	}
-
 	private List<RateLimitEnforcer.Target> resolve(Method method, Class<?> targetClass) {
+		String where = "@RateLimited on " + method.getDeclaringClass().getName() + "." + method.getName() + "()";
 		return annotations(method, targetClass).stream()
-			.map((annotation) -> toTarget(annotation, where(method), targetClass))
+			.map((annotation) -> toTarget(annotation, where, targetClass))
 			.toList();
 	}
 

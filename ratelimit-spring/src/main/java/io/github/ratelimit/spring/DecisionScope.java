@@ -18,10 +18,8 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * What the rate limiter holds of one request, the same for the servlet request, the WebFlux exchange and the
- * gateway: the decisions made for it and the permits it holds, all released once by {@link #close()}; a permit held
- * after that (a check in flight when the client left) is released at once. Written non-blocking once; the servlet
- * side waits on it. Public for the servlet, WebFlux and gateway adapters; not an extension point.
+ * What the rate limiter holds of one request: the decisions made for it and the permits, released once by
+ * {@link #close()} (a permit arriving after that at once). Public for the adapters, not an extension point.
  */
 public class DecisionScope {
 
@@ -34,28 +32,25 @@ public class DecisionScope {
 	private boolean closed;
 
 	/**
-	 * Checks targets for the request (method and arguments null in a filter) and records the decision. The check is
-	 * not cancelled with its subscriber: a cancelled request's permit is released when it arrives.
-	 * @return the decision
+	 * Checks targets for the request (method and arguments null in a filter) and {@link #admit admits} the decision
+	 * without a wait for a turn.
 	 */
-	public Mono<RateLimitDecision> check(RateLimitEnforcer enforcer, RequestContext request,
-			List<RateLimitEnforcer.Target> targets, @Nullable Method method, @Nullable Object @Nullable [] args) {
-		return check(enforcer.checkAsync(request, targets, method, args));
+	public Mono<RateLimitDecision> admit(RateLimitEnforcer enforcer, RequestContext request,
+			List<RateLimitEnforcer.Target> targets, @Nullable Method method, @Nullable Object @Nullable [] args,
+			Consumer<RateLimitDecision> onAdmitted) {
+		return admit(check(enforcer.checkAsync(request, targets, method, args)), Duration.ZERO, onAdmitted);
 	}
 
-	/** {@link #check(RateLimitEnforcer, RequestContext, List, Method, Object[])} of a check made elsewhere. */
+	/** Records a check's decision; not cancelled with its subscriber (a cancelled request's permit is released). */
 	Mono<RateLimitDecision> check(Mono<RateLimitDecision> check) {
 		return uncancellable(check).flatMap((decision) -> record(decision).thenReturn(decision));
 	}
 
 	/**
-	 * Admits a check of the request's ({@link #check}, subscribed again per try): emits its decision once admitted,
-	 * after handing what the headers report (all admitted decisions merged) to {@code onAdmitted}. Denied, it waits
-	 * out the retry-after and tries again while that ends within {@code maxWait} (measured from the first try), else
-	 * signals a {@link RateLimitExceededException} carrying the earlier admitted decisions as given back
-	 * ({@link RateLimitDecision#mergeDenied}); they are given back when the denial becomes the rejection, so an
-	 * application that recovers from it is still counted.
-	 * @return the admitted decision
+	 * Admits a {@link #check} (subscribed again per try): emits its decision once admitted, after handing all admitted
+	 * decisions merged (the headers) to {@code onAdmitted}. Denied, it waits out the retry-after and tries again while
+	 * that ends within {@code maxWait} of the first try, else signals a {@link RateLimitExceededException} reporting
+	 * the earlier admitted decisions as given back ({@link #reverseAdmitted} gives them back for the rejection).
 	 */
 	public Mono<RateLimitDecision> admit(Mono<RateLimitDecision> check, Duration maxWait,
 			Consumer<RateLimitDecision> onAdmitted) {
@@ -79,11 +74,7 @@ public class DecisionScope {
 		});
 	}
 
-	/**
-	 * Waits, on any thread, for an admission ({@link #admit}) made with no wait for a turn: the denial as a value, so
-	 * that a refused request costs no wrapped exception.
-	 * @return the denial, or null when admitted
-	 */
+	/** Waits, on any thread, for an {@link #admit} without a wait for a turn: the denial, or null when admitted. */
 	public static @Nullable RateLimitExceededException awaitAdmission(Mono<RateLimitDecision> admission) {
 		return Waits.await(admission.then(Mono.<RateLimitExceededException>empty())
 			.onErrorResume(RateLimitExceededException.class, Mono::just));
@@ -112,10 +103,7 @@ public class DecisionScope {
 		});
 	}
 
-	/**
-	 * Records a decision of the request and holds its permit; once closed, releases the permit instead.
-	 * @return completes once held or released
-	 */
+	/** Records a decision and holds its permit (once closed, releases it instead); completes once held or released. */
 	public Mono<Void> record(RateLimitDecision decision) {
 		if (!isClosed()) {
 			this.decisions.add(decision);
@@ -123,10 +111,7 @@ public class DecisionScope {
 		return hold(decision.permit());
 	}
 
-	/**
-	 * Holds a permit until {@link #close()}; once closed, releases it instead.
-	 * @return completes once held or released
-	 */
+	/** Holds a permit until {@link #close()} (once closed, releases it instead); completes once held or released. */
 	public Mono<Void> hold(Permit permit) {
 		synchronized (this) {
 			if (!this.closed) {
@@ -139,30 +124,27 @@ public class DecisionScope {
 		return release(permit);
 	}
 
-	/** @return a snapshot of the decisions made so far, admitted or not */
+	/** A snapshot of the decisions made so far, admitted or not. */
 	public List<RateLimitDecision> decisions() {
 		return List.copyOf(this.decisions);
 	}
 
-	/** @return a snapshot of the admitted decisions: what the response reports, and what a denial gives back */
+	/** A snapshot of the admitted decisions: what the response reports, and what a denial gives back. */
 	public List<RateLimitDecision> admitted() {
 		return this.decisions.stream().filter(RateLimitDecision::allowed).toList();
 	}
 
-	/** @return the live list of the permits held */
+	/** The live list of the permits held. */
 	public List<Permit> permits() {
 		return this.permits;
 	}
 
-	/** @return whether {@link #close()} ran */
+	/** Whether {@link #close()} ran. */
 	public synchronized boolean isClosed() {
 		return this.closed;
 	}
 
-	/**
-	 * Releases every permit held, once; never fails (the backend reclaims a permit after its window).
-	 * @return completes once released
-	 */
+	/** Releases every permit held, once; never fails (the backend reclaims a permit after its window). */
 	public Mono<Void> close() {
 		List<Permit> held;
 		synchronized (this) {
@@ -175,10 +157,7 @@ public class DecisionScope {
 		return Flux.fromIterable(held).flatMap(DecisionScope::release).then();
 	}
 
-	/**
-	 * Gives back what the admitted decisions took, when a later check denies the request; never fails.
-	 * @return completes once given back
-	 */
+	/** Gives back what the admitted decisions took, when a later check denies the request; never fails. */
 	public Mono<Void> reverseAdmitted() {
 		return Flux.fromIterable(admitted())
 			.flatMap((decision) -> decision.reversal().releaseAsync().onErrorResume((ex) -> {
@@ -188,10 +167,7 @@ public class DecisionScope {
 			.then();
 	}
 
-	/**
-	 * Releases one permit; never fails (a failed release is logged).
-	 * @return completes once released
-	 */
+	/** Releases one permit; never fails (a failed release is logged). */
 	public static Mono<Void> release(Permit permit) {
 		if (permit == Permit.NONE) {
 			return Mono.empty();

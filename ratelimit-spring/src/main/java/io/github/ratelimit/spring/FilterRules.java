@@ -6,10 +6,7 @@ import java.util.Set;
 
 import org.springframework.http.server.PathContainer;
 
-/**
- * The filter rules ({@code ratelimit.filter.rules}): which configured policies apply to a request's method and
- * path. Every policy a rule names must exist, checked when the rules are built.
- */
+/** The filter rules ({@code ratelimit.filter.rules}): which configured policies apply to a method and path. */
 final class FilterRules {
 
 	private final RateLimitPolicyRegistry policies;

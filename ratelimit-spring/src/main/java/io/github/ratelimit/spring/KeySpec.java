@@ -61,20 +61,13 @@ public final class KeySpec {
 		this.resolution = resolution;
 	}
 
-	/** How a key finds its value in a request or call: the method and arguments are null outside a call. */
 	private interface Resolution {
 
 		@Nullable Object resolve(RequestContext request, @Nullable Method method, @Nullable Object @Nullable [] args);
 
 	}
 
-	/**
-	 * How the {@code ip} key groups client addresses, by their first bits; IPv6 by {@code /64} by default, since one
-	 * client typically holds a whole {@code /64} and could rotate through fresh quota. IPv4-mapped addresses are IPv4.
-	 *
-	 * @param ipv4 the IPv4 prefix length, 1 to 32
-	 * @param ipv6 the IPv6 prefix length, 1 to 128
-	 */
+	/** How {@code ip} groups client addresses: by their first {@code ipv4} (1-32) or {@code ipv6} (1-128) bits. */
 	public record IpPrefixes(int ipv4, int ipv6) {
 
 		/** IPv4 by address, IPv6 by {@code /64}. */
@@ -92,8 +85,6 @@ public final class KeySpec {
 		/**
 		 * The group of a client address: itself for a full-length prefix, else the masked network and its length
 		 * ({@code 2001:db8:1:2::/64}); a value that is no IP literal as it is (no name is ever looked up).
-		 * @param address the client address
-		 * @return its group
 		 */
 		public String group(String address) {
 			String literal = address;
@@ -138,26 +129,17 @@ public final class KeySpec {
 
 	}
 
-	/**
-	 * Looks up {@link KeyResolver} beans and tells how the {@code ip} key groups addresses. A plain
-	 * {@code Function<String, KeyResolver>} passed to {@link #parse} gets {@link IpPrefixes#DEFAULT}.
-	 */
+	/** Looks up {@link KeyResolver} beans, and says how {@code ip} groups (a plain function: the default). */
 	public interface Resolvers extends Function<String, KeyResolver> {
 
-		/** @return how the {@code ip} key groups client addresses */
+		/** How the {@code ip} key groups client addresses. */
 		default IpPrefixes ipPrefixes() {
 			return IpPrefixes.DEFAULT;
 		}
 
 	}
 
-	/**
-	 * Parses a key specification.
-	 * @param spec the specification
-	 * @param beans looks up a {@link KeyResolver} bean by name (for {@code @name})
-	 * @return the parsed key
-	 * @throws IllegalArgumentException with the reason when the specification is invalid
-	 */
+	/** Parses a key ({@code beans} find {@code @name} resolvers); an IllegalArgumentException says what is wrong. */
 	public static KeySpec parse(String spec, Function<String, KeyResolver> beans) {
 		return parse(spec, beans, false);
 	}
@@ -166,9 +148,6 @@ public final class KeySpec {
 	 * Parses the key of a policy's tiers, which must come from data the client cannot set: {@code header:}, {@code ip}
 	 * and SpEL reading {@code #request} are refused; SpEL sees {@code #principal} and server-side request attributes
 	 * ({@code attribute('name')}). A {@code @bean} resolver sees the request and must only read trusted data.
-	 * @param spec the specification
-	 * @param beans looks up a {@link KeyResolver} bean by name (for {@code @name})
-	 * @return the parsed key
 	 * @throws IllegalArgumentException with the reason when the specification is invalid or reads client data
 	 */
 	public static KeySpec parseTier(String spec, Function<String, KeyResolver> beans) {
@@ -242,34 +221,22 @@ public final class KeySpec {
 	/**
 	 * Where this key's values come from: {@code ip}, {@code principal}, {@code global}, {@code header.<name>}
 	 * (lower case), {@code bean.<name>} or {@code el.<hash of the expression>}.
-	 * @return the source
 	 */
 	public String source() {
 		return this.source;
 	}
 
-	/**
-	 * The identity counted for a value this key resolved: the value qualified by the key's source.
-	 * @param value a value resolved by this key
-	 * @return the identity
-	 */
+	/** The identity counted for a value this key resolved: the value qualified by the key's source. */
 	public String identity(String value) {
 		return identity(this.source, value);
 	}
 
-	/**
-	 * The identity {@link #identity(String)} makes for a key of that source: for tools (the Actuator endpoint).
-	 * @param source a source, as {@link #source()} gives it ({@link #isSource} tells)
-	 * @return the identity
-	 */
+	/** The identity {@link #identity(String)} makes for a key of that {@link #source()}: for tools. */
 	public static String identity(String source, String value) {
 		return GLOBAL.equals(source) ? GLOBAL : source + ':' + value;
 	}
 
-	/**
-	 * @param source a text
-	 * @return whether it has the form of a {@link #source()}
-	 */
+	/** Whether a text has the form of a {@link #source()}. */
 	public static boolean isSource(String source) {
 		return SOURCE.matcher(source).matches();
 	}
@@ -278,20 +245,15 @@ public final class KeySpec {
 		return c > 32 && c < 127 && "()<>@,;:\\\"/[]?={}".indexOf(c) < 0;
 	}
 
-	/**
-	 * Resolves the identity of a request.
-	 * @return the identity or null when the request has none
-	 */
+	/** Resolves the identity of a request; null when the request has none. */
 	public @Nullable String resolve(RequestContext request) {
 		return resolve(request, null, null);
 	}
 
 	/**
-	 * Resolves the identity of a call of a {@link RateLimited} method.
-	 * @param method the method, or null outside a method call
-	 * @param args the arguments of the call, or null
-	 * @return the identity or null when the request has none (also when the expression yields null or empty)
-	 * @throws IllegalStateException when the expression fails, naming the expression
+	 * Resolves the identity of a request or (method and arguments not null) a call of a {@link RateLimited} method;
+	 * null when there is none, also when an expression yields null or empty.
+	 * @throws IllegalStateException naming the expression when it fails
 	 */
 	public @Nullable String resolve(RequestContext request, @Nullable Method method, @Nullable Object @Nullable [] args) {
 		Object value;

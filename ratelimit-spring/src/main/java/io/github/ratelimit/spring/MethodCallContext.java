@@ -3,6 +3,7 @@ package io.github.ratelimit.spring;
 import java.lang.reflect.Method;
 import java.security.Principal;
 
+import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
@@ -10,39 +11,31 @@ import org.springframework.security.core.Authentication;
 import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.util.ClassUtils;
 
-/**
- * What key resolvers see of a {@link RateLimited} call outside a web request: no address, headers nor attributes
- * ({@code ip} and {@code header:} keys find no identity); the principal is the calling thread's Spring Security
- * user, if any.
- */
+/** What key resolvers see of a call outside a web request: only the calling thread's Spring Security user. */
 final class MethodCallContext implements RequestContext {
 
 	private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
 			"org.springframework.security.core.context.SecurityContextHolder", MethodCallContext.class.getClassLoader());
 
-	private final Method method;
-
-	private final Object invocation;
+	private final MethodInvocation invocation;
 
 	private final @Nullable Principal principal;
 
 	/** Takes the principal from the calling thread now: a call that waits may be checked again on another thread. */
-	MethodCallContext(Method method, Object invocation) {
-		this.method = method;
+	MethodCallContext(MethodInvocation invocation) {
 		this.invocation = invocation;
 		this.principal = SECURITY_PRESENT ? SecurityPrincipal.current() : null;
 	}
 
-	/** The call is no HTTP request. */
 	@Override
 	public String method() {
 		return "CALL";
 	}
 
-	/** The method, as {@code DeclaringClass.method}. */
 	@Override
 	public String path() {
-		return this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName();
+		Method method = this.invocation.getMethod();
+		return method.getDeclaringClass().getSimpleName() + "." + method.getName();
 	}
 
 	@Override
@@ -65,7 +58,6 @@ final class MethodCallContext implements RequestContext {
 		return null;
 	}
 
-	/** The AOP {@code MethodInvocation}. */
 	@Override
 	public Object nativeRequest() {
 		return this.invocation;

@@ -11,10 +11,7 @@ public enum MissingKey {
 	/** The policy does not apply to the request. */
 	SKIP,
 
-	/**
-	 * A client error: 401 when the key is the principal, else 400 naming the key; no {@code Retry-After} nor figures,
-	 * as waiting does not help.
-	 */
+	/** A client error: 401 when the key is the principal, else 400 naming the key; no figures nor Retry-After. */
 	DENY;
 
 	/** The identity of {@link #SHARED}; no resolved identity equals it ({@link KeySpec#identity(String)}). */
@@ -22,26 +19,17 @@ public enum MissingKey {
 
 	private static final String DENIED = "missing-key:";
 
-	/**
-	 * @param key the key that resolved nothing
-	 * @return the identity of a {@link #DENY} refusal (never counted nor stored), naming the key's source
-	 */
+	/** The identity of a {@link #DENY} refusal (never counted nor stored), naming the source of the missed key. */
 	public static String denied(KeySpec key) {
 		return DENIED + key.source();
 	}
 
-	/**
-	 * @param decision a policy decision
-	 * @return whether it is a {@link #DENY} refusal for a missing key
-	 */
+	/** Whether a policy decision is a {@link #DENY} refusal for a missing key. */
 	public static boolean isDenial(PolicyDecision decision) {
 		return !decision.allowed() && decision.identity().startsWith(DENIED);
 	}
 
-	/**
-	 * @param decision a refusal for which {@link #isDenial} holds
-	 * @return the source of the key it missed ({@code principal}, {@code header.x-api-key})
-	 */
+	/** The source of the key an {@link #isDenial} refusal missed ({@code principal}, {@code header.x-api-key}). */
 	public static String source(PolicyDecision decision) {
 		return decision.identity().substring(DENIED.length());
 	}

@@ -17,12 +17,8 @@ import org.springframework.http.ProblemDetail;
 import org.springframework.http.converter.json.ProblemDetailJacksonMixin;
 
 /**
- * The default rejection: 429 with an RFC 9457 {@code application/problem+json} body ({@code type}, by default
- * {@value #QUOTA_EXCEEDED}, {@code title}, {@code status}, {@code detail}, {@code instance}, the draft's
- * {@code violated-policies}, the violated {@code policies}' figures and {@code retryAfter} in seconds); 503 with
- * {@value #TEMPORARY_REDUCED_CAPACITY} and a {@code Retry-After} when a policy failing closed could not be checked
- * (not the client's fault); 401 or 400 for a missing key. The body is Spring's {@link ProblemDetail} written by the
- * application's JSON mapper, its members in the RFC's order.
+ * The default rejection, an RFC 9457 {@link ProblemDetail}: 429 with the violated policies' figures; 503 when a
+ * policy failing closed could not be checked; 401 or 400 for a missing key.
  */
 public final class ProblemDetailRejectionHandler implements RateLimitRejectionHandler {
 
@@ -43,20 +39,12 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 		this(QUOTA_EXCEEDED);
 	}
 
-	/**
-	 * A handler with a problem type URI of your own.
-	 * @param type the problem type
-	 */
+	/** A handler with a problem type URI of your own. */
 	public ProblemDetailRejectionHandler(String type) {
 		this(URI.create(type), JsonMapper.shared());
 	}
 
-	/**
-	 * A handler with a problem type URI of your own, writing with a JSON mapper of the application.
-	 * @param type the problem type
-	 * @param json the mapper (a copy of it writes the body: its settings apply, the member names and order are the
-	 * RFC's)
-	 */
+	/** A handler with a problem type of your own, writing with a copy of the application's mapper (RFC order). */
 	public ProblemDetailRejectionHandler(URI type, JsonMapper json) {
 		this.type = type;
 		this.json = json.rebuild().addMixIn(ProblemDetail.class, RfcOrder.class).propertyNamingStrategy(null).build();
@@ -103,10 +91,7 @@ public final class ProblemDetailRejectionHandler implements RateLimitRejectionHa
 		return rejection;
 	}
 
-	/**
-	 * A request refused because it has no key (missing-key: deny): 401 when the missing key is the principal, else
-	 * 400 naming the key; never a 429, never a {@code Retry-After}.
-	 */
+	/** A request without a key (missing-key: deny): 401 for the principal, else 400 naming the key; no Retry-After. */
 	private Rejection missingKey(List<PolicyDecision> missing, RequestContext request, HttpHeaders rateLimitHeaders) {
 		boolean unauthenticated = missing.stream().anyMatch((d) -> "principal".equals(MissingKey.source(d)));
 		String keys = String.join(", ", missing.stream().map(MissingKey::source).toList());

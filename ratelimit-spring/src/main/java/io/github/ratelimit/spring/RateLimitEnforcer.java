@@ -17,11 +17,9 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * Makes the check of a web request or a rate-limited call: which policies apply (the filter rules, or the
- * {@link RateLimited} annotations of a method), the identity each is counted for (keys, missing keys, runtime
- * switches) and the limits that apply to it (overrides, tiers), then one call of the limiter. Shared by the servlet
- * and WebFlux filters and method interceptors, the bean method interceptor and the gateway, which adapt their
- * request type to {@link RequestContext}; what the response carries is {@link RateLimitResponses}'s.
+ * Makes the check of a web request or a rate-limited call: which policies apply (the filter rules, or a method's
+ * {@link RateLimited} annotations), the identity each counts (keys, missing keys, kill switches) and its limits
+ * (overrides, tiers), then one call of the limiter. Shared by the filters, interceptors and the gateway.
  */
 public final class RateLimitEnforcer {
 
@@ -34,12 +32,8 @@ public final class RateLimitEnforcer {
 	private final AnnotationPolicies annotations;
 
 	/**
-	 * An enforcer.
-	 * @param limiter the engine
-	 * @param policies the configured policies
-	 * @param rules the filter rules (their policy names must exist)
-	 * @param keyResolverBeans finds {@link KeyResolver} beans named in annotation keys ({@code @name})
-	 * @param defaultFailureMode the failure mode of inline {@link RateLimited} policies that set none
+	 * An enforcer; {@code keyResolverBeans} finds the {@code @name} resolvers of annotation keys, and inline
+	 * {@link RateLimited} policies that set no failure mode get {@code defaultFailureMode}.
 	 * @throws IllegalArgumentException when a rule names an unknown policy
 	 */
 	public RateLimitEnforcer(RateLimiter limiter, RateLimitPolicyRegistry policies, List<RateLimitRule> rules,
@@ -51,67 +45,40 @@ public final class RateLimitEnforcer {
 	}
 
 	/**
-	 * One policy to apply to a request.
-	 *
-	 * @param policy the configured policy
-	 * @param key a key replacing the policy's own, or null
-	 * @param cost a cost replacing the policy's own, or 0
-	 * @param shadow whether this use of the policy is in shadow mode even if the policy is not
-	 * @param maxWait how long a {@link RateLimited} bean method call may wait for its turn, null when the annotation
-	 * sets no {@link RateLimited#maxWait()}
+	 * One policy to apply to a request: a {@code key} (or null) and {@code cost} (or 0) replacing the policy's own,
+	 * shadow mode for this use, and how long a bean method call may wait for its turn (null: the annotation sets no
+	 * {@link RateLimited#maxWait()}).
 	 */
 	public record Target(ConfiguredPolicy policy, @Nullable KeySpec key, long cost, boolean shadow,
 			@Nullable Duration maxWait) {
 
-		/**
-		 * A target that uses the policy as configured, shadow mode included.
-		 * @param policy the configured policy
-		 * @param key a key replacing the policy's own, or null
-		 * @param cost a cost replacing the policy's own, or 0
-		 */
+		/** A target that uses the policy as configured, shadow mode included. */
 		public Target(ConfiguredPolicy policy, @Nullable KeySpec key, long cost) {
 			this(policy, key, cost, false, null);
 		}
 
 	}
 
-	/**
-	 * The policies of the filter rules matching a request, each once, in rule order.
-	 * @param method the HTTP method
-	 * @param path the path within the application
-	 * @return the targets
-	 */
+	/** The policies of the filter rules matching a request's method and path, each once, in rule order. */
 	public List<Target> ruleTargets(String method, String path) {
 		return this.rules.targets(method, path);
 	}
 
 	/**
-	 * The {@link RateLimited} policies of a method (its own and its class's), resolved once per method.
-	 * @param method the handler method
-	 * @param targetClass the class of the handler bean
-	 * @return the targets, empty when the method is not rate-limited
+	 * The {@link RateLimited} policies of a method (its own and its class's), resolved once per method and class.
 	 * @throws IllegalStateException naming the method when an annotation is invalid
 	 */
 	public List<Target> annotationTargets(Method method, Class<?> targetClass) {
 		return this.annotations.targets(method, targetClass);
 	}
 
-	/**
-	 * Evaluates targets for a request without blocking.
-	 * @param targets the policies to apply
-	 * @param method the rate-limited method, or null in a filter
-	 * @param args its arguments, or null
-	 * @return the decision
-	 */
+	/** Checks targets for a request without blocking; the method and its arguments are null in a filter. */
 	public Mono<RateLimitDecision> checkAsync(RequestContext request, List<Target> targets, @Nullable Method method,
 			@Nullable Object @Nullable [] args) {
 		return Mono.defer(() -> resolved(request, targets, method, args));
 	}
 
-	/**
-	 * Resolves the targets' keys and policies now, on the calling thread; the check runs at each subscription, so a
-	 * retry checks the same request again (a custom key resolver reading the caller's thread-locals is asked once).
-	 */
+	/** Resolves keys and policies now, on the calling thread; each subscription checks the same request again. */
 	Mono<RateLimitDecision> resolved(RequestContext request, List<Target> targets, @Nullable Method method,
 			@Nullable Object @Nullable [] args) {
 		RateLimitRequest.Builder builder = RateLimitRequest.builder();

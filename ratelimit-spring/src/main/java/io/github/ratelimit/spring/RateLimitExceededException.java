@@ -7,17 +7,14 @@ import java.util.Set;
 import io.github.ratelimit.core.RateLimitDecision;
 import org.jspecify.annotations.Nullable;
 
-/**
- * Thrown (or emitted, for reactive handlers) when a {@link RateLimited} method is denied; turned into the
- * rejection response by the starter's exception handling.
- */
+/** Thrown (or signalled) when a {@link RateLimited} method is denied; the exception handlers answer it. */
 public class RateLimitExceededException extends RuntimeException {
 
 	private static final long serialVersionUID = 1L;
 
 	private final transient RateLimitDecision decision;
 
-	/** @param decision the denying decision, with every policy evaluated for the request */
+	/** A denial of the denying decision, with every policy evaluated for the request. */
 	public RateLimitExceededException(RateLimitDecision decision) {
 		super("Rate limit exceeded: " + decision.decisions()
 			.stream()
@@ -27,15 +24,12 @@ public class RateLimitExceededException extends RuntimeException {
 		this.decision = decision;
 	}
 
-	/** @return the denying decision, with every policy evaluated for the request */
+	/** The denying decision, with every policy evaluated for the request. */
 	public RateLimitDecision decision() {
 		return this.decision;
 	}
 
-	/**
-	 * The denial an error is or was caused by (a proxy may have wrapped it); a cause cycle ends the walk.
-	 * @return the denial, or null when the error was not caused by one
-	 */
+	/** The denial an error is or was caused by (a proxy may have wrapped it), or null; a cause cycle ends the walk. */
 	public static @Nullable RateLimitExceededException findIn(Throwable error) {
 		Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
 		for (Throwable current = error; current != null && seen.add(current); current = current.getCause()) {

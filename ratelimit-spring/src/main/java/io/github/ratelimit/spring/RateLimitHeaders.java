@@ -20,18 +20,12 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
 
 /**
- * Writes the rate-limit headers of a decision: {@code X-RateLimit-Limit}, {@code -Remaining} and {@code -Reset}
- * (epoch seconds) of the most restrictive policy; {@code RateLimit-Policy} and {@code RateLimit}, the Structured
- * Field lists of draft-ietf-httpapi-ratelimit-headers-10 (one entry per policy, with an opt-in partition key
- * {@code pk}: a keyed hash of the identity, never the identity); {@code Retry-After} in whole seconds on denial,
- * rounded up. Only policies with figures are reported (none that failed open or closed), and a missing-key refusal
- * gets no headers. What each figure means, for every algorithm: the configuration reference, "Responses".
- *
- * @param legacy whether to write the {@code X-RateLimit-*} headers
- * @param standard whether to write {@code RateLimit} and {@code RateLimit-Policy}
- * @param retryAfter whether to write {@code Retry-After} on denial
- * @param partitionKeySecret the secret of the keyed hash ({@code HmacSHA256}) of the partition key {@code pk}, or
- * null to send no partition key
+ * Writes the rate-limit headers of a decision, as enabled: {@code legacy}, {@code X-RateLimit-Limit},
+ * {@code -Remaining} and {@code -Reset} (epoch seconds) of the most restrictive policy; {@code standard},
+ * {@code RateLimit-Policy} and {@code RateLimit} of draft-ietf-httpapi-ratelimit-headers-10, one entry per policy,
+ * with a partition key {@code pk} (an {@code HmacSHA256} of the identity under {@code partitionKeySecret}) unless the
+ * secret is null; {@code retryAfter}, {@code Retry-After} in whole seconds on denial. Only policies with figures are
+ * reported, and a missing-key refusal gets no headers.
  */
 public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAfter,
 		@Nullable String partitionKeySecret) {
@@ -57,17 +51,12 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 		}
 	}
 
-	/** Headers without partition keys; the parameters are the record's. */
+	/** Headers without partition keys. */
 	public RateLimitHeaders(boolean legacy, boolean standard, boolean retryAfter) {
 		this(legacy, standard, retryAfter, null);
 	}
 
-	/**
-	 * The headers of a decision.
-	 * @param decision the decision (no headers when no policy applied)
-	 * @param nowMillis the current time, for {@code X-RateLimit-Reset}
-	 * @return the headers
-	 */
+	/** The headers of a decision (none when no policy applied); {@code nowMillis} for {@code X-RateLimit-Reset}. */
 	public HttpHeaders of(RateLimitDecision decision, long nowMillis) {
 		HttpHeaders headers = new HttpHeaders();
 		if (decision.decisions().stream().anyMatch(MissingKey::isDenial)) {

@@ -24,11 +24,9 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The runtime overrides an operator set through the {@code ratelimits} endpoint, for a policy or one identity of it,
- * each replacing only the values it sets (on top of the configured override or tier). They live in a {@link Store}
- * (Redis, or memory) and each instance applies an in-memory copy, refreshed on change and at an interval, so the hot
- * path never waits. {@link Listener Listeners} hear of changed overrides and announced resets: what a
- * {@linkplain RateLimitDenialCache denial cache} must forget.
+ * The runtime overrides set through the {@code ratelimits} endpoint, for a policy or one identity of it, kept in a
+ * {@link Store} and applied from an in-memory copy refreshed on change and at an interval. {@link Listener Listeners}
+ * hear of changed overrides and announced resets (what a {@linkplain RateLimitDenialCache denial cache} forgets).
  */
 public final class RateLimitOverrides {
 
@@ -39,34 +37,25 @@ public final class RateLimitOverrides {
 
 	private final Store store;
 
-	/** Held by a read of the store. */
 	private final Object reading = new Object();
 
 	private volatile Snapshot snapshot = Snapshot.EMPTY;
 
 	private final List<Listener> listeners = new CopyOnWriteArrayList<>();
 
-	/**
-	 * Overrides kept in a store, read by {@link #refresh()} (which the store's change notifications call).
-	 * @param store where the overrides live
-	 */
+	/** Overrides kept in a store, read by {@link #refresh()} (which the store's change notifications call). */
 	public RateLimitOverrides(Store store) {
 		this.store = store;
 		store.onChange(this::refresh);
 		store.onReset(this::resetHappened);
 	}
 
-	/** @param listener hears of override changes and resets */
+	/** Adds a listener of override changes and resets. */
 	public void addListener(Listener listener) {
 		this.listeners.add(listener);
 	}
 
-	/**
-	 * Tells every instance's listeners that the caller reset state in the backend: here at once, elsewhere through the
-	 * store.
-	 * @param policy the policy reset, or null for every policy
-	 * @param identity the identity reset (as requests name it), or null for every identity
-	 */
+	/** Tells every instance's listeners (here at once) that the caller reset a policy and identity (null: all). */
 	public void announceReset(@Nullable String policy, @Nullable String identity) {
 		resetHappened(policy, identity);
 		this.store.announceReset(policy, identity);
@@ -92,61 +81,35 @@ public final class RateLimitOverrides {
 		return new RateLimitOverrides(new MemoryStore());
 	}
 
-	/**
-	 * The policy that applies with the runtime overrides of its name and of the identity.
-	 * @param policy the policy as configured for the identity (its configured override or tier included)
-	 * @return the policy to enforce
-	 */
+	/** The policy as configured for the identity (override or tier included) with its runtime overrides applied. */
 	public RateLimitPolicy apply(RateLimitPolicy policy, String identity) {
 		return this.snapshot.apply(policy, identity);
 	}
 
-	/**
-	 * Whether a policy is enforced: false while its kill switch, or the one of all policies, is off.
-	 * @param policy the policy name
-	 * @return true unless switched off
-	 */
+	/** Whether a policy is enforced: false while its kill switch, or the one of all policies, is off. */
 	public boolean enforced(String policy) {
 		return this.snapshot.enforced(policy);
 	}
 
-	/**
-	 * Sets the override of a policy or of one identity of it, applied here at once (elsewhere within the refresh).
-	 * @param policy the policy name
-	 * @param identity the identity, or null for the whole policy
-	 * @param override the values
-	 */
+	/** Sets the override of a policy or (identity not null) of one identity of it; applies here at once. */
 	public void set(String policy, @Nullable String identity, RuntimeOverride override) {
 		this.store.put(new Field(policy, identity).toString(), override.format());
 		refresh();
 	}
 
-	/**
-	 * Removes the override of a policy or of one identity of it.
-	 * @param policy the policy name
-	 * @param identity the identity, or null for the whole policy
-	 * @return whether there was one
-	 */
+	/** Removes the override of a policy or (identity not null) of one identity of it; true if there was one. */
 	public boolean remove(String policy, @Nullable String identity) {
 		boolean removed = this.store.remove(new Field(policy, identity).toString());
 		refresh();
 		return removed;
 	}
 
-	/**
-	 * The override of a whole policy, as this instance applies it.
-	 * @param policy the policy name
-	 * @return the override, or null
-	 */
+	/** The override of a whole policy as this instance applies it, or null. */
 	public @Nullable RuntimeOverride of(String policy) {
 		return this.snapshot.overrides.get(new Field(policy, null));
 	}
 
-	/**
-	 * The identity overrides of a policy, as this instance applies them.
-	 * @param policy the policy name
-	 * @return the overrides by identity
-	 */
+	/** The identity overrides of a policy as this instance applies them, by identity. */
 	public Map<String, RuntimeOverride> identities(String policy) {
 		Map<String, RuntimeOverride> identities = new LinkedHashMap<>();
 		this.snapshot.overrides.forEach((field, override) -> {
@@ -157,12 +120,7 @@ public final class RateLimitOverrides {
 		return identities;
 	}
 
-	/**
-	 * Reads the store again, waiting at most {@code timeout} (then in the background): so that a frozen Redis cannot
-	 * hold the application's startup.
-	 * @param timeout the longest wait
-	 * @return whether the store was read in time
-	 */
+	/** Reads the store again, waiting at most {@code timeout} (then reading on in the background); true if in time. */
 	public boolean refresh(Duration timeout) {
 		try {
 			CompletableFuture.runAsync(this::refresh).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -178,11 +136,9 @@ public final class RateLimitOverrides {
 		}
 	}
 
-	/**
-	 * Reads the store again; one that cannot be read leaves the copy as it is. One read at a time: an older read
-	 * applied after a newer one would bring back, for a moment, an override already removed.
-	 */
+	/** Reads the store again; one that cannot be read leaves the copy as it is. */
 	public void refresh() {
+		// one read at a time: an older read applied after a newer one would bring back a removed override
 		synchronized (this.reading) {
 			Snapshot applied;
 			try {
@@ -221,17 +177,13 @@ public final class RateLimitOverrides {
 
 	}
 
-	/**
-	 * What an instance applies: immutable, swapped whole on every refresh, with the policies it made, so that a hot
-	 * identity's policy is built once (at most {@value #MAX_APPLIED} of them).
-	 */
+	/** What an instance applies, swapped whole on each refresh, with the policies it built (a bounded number). */
 	private record Snapshot(Map<Field, RuntimeOverride> overrides, Map<Applied, RateLimitPolicy> applied) {
 
 		static final Snapshot EMPTY = new Snapshot(Map.of(), Map.of());
 
 		private static final int MAX_APPLIED = 10_000;
 
-		/** A policy and an override applied to it. */
 		private record Applied(RateLimitPolicy policy, RuntimeOverride override) {
 		}
 
@@ -296,34 +248,23 @@ public final class RateLimitOverrides {
 	public interface Listener {
 
 		/**
-		 * An override was set, changed or removed; called once the change applies here. Nothing by default.
-		 * @param policy the policy name, or {@link RateLimitOverrides#ALL} (the kill switch)
-		 * @param identity an identity override's identity (the value of the policy's own key), or null for the policy
+		 * The override of a policy (or {@link RateLimitOverrides#ALL}), or of one identity (the value of the policy's
+		 * own key; null: the policy's), was set, changed or removed, and applies here now. Nothing by default.
 		 */
 		default void overrideChanged(String policy, @Nullable String identity) {
 		}
 
-		/**
-		 * State was reset in the backend, here or on another instance.
-		 * @param policy the policy, or null for every policy
-		 * @param identity the identity (as requests name it, qualified by its source), or null for every identity
-		 */
+		/** State of a policy and an identity (as requests name it; null: all) was reset, here or elsewhere. */
 		void stateReset(@Nullable String policy, @Nullable String identity);
 
-		/**
-		 * A listener that makes a backend forget the state a reset names (the local fallback, whose counts include
-		 * every admission of this instance's {@code local} policies).
-		 * @return the listener
-		 */
+		/** Makes a backend (the local fallback) forget the state a reset names. */
 		static Listener resetting(RateLimitBackend backend) {
 			return backend::resetMatching;
 		}
 
 		/**
-		 * A listener that makes a denial cache forget what a change or reset affects: a changed override's whole
-		 * policy (an identity override names the key's value, not the cached identity), everything for the kill
-		 * switch, exactly what a reset names.
-		 * @return the listener
+		 * Makes a denial cache forget what a change or reset affects: a changed override's whole policy (an identity
+		 * override names the key's value, not the cached identity), everything for the kill switch, what a reset names.
 		 */
 		static Listener invalidating(RateLimitDenialCache cache) {
 			return new Listener() {
@@ -359,50 +300,32 @@ public final class RateLimitOverrides {
 
 	}
 
-	/**
-	 * Where runtime overrides live: fields (a policy name, or a policy name and an identity) with their values as
-	 * {@link RuntimeOverride#format()} writes them.
-	 */
+	/** Where runtime overrides live: fields (a policy, or a policy and an identity) with their JSON values. */
 	public interface Store {
 
-		/** @return every field and its value */
+		/** Every field and its value. */
 		Map<String, String> load();
 
 		/** Sets a field, and tells every instance that something changed. */
 		void put(String field, String value);
 
-		/**
-		 * Removes a field, and tells every instance that something changed.
-		 * @return whether it was there
-		 */
+		/** Removes a field, and tells every instance that something changed; true if it was there. */
 		boolean remove(String field);
 
-		/**
-		 * Sets what to do when the overrides may have changed (on a notification, at each reconcile), replacing what
-		 * was set; never called by default (a store of one instance: set and remove refresh the overrides themselves).
-		 */
+		/** Sets what to run when the overrides may have changed, replacing what was set; unused by default. */
 		default void onChange(Runnable listener) {
 		}
 
-		/**
-		 * Tells the other instances that state was reset; nothing by default (a store of one instance).
-		 * @param policy the policy, or null for every policy
-		 * @param identity the identity, or null for every identity
-		 */
+		/** Tells the other instances that state was reset (null: every policy, identity); nothing by default. */
 		default void announceReset(@Nullable String policy, @Nullable String identity) {
 		}
 
-		/**
-		 * Sets what to do when another instance announces a reset, replacing what was set; never called by default.
-		 * @param listener its {@link Listener#stateReset} is called with the policy and the identity reset (null for
-		 * all), both null when resets may have been missed
-		 */
+		/** Sets what hears of other instances' resets (all null: some may be missed), replacing what was set. */
 		default void onReset(Listener listener) {
 		}
 
 	}
 
-	/** Overrides in this instance's memory. */
 	private static final class MemoryStore implements Store {
 
 		private final Map<String, String> fields = new ConcurrentHashMap<>();

@@ -12,13 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import io.github.ratelimit.core.RateLimitPolicy;
 import org.jspecify.annotations.Nullable;
 
-/**
- * The policies of an application, by name, and the one place that says which limits apply to an identity: the
- * configured policies (what filter rules, gateway routes and {@link RateLimited} annotations name; the
- * auto-configuration builds them from {@code ratelimit.policies}) and the inline {@link RateLimited} policies,
- * registered as the {@link RateLimitEnforcer} resolves the annotated methods (public ones at startup, others on
- * their first call). The enforcer, the Actuator endpoint and the test support look policies up here.
- */
+/** The configured and inline policies by name, and the one place that says which limits apply to an identity. */
 public final class RateLimitPolicyRegistry {
 
 	private final Map<String, ConfiguredPolicy> policies;
@@ -27,19 +21,12 @@ public final class RateLimitPolicyRegistry {
 
 	private final RateLimitOverrides overrides;
 
-	/**
-	 * A registry without runtime overrides; of two policies of one name the later is kept.
-	 * @param policies the configured policies
-	 */
+	/** A registry without runtime overrides; of two policies of one name the later is kept. */
 	public RateLimitPolicyRegistry(Collection<ConfiguredPolicy> policies) {
 		this(policies, RateLimitOverrides.inMemory());
 	}
 
-	/**
-	 * A registry of policies, in the given order, with runtime overrides.
-	 * @param policies the configured policies
-	 * @param overrides the runtime overrides applied on top of them
-	 */
+	/** A registry of configured policies, in the given order, with runtime overrides applied on top of them. */
 	public RateLimitPolicyRegistry(Collection<ConfiguredPolicy> policies, RateLimitOverrides overrides) {
 		Map<String, ConfiguredPolicy> byName = new LinkedHashMap<>();
 		policies.forEach((policy) -> byName.put(policy.name(), policy));
@@ -48,13 +35,9 @@ public final class RateLimitPolicyRegistry {
 	}
 
 	/**
-	 * The policy that applies to an identity, the one resolution every caller shares: the identity's configured
-	 * override, else the request's tier, else the policy's own; then the policy's runtime override, then the
+	 * The policy that applies to an identity ({@link ConfiguredPolicy#overrideKey}): its configured override, else the
+	 * request's tier (no request: none), else the policy's own; then the policy's runtime override, then the
 	 * identity's, each replacing only the values it sets.
-	 * @param configured the policy
-	 * @param overrideKey what its overrides are looked up by ({@link ConfiguredPolicy#overrideKey})
-	 * @param request the request, for the tier; null outside a request (no tier)
-	 * @return the policy to enforce
 	 */
 	public RateLimitPolicy effective(ConfiguredPolicy configured, String overrideKey, @Nullable RequestContext request) {
 		RateLimitPolicy policy = configured.overrides().get(overrideKey);
@@ -66,7 +49,7 @@ public final class RateLimitPolicyRegistry {
 		return this.overrides.apply((policy != null) ? policy : configured.policy(), overrideKey);
 	}
 
-	/** @return the runtime overrides applied on top of the policies */
+	/** The runtime overrides applied on top of the policies. */
 	public RateLimitOverrides overrides() {
 		return this.overrides;
 	}
@@ -76,12 +59,7 @@ public final class RateLimitPolicyRegistry {
 		this.inline.putIfAbsent(policy.name(), policy);
 	}
 
-	/**
-	 * The configured policy of that name (key, overrides, tiers).
-	 * @param name the policy name
-	 * @return the configured policy
-	 * @throws IllegalArgumentException naming the configured policies when there is none of that name
-	 */
+	/** The configured policy of that name; an {@link IllegalArgumentException} names the configured ones. */
 	public ConfiguredPolicy configured(String name) {
 		ConfiguredPolicy policy = this.policies.get(name);
 		if (policy == null) {
@@ -91,40 +69,28 @@ public final class RateLimitPolicyRegistry {
 		return policy;
 	}
 
-	/**
-	 * The engine policy of that name.
-	 * @param name the policy name
-	 * @return the policy
-	 * @throws IllegalArgumentException naming the configured policies when there is none of that name
-	 */
+	/** The engine policy of a configured policy; fails as {@link #configured} does. */
 	public RateLimitPolicy get(String name) {
 		return configured(name).policy();
 	}
 
-	/**
-	 * A policy by name: a configured one, else an inline one registered so far.
-	 * @param name the policy name
-	 * @return the policy, or null
-	 */
+	/** A policy by name: a configured one, else an inline one registered so far, else null. */
 	public @Nullable ConfiguredPolicy find(String name) {
 		ConfiguredPolicy configured = this.policies.get(name);
 		return (configured != null) ? configured : this.inline.get(name);
 	}
 
-	/**
-	 * @param name the policy name
-	 * @return whether a policy of that name is configured
-	 */
+	/** Whether a policy of that name is configured. */
 	public boolean contains(String name) {
 		return this.policies.containsKey(name);
 	}
 
-	/** @return the names of the configured policies, in configuration order */
+	/** The names of the configured policies, in configuration order. */
 	public Set<String> names() {
 		return this.policies.keySet();
 	}
 
-	/** @return every policy: the configured ones in order, then the inline ones registered so far */
+	/** Every policy: the configured ones in order, then the inline ones registered so far. */
 	public Collection<ConfiguredPolicy> all() {
 		List<ConfiguredPolicy> all = new ArrayList<>(this.policies.values());
 		all.addAll(this.inline.values());

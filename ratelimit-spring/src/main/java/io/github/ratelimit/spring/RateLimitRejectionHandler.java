@@ -8,11 +8,7 @@ import org.springframework.http.HttpHeaders;
 @FunctionalInterface
 public interface RateLimitRejectionHandler {
 
-	/**
-	 * @param decision the denying decision (all policies evaluated for the request)
-	 * @param rateLimitHeaders the rate-limit headers of the decision (as enabled), to include in the response
-	 * @return the response
-	 */
+	/** The response to a denying decision (all policies evaluated), with its rate-limit headers (as enabled). */
 	Rejection reject(RateLimitDecision decision, RequestContext request, HttpHeaders rateLimitHeaders);
 
 }

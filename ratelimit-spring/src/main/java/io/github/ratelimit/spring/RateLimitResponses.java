@@ -6,11 +6,7 @@ import io.github.ratelimit.core.RateLimitDecision;
 
 import org.springframework.http.HttpHeaders;
 
-/**
- * What a response carries for a decision: the rate-limit headers (as enabled) of an admission, and the rejection
- * of a denial. Shared by the servlet and WebFlux filters, method interceptors and exception handlers, and the
- * gateway.
- */
+/** What a response carries for a decision: the rate-limit headers (as enabled), and the rejection of a denial. */
 public final class RateLimitResponses {
 
 	private final RateLimitHeaders headers;
@@ -19,12 +15,7 @@ public final class RateLimitResponses {
 
 	private final LongSupplier clockMillis;
 
-	/**
-	 * Responses.
-	 * @param headers which headers to write
-	 * @param rejectionHandler renders denials
-	 * @param clockMillis the clock for {@code X-RateLimit-Reset}
-	 */
+	/** Responses; {@code clockMillis} is the clock of {@code X-RateLimit-Reset}. */
 	public RateLimitResponses(RateLimitHeaders headers, RateLimitRejectionHandler rejectionHandler,
 			LongSupplier clockMillis) {
 		this.headers = headers;
@@ -32,19 +23,12 @@ public final class RateLimitResponses {
 		this.clockMillis = clockMillis;
 	}
 
-	/**
-	 * The rate-limit headers of a decision, as enabled.
-	 * @return the headers
-	 */
+	/** The rate-limit headers of a decision, as enabled. */
 	public HttpHeaders headers(RateLimitDecision decision) {
 		return this.headers.of(decision, this.clockMillis.getAsLong());
 	}
 
-	/**
-	 * The response to a denial.
-	 * @param decision the denying decision
-	 * @return the rejection
-	 */
+	/** The response to a denying decision. */
 	public Rejection reject(RateLimitDecision decision, RequestContext request) {
 		return this.rejectionHandler.reject(decision, request, headers(decision));
 	}

@@ -9,14 +9,7 @@ import org.springframework.http.server.PathContainer;
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
 
-/**
- * A filter rule: requests whose path matches one of the patterns (Spring {@code PathPattern} syntax) and whose
- * method is one of the methods (all when none are given) get the named policies.
- *
- * @param paths the path patterns
- * @param methods the HTTP methods, upper case; empty for all
- * @param policies the names of the policies
- */
+/** A filter rule: requests matching one of its paths and methods (none: all) get the named policies. */
 public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<String> policies) {
 
 	private static final Set<String> METHODS = Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
@@ -33,12 +26,7 @@ public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<S
 		policies = List.copyOf(policies);
 	}
 
-	/**
-	 * @param paths the patterns, e.g. {@code /api/**}
-	 * @param policies the policy names
-	 * @return the rule
-	 * @throws org.springframework.web.util.pattern.PatternParseException for an invalid pattern
-	 */
+	/** A rule of path patterns such as {@code /api/**}; a {@code PatternParseException} for an invalid one. */
 	public static RateLimitRule of(List<String> paths, Set<String> methods, List<String> policies) {
 		for (String path : paths) {
 			if (!path.startsWith("/")) {
@@ -49,11 +37,7 @@ public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<S
 				policies);
 	}
 
-	/**
-	 * @param method the HTTP method
-	 * @param path the path within the application
-	 * @return whether the rule applies to the request
-	 */
+	/** Whether the rule applies to a request's method and path within the application. */
 	public boolean matches(String method, PathContainer path) {
 		if (!this.methods.isEmpty()) {
 			String upper = method.toUpperCase(Locale.ROOT);

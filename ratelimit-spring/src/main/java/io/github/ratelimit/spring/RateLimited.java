@@ -26,17 +26,11 @@ import org.springframework.core.annotation.AliasFor;
 @Repeatable(RateLimited.List.class)
 public @interface RateLimited {
 
-	/**
-	 * The name of a configured policy ({@code ratelimit.policies.<name>}); alias for {@link #policy()}.
-	 * @return the policy name
-	 */
+	/** The name of a configured policy ({@code ratelimit.policies.<name>}); alias for {@link #policy()}. */
 	@AliasFor("policy")
 	String value() default "";
 
-	/**
-	 * The name of a configured policy ({@code ratelimit.policies.<name>}).
-	 * @return the policy name
-	 */
+	/** The name of a configured policy ({@code ratelimit.policies.<name>}). */
 	@AliasFor("value")
 	String policy() default "";
 
@@ -45,58 +39,36 @@ public @interface RateLimited {
 	 * {@link KeyResolver} bean), or a SpEL expression over {@code #request}, {@code #principal} and the method's
 	 * parameters by name (e.g. {@code #tenantId}). Empty: the policy's own key. Outside a web request {@code ip} and
 	 * {@code header:} find no identity, and {@code principal} is the security context's authenticated user.
-	 * @return the key specification
 	 */
 	String key() default "";
 
-	/**
-	 * The cost of one call; 0 means the policy's cost.
-	 * @return the cost
-	 */
+	/** The cost of one call; 0 means the policy's cost. */
 	long cost() default 0;
 
-	/**
-	 * The name of an inline policy; requires {@link #algorithm()}, {@link #limit()} and {@link #window()}.
-	 * @return the inline policy name
-	 */
+	/** The name of an inline policy; requires {@link #algorithm()}, {@link #limit()} and {@link #window()}. */
 	String name() default "";
 
-	/**
-	 * Inline policy: the algorithm, required; at most one (an array, as an annotation attribute has no null).
-	 * @return the algorithm, or none
-	 */
+	/** Inline policy: the algorithm, required; one (an array, as an annotation attribute has no null). */
 	Algorithm[] algorithm() default {};
 
-	/**
-	 * Inline policy: requests per window.
-	 * @return the limit
-	 */
+	/** Inline policy: requests per window. */
 	long limit() default 0;
 
 	/**
 	 * Inline policy: the window, in a format Spring's {@code @DurationFormat} detects: ISO-8601 ({@code PT1M}),
 	 * simple ({@code 500ms}, {@code 10s}, {@code 1m}) or composite ({@code 1h30m}); a plain number is milliseconds.
-	 * @return the window
 	 */
 	String window() default "";
 
-	/**
-	 * Inline policy: the burst (token bucket and GCRA); 0 means the limit.
-	 * @return the burst
-	 */
+	/** Inline policy: the burst (token bucket and GCRA); 0 means the limit. */
 	long burst() default 0;
 
-	/**
-	 * Inline policy: what it does when the backend cannot decide; none (at most one) means
-	 * {@code ratelimit.failure-mode}.
-	 * @return the failure mode, or none
-	 */
+	/** Inline policy: what it does when the backend cannot decide; none means {@code ratelimit.failure-mode}. */
 	FailureMode[] failureMode() default {};
 
 	/**
 	 * Shadow mode for this use of the policy: checked and counted, never denying (outcome {@code shadow_denied}). A
 	 * configured policy with {@code shadow: true} is in shadow mode wherever it is used.
-	 * @return true for shadow mode
 	 */
 	boolean shadow() default false;
 
@@ -105,7 +77,6 @@ public @interface RateLimited {
 	 * (without blocking for reactive and future results) and is checked again, and throws
 	 * {@link RateLimitExceededException} once the next wait would end past this. Empty: the policies' longest
 	 * {@code max-wait}; {@code 0}: never wait. The longest of a method's annotations applies.
-	 * @return the longest wait
 	 */
 	String maxWait() default "";
 

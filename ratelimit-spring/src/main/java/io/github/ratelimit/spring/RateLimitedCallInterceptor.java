@@ -34,13 +34,9 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Checks the {@link RateLimited} policies of a call that is not a web request's: alone in non-web applications, and
- * for the servlet and WebFlux interceptors' calls outside a request or waiting for a turn. Admitted, the method runs
- * and its permits are released when it (or its {@code Mono}, {@code Flux}, {@code CompletableFuture}) ends; denied,
- * it throws {@link RateLimitExceededException}, or waits out the retry-after and asks again within its
- * {@code maxWait} (a {@code Mono.delay} retry, {@link DecisionScope#admit}). Reactive results are checked per
- * subscription and futures at once, without blocking (the method then runs on the bounded elastic scheduler); a
- * blocking method's thread waits on the same admission.
+ * Checks the {@link RateLimited} policies of a call that is not a web request's: admitted, the method runs and its
+ * permits are released when it (or its {@code Mono}, {@code Flux}, future) ends; denied, it throws
+ * {@link RateLimitExceededException}, or waits out the retry-after within its {@code maxWait}.
  */
 public final class RateLimitedCallInterceptor implements MethodInterceptor {
 
@@ -50,22 +46,14 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 
 	private final ConcurrentMap<MethodClassKey, Duration> maxWaits = new ConcurrentHashMap<>();
 
-	/**
-	 * @param enforcer supplies the enforcer, called at most once
-	 * @param policyMaxWait the {@code max-wait} of a configured policy by name, null when it has none
-	 */
+	/** {@code policyMaxWait} gives a configured policy's {@code max-wait} by name, null for none. */
 	public RateLimitedCallInterceptor(Supplier<RateLimitEnforcer> enforcer,
 			Function<String, @Nullable Duration> policyMaxWait) {
 		this.enforcer = once(enforcer);
 		this.policyMaxWait = policyMaxWait;
 	}
 
-	/**
-	 * A bean looked up on its first use, without a lock: Spring's {@code SingletonSupplier} parks a second first
-	 * caller, and an event loop must not park. Two first calls may both look the bean up; one answer is kept.
-	 * @param lookup looks the bean up
-	 * @return the bean, looked up once
-	 */
+	/** A bean looked up on its first use without a lock (an event loop must not park); one answer is kept. */
 	public static <T> Supplier<T> once(Supplier<T> lookup) {
 		AtomicReference<T> found = new AtomicReference<>();
 		return () -> {
@@ -84,10 +72,8 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Checks a bean method call.
-	 * @param invocation the call
-	 * @param request the web request it is made in, whose keys ({@code ip}, headers) then apply; null outside one
-	 * @return what the method returns, or a deferred publisher or future of the same type
+	 * Checks a bean method call, in a web request (whose keys then apply) or none (null); returns what the method
+	 * returns, or a deferred publisher or future of the same type.
 	 * @throws Throwable what the method throws, or {@link RateLimitExceededException} on a denial
 	 */
 	public @Nullable Object invoke(MethodInvocation invocation, @Nullable RequestContext request) throws Throwable {
@@ -97,10 +83,10 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		}
 		Method method = invocation.getMethod();
 		Call call = new Call(this.enforcer.get(),
-				(request != null) ? request : new MethodCallContext(method, invocation), targets, method,
+				(request != null) ? request : new MethodCallContext(invocation), targets, method,
 				invocation.getArguments().clone(), maxWait(method, targetClass(invocation)));
 		Class<?> returnType = method.getReturnType();
-		if (returnType == Mono.class || returnType == Flux.class || returnType == Publisher.class) {
+		if (isReactive(returnType)) {
 			return admitted(invocation, call.admitAsync(), (decision) -> DecisionScope.release(decision.permit()));
 		}
 		if (returnType == CompletableFuture.class || returnType == CompletionStage.class) {
@@ -119,22 +105,14 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		}
 	}
 
-	/**
-	 * The {@link RateLimited} policies of a call ({@link RateLimitEnforcer#annotationTargets}).
-	 * @param invocation the call
-	 * @return the policies, none for {@code Object}'s methods
-	 */
+	/** The {@link RateLimited} policies of a call, none for {@code Object}'s methods. */
 	public List<RateLimitEnforcer.Target> targets(MethodInvocation invocation) {
 		Method method = invocation.getMethod();
 		return ReflectionUtils.isObjectMethod(method) ? List.of()
 				: this.enforcer.get().annotationTargets(method, targetClass(invocation));
 	}
 
-	/**
-	 * Whether a call may wait for its turn: a bean method call then, not a request's.
-	 * @param invocation the call
-	 * @return whether its {@link #maxWait} is not zero
-	 */
+	/** Whether a call may wait for its turn (its {@link #maxWait} is not zero): a bean method call, not a request's. */
 	public boolean waits(MethodInvocation invocation) {
 		return !maxWait(invocation.getMethod(), targetClass(invocation)).isZero();
 	}
@@ -142,8 +120,6 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 	/**
 	 * The longest a call may wait for its turn: its annotations' longest {@link RateLimited#maxWait()}, else its
 	 * policies' longest {@code max-wait}, else zero; resolved once per method.
-	 * @param targetClass the bean's class
-	 * @return the longest wait, zero for none
 	 * @throws IllegalStateException naming the method when a {@code maxWait} is not a valid duration
 	 */
 	public Duration maxWait(Method method, Class<?> targetClass) {
@@ -161,32 +137,26 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 		return waits.filter(Objects::nonNull).max(Comparator.naturalOrder()).orElse(Duration.ZERO);
 	}
 
-	/**
-	 * Whether a bean is a web controller, whose {@link RateLimited} methods are a request's handlers.
-	 * @param type the bean's class
-	 * @return true for {@code @Controller} and {@code @RestController} classes
-	 */
+	/** Whether a method's return type is {@code Mono}, {@code Flux} or {@code Publisher}: checked per subscription. */
+	public static boolean isReactive(Class<?> returnType) {
+		return returnType == Mono.class || returnType == Flux.class || returnType == Publisher.class;
+	}
+
+	/** Whether a bean's class is a web controller ({@code @Controller}, {@code @RestController}). */
 	public static boolean isController(Class<?> type) {
 		return AnnotatedElementUtils.hasAnnotation(ClassUtils.getUserClass(type), Controller.class);
 	}
 
-	/**
-	 * The class of the bean a call is made on, the declaring class without a target.
-	 * @param invocation the call
-	 * @return the class
-	 */
+	/** The class of the bean a call is made on, the declaring class without a target. */
 	public static Class<?> targetClass(MethodInvocation invocation) {
 		Object target = invocation.getThis();
 		return (target != null) ? AopUtils.getTargetClass(target) : invocation.getMethod().getDeclaringClass();
 	}
 
 	/**
-	 * A method's publisher, of its return type ({@code Mono} or else {@code Flux}), that runs the method per
-	 * subscription once {@code admit} emits, and calls {@code done} with the decision however it ends.
-	 * @param invocation a call of a method returning {@code Mono}, {@code Flux} or {@code Publisher}
-	 * @param admit emits the admitted decision, or signals the denial (the method then never runs)
-	 * @param done what to do when the method's publisher terminates or is cancelled
-	 * @return the publisher
+	 * A reactive method's publisher, of its return type ({@code Mono} or else {@code Flux}), that runs the method per
+	 * subscription once {@code admit} emits (never on a denial) and calls {@code done} with the decision however it
+	 * ends.
 	 */
 	public static Publisher<?> admitted(MethodInvocation invocation, Mono<RateLimitDecision> admit,
 			Function<RateLimitDecision, Mono<Void>> done) {
@@ -198,11 +168,7 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 				done);
 	}
 
-	/**
-	 * Calls a method returning a publisher, again for every subscription, through a clone of the invocation.
-	 * @param invocation the call
-	 * @return the method's publisher, or one signalling what it threw
-	 */
+	/** Calls a method returning a publisher through a clone of the invocation: its publisher, or what it threw. */
 	public static Publisher<?> proceed(MethodInvocation invocation) {
 		try {
 			Object result = (invocation instanceof ProxyMethodInvocation proxied) ? proxied.invocableClone().proceed()
@@ -230,9 +196,8 @@ public final class RateLimitedCallInterceptor implements MethodInterceptor {
 			Method method, @Nullable Object[] args, Duration maxWait) {
 
 		/**
-		 * Waits on the admission, on any thread (not only where {@code block()} is allowed). An interrupt cancels the
-		 * wait and throws the denial it was waiting out (or, during the first check, an
-		 * {@link IllegalStateException}); the thread's flag stays set for the caller.
+		 * Waits on the admission, on any thread. An interrupt cancels the wait and throws the denial it was waiting out
+		 * (during the first check, an {@link IllegalStateException}), the thread's flag set.
 		 */
 		RateLimitDecision await() {
 			DecisionScope scope = new DecisionScope();

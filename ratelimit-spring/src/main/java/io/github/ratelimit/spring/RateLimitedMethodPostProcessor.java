@@ -1,6 +1,9 @@
 package io.github.ratelimit.spring;
 
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import org.aopalliance.intercept.MethodInterceptor;
@@ -18,9 +21,8 @@ import org.springframework.util.ReflectionUtils;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
- * Proxies beans with {@link RateLimited} methods (or classes) so that an interceptor checks every call, and validates
- * each annotated method when its bean is created, so mistakes fail the start. Its servlet, reactive and non-web
- * extensions give their interceptor and ({@link #checkBean}) what else they refuse; exactly one is registered.
+ * Proxies beans with {@link RateLimited} methods or classes, validating them when the bean is created. Its servlet,
+ * reactive and non-web extensions give their interceptor and what else they refuse; exactly one is registered.
  */
 public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
 
@@ -32,23 +34,27 @@ public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactory
 
 	private final transient @Nullable RateLimitedCallInterceptor calls;
 
-	/**
-	 * A post-processor that looks the enforcer up when the first {@link RateLimited} bean is created, so that it and
-	 * the limiter stay ordinary beans every other post-processor (metrics, observation) sees.
-	 * @param enforcer supplies the enforcer, called at most once
-	 * @param interceptor the servlet or reactive interceptor to apply
-	 */
+	/** A post-processor that looks the enforcer up when the first {@link RateLimited} bean is created. */
 	protected RateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer, MethodInterceptor interceptor) {
 		this(enforcer, interceptor, null);
 	}
 
 	/**
-	 * A post-processor whose bean method calls may wait for their turn ({@code maxWait} validated at startup too).
-	 * @param enforcer supplies the enforcer, called at most once
-	 * @param interceptor the interceptor to apply
-	 * @param calls what checks bean method calls (and resolves their {@code maxWait}), or null
+	 * A post-processor whose bean method calls may wait up to {@code policyMaxWait} (a policy's by name, null: none);
+	 * {@code interceptor} makes the side's interceptor over the bean call interceptor.
 	 */
-	protected RateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer, MethodInterceptor interceptor,
+	protected RateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer,
+			Function<String, @Nullable Duration> policyMaxWait,
+			Function<RateLimitedCallInterceptor, MethodInterceptor> interceptor) {
+		this(enforcer, new RateLimitedCallInterceptor(enforcer, policyMaxWait), interceptor);
+	}
+
+	private RateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer, RateLimitedCallInterceptor calls,
+			Function<RateLimitedCallInterceptor, MethodInterceptor> interceptor) {
+		this(enforcer, interceptor.apply(calls), calls);
+	}
+
+	private RateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer, MethodInterceptor interceptor,
 			@Nullable RateLimitedCallInterceptor calls) {
 		this.enforcer = SingletonSupplier.of(enforcer);
 		this.calls = calls;
@@ -67,18 +73,12 @@ public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactory
 		Class<?> type = AopUtils.getTargetClass(bean);
 		if (!(bean instanceof AopInfrastructureBean) && isEligible(type)) {
 			validate(type);
-			checkBean(type, this.pointcut);
 		}
 		return super.postProcessAfterInitialization(bean, beanName);
 	}
 
-	/**
-	 * What a side refuses at startup beyond invalid annotations.
-	 * @param type the bean's class
-	 * @param pointcut which methods are rate-limited
-	 * @throws IllegalStateException naming the method at fault
-	 */
-	protected void checkBean(Class<?> type, Pointcut pointcut) {
+	/** What a side refuses at startup of a rate-limited method beyond invalid annotations: throws naming it. */
+	protected void checkMethod(Method method, Class<?> type) {
 	}
 
 	private void validate(Class<?> type) {
@@ -88,9 +88,10 @@ public abstract class RateLimitedMethodPostProcessor extends AbstractBeanFactory
 				if (this.calls != null) {
 					this.calls.maxWait(method, type);
 				}
+				checkMethod(method, type);
 			}
 		}, (Method method) -> !method.isSynthetic() && !method.isBridge()
-				&& method.getDeclaringClass() != Object.class && java.lang.reflect.Modifier.isPublic(method.getModifiers()));
+				&& method.getDeclaringClass() != Object.class && Modifier.isPublic(method.getModifiers()));
 	}
 
 }

@@ -25,21 +25,18 @@ import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
 /**
- * Runtime overrides in Redis, shared by every instance: a hash ({@code <prefix>overrides}, no TTL), changes and
- * resets announced on {@code <prefix>overrides:changed}, resets counted in {@code <prefix>resets}. Every instance
- * also reads both at the reconcile interval, so a missed message costs at most that. A lifecycle bean that listens
- * while started; Redis being down only delays the overrides (architecture, "Runtime overrides").
+ * Runtime overrides in Redis, shared by every instance: a hash ({@code <prefix>overrides}), changes and resets
+ * announced on {@code <prefix>overrides:changed}, resets counted in {@code <prefix>resets}, both read again at the
+ * reconcile interval. A lifecycle bean that listens while started; Redis being down only delays the overrides.
  */
 public final class RedisOverrideStore implements RateLimitOverrides.Store, SmartLifecycle {
 
 	private static final Log logger = LogFactory.getLog(RedisOverrideStore.class);
 
-	/** Made once, so that nothing slows a reset between counting and announcing it. */
 	private static final ObjectWriter RESET_WRITER = JsonMapper.shared().writerFor(ResetMessage.class);
 
 	private static final ObjectReader RESET_READER = JsonMapper.shared().readerFor(ResetMessage.class);
 
-	/** The longest a start waits for its first attempt to listen. */
 	private static final long START_WAIT_MILLIS = 2000;
 
 	private final StringRedisTemplate redis;
@@ -52,14 +49,12 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 
 	private final Duration reconcileInterval;
 
-	/** What the overrides' owner is told: the overrides may have changed; state was reset. */
 	private volatile Runnable changed = () -> {
 	};
 
 	private volatile RateLimitOverrides.Listener resetListener = (policy, identity) -> {
 	};
 
-	/** The key counting the resets announced. */
 	private final String resets;
 
 	/** Tells this instance's own announcements apart. */
@@ -70,16 +65,11 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 
 	private volatile @Nullable RedisMessageListenerContainer container;
 
-	/** Runs the listening and the reconciling one after another: Reactor's threads for blocking work, not ours. */
 	private Scheduler.@Nullable Worker reconciler;
 
 	private volatile boolean running;
 
-	/**
-	 * @param connectionFactory the Redis connection
-	 * @param keyPrefix the prefix of the rate limiter's keys
-	 * @param reconcileInterval how often every instance reads the overrides again, whatever it was told
-	 */
+	/** A store under the rate limiter's key prefix, read again every {@code reconcileInterval} whatever it was told. */
 	public RedisOverrideStore(RedisConnectionFactory connectionFactory, String keyPrefix, Duration reconcileInterval) {
 		this.connectionFactory = connectionFactory;
 		this.redis = new StringRedisTemplate(connectionFactory);
@@ -121,10 +111,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		this.changed = listener;
 	}
 
-	/**
-	 * Counts the reset and announces its policy and identity. A failure (Redis down, so the reset most likely failed
-	 * too) is logged, never thrown: instances hear of a reset made from the count at their next reconcile.
-	 */
+	/** Counts the reset and announces it; a failure is logged, never thrown (the count tells at the next reconcile). */
 	@Override
 	public void announceReset(@Nullable String policy, @Nullable String identity) {
 		try {
@@ -155,11 +142,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		}
 	}
 
-	/**
-	 * A reset counted, this instance's own (its listeners heard of it already) or another's: the next one counted, or
-	 * one overtaken by a later message, applies as it says; one after a gap (messages missed) or before the count was
-	 * first read stands for everything. A reconcile that read the count meanwhile already stood for it.
-	 */
+	/** A reset counted, here or elsewhere: after a gap in the count, or before it was read, it means everything. */
 	private void heard(ResetMessage reset) {
 		boolean gap;
 		synchronized (this) {
@@ -174,10 +157,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		}
 	}
 
-	/**
-	 * Reads the count of resets: one not heard of means messages were missed, so everything may be reset. A count
-	 * heard of meanwhile (by message) wins: the read may be older.
-	 */
+	/** Reads the count of resets: one not heard of stands for everything; one heard of meanwhile wins (newer). */
 	private void reconcileResets() {
 		long before;
 		synchronized (this) {
@@ -204,11 +184,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		}
 	}
 
-	/**
-	 * Starts listening and reconciling on a bounded elastic worker, waiting at most {@value #START_WAIT_MILLIS} ms for
-	 * the first attempt to listen (and read the count of resets), never for a frozen Redis's timeouts. Unreachable,
-	 * Redis fails nothing: listening is tried again at every reconcile.
-	 */
+	/** Starts listening and reconciling; waits for the first try to listen at most {@value #START_WAIT_MILLIS} ms. */
 	@Override
 	public void start() {
 		CountDownLatch tried = new CountDownLatch(1);
@@ -240,10 +216,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		reconcileResets();
 	}
 
-	/**
-	 * Subscribes to the channel unless subscribed, on the store's worker, outside the monitor so that a stop never
-	 * waits for a silent Redis; a subscription a stop overtook is closed.
-	 */
+	/** Subscribes unless subscribed, outside the monitor (a stop never waits on Redis); closes one a stop overtook. */
 	private void listen() {
 		if (!this.running || this.container != null) {
 			return;
@@ -274,10 +247,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		reconcileResets();
 	}
 
-	/**
-	 * Whether this instance hears changes and resets as announced (until then, at the reconcile interval).
-	 * @return true while subscribed, with the count of resets read once
-	 */
+	/** Whether this instance hears changes and resets as announced: subscribed, the count of resets read once. */
 	public synchronized boolean isListening() {
 		return this.container != null && this.resetsSeen >= 0;
 	}
@@ -318,7 +288,6 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 	/** A reset announced on the channel, in JSON (null: every policy, every identity); anything else is a change. */
 	private record ResetMessage(String instance, long count, @Nullable String policy, @Nullable String identity) {
 
-		/** The reset a message announces, or null for any other message (a change of overrides). */
 		static @Nullable ResetMessage parse(String message) {
 			try {
 				return message.startsWith("{") ? RESET_READER.readValue(message) : null;

@@ -18,54 +18,41 @@ import org.springframework.format.datetime.standard.DurationFormatterUtils;
 
 /**
  * Limits set at runtime (the {@code ratelimits} endpoint) for a policy or one identity; a null value keeps the
- * policy's.
- *
- * @param limit the limit, or null
- * @param window the window, or null
- * @param burst the burst (token bucket and GCRA), or null
- * @param minInterval the minimum interval (sliding window log), or null
- * @param enabled false to switch enforcement off (the kill switch: requests pass unchecked and uncounted), true to
- * switch it back on, or null
+ * policy's. {@code burst} is for token bucket and GCRA, {@code minInterval} for the sliding window log;
+ * {@code enabled} false is the kill switch (requests pass unchecked and uncounted), true switches it back on.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @Nullable Long burst,
 		@Nullable Duration minInterval, @Nullable Boolean enabled) {
 
-	/** The store's format is this project's, whatever the application's JSON settings. */
 	private static final JsonMapper JSON = JsonMapper.shared();
 
 	/** Refuses what it does not know, as an override applied in part could be the wrong one. */
 	private static final ObjectReader READER = JSON.readerFor(RuntimeOverride.class)
 		.with(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
 
-	/**
-	 * An override of limits only.
-	 * @param limit the limit, or null
-	 * @param window the window, or null
-	 * @param burst the burst, or null
-	 * @param minInterval the minimum interval, or null
-	 */
+	/** An override of limits only. */
 	public RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @Nullable Long burst,
 			@Nullable Duration minInterval) {
 		this(limit, window, burst, minInterval, null);
 	}
 
-	/** @return whether it switches enforcement off ({@code enabled} false) */
+	/** Whether it switches enforcement off ({@code enabled} false). */
 	public boolean disables() {
 		return Boolean.FALSE.equals(this.enabled);
 	}
 
-	/** @return the limits it sets, for {@link RateLimitPolicy#with} */
+	/** The limits it sets, for {@link RateLimitPolicy#with}. */
 	public Limits limits() {
 		return new Limits(this.limit, this.window, this.burst, this.minInterval);
 	}
 
-	/** @return the values set as JSON, as stored and logged: {@code {"limit":500,"window":"PT1M"}} */
+	/** The values set as JSON, as stored and logged: {@code {"limit":500,"window":"PT1M"}}. */
 	public String format() {
 		return JSON.writeValueAsString(this);
 	}
 
-	/** @return the values set, by name ({@code limit}, ..., {@code min-interval}, {@code enabled}) */
+	/** The values set, by name ({@code limit}, ..., {@code min-interval}, {@code enabled}). */
 	public Map<String, Object> values() {
 		Map<String, Object> values = new LinkedHashMap<>();
 		values.put("limit", this.limit);
@@ -77,11 +64,7 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 		return values;
 	}
 
-	/**
-	 * Reads {@link #format()}'s JSON.
-	 * @return the override
-	 * @throws IllegalArgumentException saying what cannot be read
-	 */
+	/** Reads {@link #format()}'s JSON; throws {@link IllegalArgumentException} saying what cannot be read. */
 	public static RuntimeOverride parse(String json) {
 		try {
 			return READER.readValue(json);
@@ -91,13 +74,7 @@ public record RuntimeOverride(@Nullable Long limit, @Nullable Duration window, @
 		}
 	}
 
-	/**
-	 * A duration of a field, in Spring's formats ({@code 500ms}, {@code 1m}, {@code PT1H}).
-	 * @param field the field, for the message
-	 * @param value the text
-	 * @return the duration
-	 * @throws IllegalArgumentException naming the field
-	 */
+	/** A field's duration in Spring's formats ({@code 500ms}, {@code PT1H}); an IllegalArgumentException names it. */
 	public static Duration duration(String field, String value) {
 		try {
 			return DurationFormatterUtils.detectAndParse(value.trim());

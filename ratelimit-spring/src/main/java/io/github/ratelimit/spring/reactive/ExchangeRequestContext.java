@@ -39,10 +39,7 @@ final class ExchangeRequestContext implements RequestContext {
 		return this.exchange.getRequest().getPath().pathWithinApplication().value();
 	}
 
-	/**
-	 * The peer address, or what forwarded-header handling made of trusted proxies' headers (never a header read here);
-	 * the unresolved addresses it creates are taken as literals, without a DNS lookup.
-	 */
+	/** The peer address, or what forwarded-header handling made of it: an unresolved address as a literal (no DNS). */
 	@Override
 	public @Nullable String remoteAddress() {
 		InetSocketAddress address = this.exchange.getRequest().getRemoteAddress();

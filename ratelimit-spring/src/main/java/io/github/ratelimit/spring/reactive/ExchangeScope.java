@@ -12,10 +12,7 @@ import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.filter.reactive.ServerWebExchangeContextFilter;
 import org.springframework.web.server.ServerWebExchange;
 
-/**
- * The {@link DecisionScope} of one exchange, under one exchange attribute and in the chain's Reactor context, with
- * the exchange's request context.
- */
+/** The {@link DecisionScope} of one exchange, under one exchange attribute and in the chain's Reactor context. */
 final class ExchangeScope extends DecisionScope {
 
 	/** Reactor context key and exchange attribute under which the scope is found. */

@@ -10,9 +10,8 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * Answers a {@code @RateLimited} handler's denial ahead of the application's own advice, so that a catch-all
- * {@code @ExceptionHandler(Exception.class)} cannot turn the 429 into its answer; renders through the
- * {@link RateLimitWebExceptionHandler}. A controller's own {@code @ExceptionHandler} still runs first.
+ * Answers a {@code @RateLimited} handler's denial through the {@link RateLimitWebExceptionHandler} ahead of the
+ * application's own advice (a catch-all {@code @ExceptionHandler} would answer it); a controller's own runs first.
  */
 @ControllerAdvice
 @Order(Ordered.HIGHEST_PRECEDENCE)
@@ -20,7 +19,6 @@ public final class RateLimitExceptionAdvice {
 
 	private final RateLimitWebExceptionHandler handler;
 
-	/** @param handler renders the rejection */
 	public RateLimitExceptionAdvice(RateLimitWebExceptionHandler handler) {
 		this.handler = handler;
 	}

@@ -10,9 +10,8 @@ import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebExceptionHandler;
 
 /**
- * Turns a {@link RateLimitExceededException} into the rejection (by default 429, the exchange's rate-limit headers,
- * an RFC 9457 body), giving back what the exchange's admitted decisions took. Other exceptions, and denials after
- * the response was committed, pass on.
+ * Turns a {@link RateLimitExceededException} into the rejection, giving back what the exchange's admitted decisions
+ * took; other exceptions, and denials after the response was committed, pass on.
  */
 public final class RateLimitWebExceptionHandler implements WebExceptionHandler, Ordered {
 
@@ -23,19 +22,12 @@ public final class RateLimitWebExceptionHandler implements WebExceptionHandler, 
 
 	private final int order;
 
-	/**
-	 * A handler at the {@link #DEFAULT_ORDER default order}.
-	 * @param responses renders the rejection
-	 */
+	/** A handler at the {@link #DEFAULT_ORDER default order}. */
 	public RateLimitWebExceptionHandler(RateLimitResponses responses) {
 		this(responses, DEFAULT_ORDER);
 	}
 
-	/**
-	 * A handler.
-	 * @param responses renders the rejection
-	 * @param order the order among the exception handlers
-	 */
+	/** A handler at an order of the application's among the exception handlers. */
 	public RateLimitWebExceptionHandler(RateLimitResponses responses, int order) {
 		this.responses = responses;
 		this.order = order;

@@ -1,6 +1,5 @@
 package io.github.ratelimit.spring.reactive;
 
-import java.time.Duration;
 import java.util.List;
 
 import io.github.ratelimit.spring.RateLimitEnforcer;
@@ -17,10 +16,9 @@ import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
 /**
- * Checks the filter rules' policies ({@code ratelimit.filter.rules}) of each WebFlux exchange without blocking
- * (admitted: the headers; denied: the rejection), runs the chain with the exchange's {@link ExchangeScope} in its
- * Reactor context for {@code @RateLimited} methods, and releases every permit the exchange holds before its response
- * ends (on error and cancellation too). Its default order, {@code -90}, follows Spring Security's ({@code -100}).
+ * Checks the filter rules' policies of each WebFlux exchange (admitted: the headers; denied: the rejection), runs the
+ * chain with the exchange's {@link ExchangeScope} in its Reactor context, and releases every permit the exchange
+ * holds before its response ends (on error and cancellation too).
  */
 public final class RateLimitWebFilter implements WebFilter, Ordered {
 
@@ -30,22 +28,12 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 
 	private final int order;
 
-	/**
-	 * A filter at the {@link RateLimitFilter#DEFAULT_ORDER default order} of both filters (a constant, compiled
-	 * in: the servlet API need not be present).
-	 * @param enforcer decides requests
-	 * @param responses renders the headers and rejections
-	 */
+	/** A filter at the {@link RateLimitFilter#DEFAULT_ORDER default order} of both filters (a compiled-in constant). */
 	public RateLimitWebFilter(RateLimitEnforcer enforcer, RateLimitResponses responses) {
 		this(enforcer, responses, RateLimitFilter.DEFAULT_ORDER);
 	}
 
-	/**
-	 * A filter.
-	 * @param enforcer decides requests
-	 * @param responses renders the headers and rejections
-	 * @param order the order among the web filters
-	 */
+	/** A filter at an order of the application's among the web filters. */
 	public RateLimitWebFilter(RateLimitEnforcer enforcer, RateLimitResponses responses, int order) {
 		this.enforcer = enforcer;
 		this.responses = responses;
@@ -81,7 +69,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 			return proceed;
 		}
 		return scope
-			.admit(scope.check(this.enforcer, request, targets, null, null), Duration.ZERO,
+			.admit(this.enforcer, request, targets, null, null,
 					(admitted) -> scope.setHeaders(this.responses.headers(admitted)))
 			.onErrorResume(RateLimitExceededException.class, (denial) -> ExchangeScope
 				.write(exchange, this.responses.reject(denial.decision(), request))

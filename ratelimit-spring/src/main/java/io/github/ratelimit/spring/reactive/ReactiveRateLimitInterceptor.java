@@ -1,8 +1,6 @@
 package io.github.ratelimit.spring.reactive;
 
 import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
-import java.time.Duration;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -21,18 +19,12 @@ import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-import org.springframework.aop.Pointcut;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ClassUtils;
-import org.springframework.util.ReflectionUtils;
 
 /**
- * Checks {@link RateLimited} methods returning {@code Mono}, {@code Flux} or {@code Publisher} in WebFlux, on each
- * subscription, in the exchange's {@link ExchangeScope} (from the Reactor context): admitted, the method runs and the
- * headers cover every admitted decision; denied, it never runs and {@link RateLimitExceededException} carries all
- * the exchange's decisions ({@link RateLimitDecision#mergeDenied}). Calls outside an exchange, that may wait, or of
- * non-controller beans with other return types go to the {@link RateLimitedCallInterceptor}; controllers' other
- * return types are refused (the Reactor context does not reach through them).
+ * Checks reactive {@link RateLimited} methods on each subscription in the exchange's {@link ExchangeScope} (admitted:
+ * the headers; denied: {@link RateLimitExceededException}); other calls go to the {@link RateLimitedCallInterceptor}.
  */
 final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
@@ -42,7 +34,7 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
 	private final RateLimitedCallInterceptor calls;
 
-	/** Looks the enforcer and the responses up on its first call; the class comment says what goes to {@code calls}. */
+	/** Looks the enforcer and the responses up on its first call. */
 	ReactiveRateLimitInterceptor(Supplier<RateLimitEnforcer> enforcer, Supplier<RateLimitResponses> responses,
 			RateLimitedCallInterceptor calls) {
 		this.enforcer = RateLimitedCallInterceptor.once(enforcer);
@@ -58,7 +50,7 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 		}
 		Method method = invocation.getMethod();
 		Class<?> returnType = method.getReturnType();
-		if (!isSupported(returnType)) {
+		if (!RateLimitedCallInterceptor.isReactive(returnType)) {
 			Class<?> targetClass = RateLimitedCallInterceptor.targetClass(invocation);
 			if (RateLimitedCallInterceptor.isController(targetClass)) {
 				throw new IllegalStateException(unsupportedMessage(method, targetClass));
@@ -92,8 +84,7 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
 	private Mono<RateLimitDecision> admit(ExchangeScope scope, List<RateLimitEnforcer.Target> targets, Method method,
 			@Nullable Object[] args) {
-		Mono<RateLimitDecision> check = scope.check(this.enforcer.get(), scope.request(), targets, method, args);
-		return scope.admit(check, Duration.ZERO,
+		return scope.admit(this.enforcer.get(), scope.request(), targets, method, args,
 				(admitted) -> scope.setHeaders(this.responses.get().headers(admitted)));
 	}
 
@@ -102,22 +93,8 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 		return scope.isFilterOwned() ? Mono.empty() : DecisionScope.release(decision.permit());
 	}
 
-	static boolean isSupported(Class<?> returnType) {
-		return returnType == Mono.class || returnType == Flux.class || returnType == Publisher.class;
-	}
-
-	/** Fails, naming the method, if a rate-limited method returns no {@code Mono}, {@code Flux}, {@code Publisher}. */
-	static void checkReturnTypes(Class<?> type, Pointcut pointcut) {
-		Class<?> userClass = ClassUtils.getUserClass(type);
-		ReflectionUtils.doWithMethods(userClass, (method) -> {
-			if (!isSupported(method.getReturnType()) && pointcut.getMethodMatcher().matches(method, type)) {
-				throw new IllegalStateException(unsupportedMessage(method, type));
-			}
-		}, (method) -> !method.isSynthetic() && !method.isBridge() && Modifier.isPublic(method.getModifiers())
-				&& !ReflectionUtils.isObjectMethod(method));
-	}
-
-	private static String unsupportedMessage(Method method, Class<?> targetClass) {
+	/** Why a controller's rate-limited method must return {@code Mono}, {@code Flux} or {@code Publisher}. */
+	static String unsupportedMessage(Method method, Class<?> targetClass) {
 		boolean onMethod = AnnotatedElementUtils.hasAnnotation(method, RateLimited.class)
 				|| AnnotatedElementUtils.hasAnnotation(method, RateLimited.List.class);
 		return "@RateLimited " + (onMethod ? "method " : "applies to ") + ClassUtils.getUserClass(targetClass).getName()

@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.reactive;
 
+import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -11,47 +12,33 @@ import io.github.ratelimit.spring.RateLimitedCallInterceptor;
 import io.github.ratelimit.spring.RateLimitedMethodPostProcessor;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.aop.Pointcut;
+import org.springframework.util.ReflectionUtils;
 
 /**
- * The post-processor of WebFlux applications: {@link RateLimited} beans get a {@code ReactiveRateLimitInterceptor},
- * and a controller's rate-limited method that does not return {@code Mono}, {@code Flux} or {@code Publisher} fails
- * the start. Other beans' methods are bean method calls ({@link RateLimitedCallInterceptor}).
+ * The post-processor of WebFlux applications: {@link RateLimited} beans get a {@code ReactiveRateLimitInterceptor};
+ * a controller's rate-limited method that does not return {@code Mono}, {@code Flux} or {@code Publisher} fails.
  */
 public final class ReactiveRateLimitedMethodPostProcessor extends RateLimitedMethodPostProcessor {
 
 	private static final long serialVersionUID = 1L;
 
-	/**
-	 * A post-processor.
-	 * @param enforcer supplies the enforcer when the first rate-limited bean is created
-	 * @param responses supplies what renders the headers, on the first rate-limited call
-	 */
+	/** A post-processor whose bean method calls never wait for their policies' {@code max-wait}. */
 	public ReactiveRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer,
 			Supplier<RateLimitResponses> responses) {
 		this(enforcer, responses, (policy) -> null);
 	}
 
-	/**
-	 * A post-processor whose bean method calls may wait for their turn up to their policies' {@code max-wait}.
-	 * @param enforcer supplies the enforcer when the first rate-limited bean is created
-	 * @param responses supplies what renders the headers, on the first rate-limited call
-	 * @param policyMaxWait the {@code max-wait} of a configured policy by name, null when it has none
-	 */
+	/** A post-processor; {@code policyMaxWait} gives a configured policy's {@code max-wait} by name (null: none). */
 	public ReactiveRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer,
 			Supplier<RateLimitResponses> responses, Function<String, @Nullable Duration> policyMaxWait) {
-		this(enforcer, responses, new RateLimitedCallInterceptor(enforcer, policyMaxWait));
-	}
-
-	private ReactiveRateLimitedMethodPostProcessor(Supplier<RateLimitEnforcer> enforcer,
-			Supplier<RateLimitResponses> responses, RateLimitedCallInterceptor calls) {
-		super(enforcer, new ReactiveRateLimitInterceptor(enforcer, responses, calls), calls);
+		super(enforcer, policyMaxWait, (calls) -> new ReactiveRateLimitInterceptor(enforcer, responses, calls));
 	}
 
 	@Override
-	protected void checkBean(Class<?> type, Pointcut pointcut) {
-		if (RateLimitedCallInterceptor.isController(type)) {
-			ReactiveRateLimitInterceptor.checkReturnTypes(type, pointcut);
+	protected void checkMethod(Method method, Class<?> type) {
+		if (!ReflectionUtils.isObjectMethod(method) && !RateLimitedCallInterceptor.isReactive(method.getReturnType())
+				&& RateLimitedCallInterceptor.isController(type)) {
+			throw new IllegalStateException(ReactiveRateLimitInterceptor.unsupportedMessage(method, type));
 		}
 	}
 

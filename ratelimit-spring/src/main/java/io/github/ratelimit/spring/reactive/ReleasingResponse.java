@@ -15,9 +15,8 @@ import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 
 /**
- * A response that releases the exchange's permits before the client can see it end, so a client's next request is
- * never refused by its previous one's permit: before the single buffer, the chunk completing the declared
- * {@code Content-Length}, or completion; after the last chunk of a body of unknown length.
+ * A response that releases the exchange's permits before the client can see it end: before the single buffer, the
+ * chunk completing the {@code Content-Length}, or completion; after the last chunk of a body of unknown length.
  */
 class ReleasingResponse extends ServerHttpResponseDecorator {
 

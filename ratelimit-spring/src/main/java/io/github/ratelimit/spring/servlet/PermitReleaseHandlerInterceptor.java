@@ -6,11 +6,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.servlet.AsyncHandlerInterceptor;
 
-/**
- * Releases the permits {@link io.github.ratelimit.spring.RateLimited} handlers took when no {@link RateLimitFilter}
- * does (the filter disabled): when the request, or its asynchronous processing, completes. Register it for all
- * handlers (e.g. as a {@link org.springframework.web.servlet.handler.MappedInterceptor}).
- */
+/** Releases the permits of rate-limited handlers when the request completes, if no {@link RateLimitFilter} does. */
 public final class PermitReleaseHandlerInterceptor implements AsyncHandlerInterceptor {
 
 	@Override

@@ -16,13 +16,8 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.ModelAndView;
 
 /**
- * Turns a {@link RateLimitExceededException} (a denied {@link io.github.ratelimit.spring.RateLimited} method) into
- * the rejection of {@link RateLimitResponses#reject}: by default status 429, the rate-limit headers with
- * {@code Retry-After}, and an {@code application/problem+json} body.
- * It runs at {@link #DEFAULT_ORDER}, before Spring MVC's own resolvers (order 0), so that a catch-all
- * {@code @ExceptionHandler(Exception.class)} cannot turn a denial into a 500 or a 200; how to shape or handle the
- * denial yourself: the configuration reference, "Annotation". The exception is also found as the cause of another
- * (e.g. wrapped by a proxy); a response already committed is left alone.
+ * Turns a {@link RateLimitExceededException}, also as the cause of another, into the rejection, giving back what the
+ * request's admitted decisions took, ahead of Spring MVC's resolvers; a committed response is left alone.
  */
 public final class RateLimitExceptionResolver implements HandlerExceptionResolver, Ordered {
 
@@ -35,19 +30,12 @@ public final class RateLimitExceptionResolver implements HandlerExceptionResolve
 
 	private final int order;
 
-	/**
-	 * A resolver at the {@link #DEFAULT_ORDER default order}.
-	 * @param responses renders the rejection
-	 */
+	/** A resolver at the {@link #DEFAULT_ORDER default order}. */
 	public RateLimitExceptionResolver(RateLimitResponses responses) {
 		this(responses, DEFAULT_ORDER);
 	}
 
-	/**
-	 * A resolver.
-	 * @param responses renders the rejection
-	 * @param order the order among the application's {@link HandlerExceptionResolver}s
-	 */
+	/** A resolver at an order of the application's among its {@link HandlerExceptionResolver}s. */
 	public RateLimitExceptionResolver(RateLimitResponses responses, int order) {
 		this.responses = responses;
 		this.order = order;
@@ -75,6 +63,5 @@ public final class RateLimitExceptionResolver implements HandlerExceptionResolve
 	public int getOrder() {
 		return this.order;
 	}
-
 
 }

@@ -1,7 +1,6 @@
 package io.github.ratelimit.spring.servlet;
 
 import java.io.IOException;
-import java.time.Duration;
 import java.util.List;
 
 import io.github.ratelimit.core.RateLimitDecision;
@@ -21,29 +20,19 @@ import org.springframework.web.cors.CorsUtils;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Checks the filter rules' policies ({@code ratelimit.filter.rules}) of each request in one call (admitted: the
- * headers; denied: the rejection) and releases every permit the request holds, the
- * {@link io.github.ratelimit.spring.RateLimited} methods' included, when its response completes, asynchronous ones
- * included. Once per request: an error dispatch only gets the headers back. A {@link RateLimitExceededException}
- * reaching it becomes the rejection too, unless the response is committed.
+ * Checks the filter rules' policies of each request in one call (admitted: the headers; denied, or a
+ * {@link RateLimitExceededException} reaching it: the rejection) and releases every permit the request holds when
+ * its response completes, asynchronous ones included. An error dispatch only gets the headers back.
  */
 public final class RateLimitFilter extends OncePerRequestFilter {
 
-	/**
-	 * The default order of the servlet and the WebFlux filter: just after Spring Security's filter chain
-	 * ({@code -100}), so that principal keys see the authenticated user.
-	 */
+	/** The default order of both filters: after Spring Security's ({@code -100}), so principal keys see the user. */
 	public static final int DEFAULT_ORDER = -90;
 
 	private final RateLimitEnforcer enforcer;
 
 	private final RateLimitResponses responses;
 
-	/**
-	 * A filter.
-	 * @param enforcer decides requests
-	 * @param responses renders the headers and rejections
-	 */
 	public RateLimitFilter(RateLimitEnforcer enforcer, RateLimitResponses responses) {
 		this.enforcer = enforcer;
 		this.responses = responses;
@@ -77,10 +66,7 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 		}
 	}
 
-	/**
-	 * An error dispatch: not checked again, but the response gets the headers of the request's admitted decisions
-	 * back (the container reset it before rendering the error).
-	 */
+	/** An error dispatch is not checked again, but gets the admitted headers back (the container reset them). */
 	@Override
 	protected void doFilterNestedErrorDispatch(HttpServletRequest request, HttpServletResponse response,
 			FilterChain chain) throws ServletException, IOException {
@@ -101,8 +87,8 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 		if (targets.isEmpty()) {
 			return null;
 		}
-		return DecisionScope.awaitAdmission(scope.admit(scope.check(this.enforcer, scope.request(), targets, null, null),
-				Duration.ZERO, (admitted) -> RequestScope.setHeaders(response, this.responses.headers(admitted))));
+		return DecisionScope.awaitAdmission(scope.admit(this.enforcer, scope.request(), targets, null, null,
+				(admitted) -> RequestScope.setHeaders(response, this.responses.headers(admitted))));
 	}
 
 	@Override

@@ -18,10 +18,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
 
 /**
- * The {@link DecisionScope} of one servlet request, under one request attribute, with the request's context; the
- * servlet thread waits on its non-blocking checks and releases. As the listener of an asynchronous request it
- * releases the permits when the request completes, fails or times out, and registers again for a new asynchronous
- * cycle (the container drops the previous one's listeners).
+ * The {@link DecisionScope} of one servlet request, under one request attribute. As the listener of an asynchronous
+ * request it releases the permits when it ends, registering again for each new cycle (the container drops it).
  */
 final class RequestScope extends DecisionScope implements AsyncListener {
 
@@ -36,7 +34,6 @@ final class RequestScope extends DecisionScope implements AsyncListener {
 	/** Whether the {@link RateLimitFilter} releases the permits (else the {@link PermitReleaseHandlerInterceptor}). */
 	private volatile boolean filterOwned;
 
-	/** Whether this scope listens to the asynchronous request. */
 	private boolean listening;
 
 	private RequestScope(HttpServletRequest request) {

@@ -1,10 +1,8 @@
 package io.github.ratelimit.spring.servlet;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.function.Supplier;
 
-import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
@@ -14,18 +12,14 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
-import reactor.core.publisher.Mono;
 
 import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 
 /**
- * Checks a {@link io.github.ratelimit.spring.RateLimited} method's policies when it is called, in the request bound
- * to the thread (so every return type works alike): admitted, the decision joins the request's and the response gets
- * the headers of all of them; denied, {@link RateLimitExceededException} carries all the request's decisions (the
- * {@link RateLimitExceptionResolver} writes the 429 and gives back the earlier ones). Calls outside a request, or
- * that may wait ({@code maxWait}), go to the {@link RateLimitedCallInterceptor}.
+ * Checks a rate-limited method when it is called in the thread's request (admitted: the headers; denied: it throws);
+ * calls outside a request, or that may wait, go to the {@link RateLimitedCallInterceptor}.
  */
 final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 
@@ -35,7 +29,7 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 
 	private final RateLimitedCallInterceptor calls;
 
-	/** Obtains the enforcer and the responses on first use (once): it is created before them. */
+	/** Looks the enforcer and the responses up on first use: it is created before them. */
 	ServletRateLimitedMethodInterceptor(Supplier<RateLimitEnforcer> enforcer,
 			Supplier<RateLimitResponses> responses, RateLimitedCallInterceptor calls) {
 		this.enforcer = SingletonSupplier.of(enforcer);
@@ -57,13 +51,12 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 			return this.calls.invoke(invocation, scope.request());
 		}
 		HttpServletResponse response = servlet.getResponse();
-		Mono<RateLimitDecision> check = scope.check(this.enforcer.get(), scope.request(), targets,
-				invocation.getMethod(), invocation.getArguments());
-		RateLimitExceededException denied = DecisionScope.awaitAdmission(scope.admit(check, Duration.ZERO, (admitted) -> {
-			if (response != null && !response.isCommitted()) {
-				RequestScope.setHeaders(response, this.responses.get().headers(admitted));
-			}
-		}));
+		RateLimitExceededException denied = DecisionScope.awaitAdmission(scope.admit(this.enforcer.get(),
+				scope.request(), targets, invocation.getMethod(), invocation.getArguments(), (admitted) -> {
+					if (response != null && !response.isCommitted()) {
+						RequestScope.setHeaders(response, this.responses.get().headers(admitted));
+					}
+				}));
 		if (denied != null) {
 			throw denied;
 		}

@@ -8,10 +8,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.util.ServletRequestPathUtils;
 
-/**
- * A {@link RequestContext} over an {@link HttpServletRequest}. The client address is {@code getRemoteAddr()} only,
- * never a header any client can set; behind trusted proxies {@code server.forward-headers-strategy} fills it.
- */
+/** A {@link RequestContext} over an {@link HttpServletRequest}; the client address is {@code getRemoteAddr()}. */
 final class ServletRequestContext implements RequestContext {
 
 	private final HttpServletRequest request;
@@ -22,10 +19,7 @@ final class ServletRequestContext implements RequestContext {
 		this.request = request;
 	}
 
-	/**
-	 * The path within the application, as Spring MVC matches it against {@code PathPattern}s: without the context path
-	 * and the servlet path, still encoded.
-	 */
+	/** The path as Spring MVC matches it: without the context and servlet paths, still encoded. */
 	static String pathWithinApplication(HttpServletRequest request) {
 		return ServletRequestPathUtils.parse(request).pathWithinApplication().value();
 	}
