@@ -13,10 +13,9 @@ import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * The gateway-wide half of the {@link PolicyRateLimiter}, ahead of every route filter: keeps what the limiter decides
- * for the exchange, turns the {@code RequestRateLimiter} filter's bare denial into the
- * {@link io.github.ratelimit.spring.RateLimitRejectionHandler}'s rejection, and releases the permits before the
- * proxied response ends (or when the exchange fails or is cancelled).
+ * The gateway-wide half of the {@link PolicyRateLimiter}, ahead of every route filter: keeps the exchange's
+ * {@link GatewayExchange}, turns the filter's bare denial into the starter's rejection, and releases the permits
+ * before the proxied response ends (or when the exchange fails or is cancelled).
  */
 final class RateLimitGatewayFilter implements GlobalFilter, Ordered {
 

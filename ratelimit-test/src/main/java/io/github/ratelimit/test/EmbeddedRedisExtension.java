@@ -23,11 +23,9 @@ import org.springframework.test.context.TestContextAnnotationUtils;
 import org.springframework.util.ClassUtils;
 
 /**
- * What {@link EmbeddedRedis} does. For JUnit: starts the class's server before its tests (so a missing
- * {@code redis-server} fails the class with the testkit's message, not a context load), and resolves
- * {@link RedisServer} and {@link RedisClusterServer} parameters to the shared servers. For Spring (registered in
- * {@code META-INF/spring.factories}): registers that server as the context's {@code DataRedisConnectionDetails} bean;
- * nothing for a class without the annotation.
+ * What {@link EmbeddedRedis} does. For JUnit: starts the class's server before its tests (a missing
+ * {@code redis-server} fails the class, not a context load) and resolves server parameters. For Spring (in
+ * {@code META-INF/spring.factories}): registers that server as the context's {@code DataRedisConnectionDetails}.
  */
 class EmbeddedRedisExtension implements BeforeAllCallback, ParameterResolver, ContextCustomizerFactory {
 
