@@ -45,10 +45,6 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 	private final Config defaults;
 
 	/**
-	 * @param enforcer checks the route's policies
-	 * @param responses renders the headers and the rejection
-	 * @param policies the configured policies
-	 * @param configurationService binds the routes' arguments
 	 * @param defaultPolicies the policies of routes that name none (may be empty)
 	 * @throws IllegalArgumentException when a default policy is unknown
 	 */

@@ -22,10 +22,6 @@ public class RateLimitTester {
 
 	private final RateLimitPolicyRegistry registry;
 
-	/**
-	 * @param backend where the limits live
-	 * @param registry the policies (configured and inline) and their runtime overrides
-	 */
 	public RateLimitTester(RateLimitBackend backend, RateLimitPolicyRegistry registry) {
 		this.backend = backend;
 		this.registry = registry;

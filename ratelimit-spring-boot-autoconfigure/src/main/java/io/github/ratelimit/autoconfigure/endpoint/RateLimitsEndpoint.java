@@ -47,10 +47,6 @@ public class RateLimitsEndpoint {
 
 	private final RateLimitBackend backend;
 
-	/**
-	 * @param registry the policies and their runtime overrides
-	 * @param backend where the state lives
-	 */
 	public RateLimitsEndpoint(RateLimitPolicyRegistry registry, RateLimitBackend backend) {
 		this.registry = registry;
 		this.backend = backend;

@@ -23,7 +23,6 @@ public class RateLimitsEndpointWebExtension {
 
 	private final RateLimitsEndpoint endpoint;
 
-	/** @param endpoint the endpoint it answers for */
 	public RateLimitsEndpointWebExtension(RateLimitsEndpoint endpoint) {
 		this.endpoint = endpoint;
 	}
