@@ -12,9 +12,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * One policy of {@code ratelimit.policies}: {@code ratelimit.policies.<name>.*}. Overrides and tiers replace some of
- * its limits ({@link Limits}: {@code limit}, {@code window}, {@code burst}, {@code min-interval}; the rest is the
- * policy's).
+ * One policy, {@code ratelimit.policies.<name>.*}; its overrides and tiers replace some of its {@link Limits}.
  *
  * @param algorithm Algorithm: token-bucket, gcra, sliding-window-log, sliding-window-counter, fixed-window or
  * concurrency.
@@ -38,8 +36,6 @@ public record PolicyProperties(@Nullable Algorithm algorithm, long limit, @Nulla
 		@DefaultValue Map<String, Limits> overrides, @DefaultValue Tiers tiers) {
 
 	/**
-	 * Tiers: limits by a tier name resolved from the principal or the server (never from what the client sets).
-	 *
 	 * @param key How the tier name is resolved: @bean name or a SpEL expression; requests without a tier get the
 	 * policy's own limits.
 	 * @param limits Limits per tier name.

@@ -35,12 +35,10 @@ import org.springframework.context.annotation.Import;
 import org.springframework.util.StringUtils;
 
 /**
- * Wires the engine: the Redis backend on the application's Redis connection ({@link RedisBackendConfiguration},
- * imported first), else the local backend (limits per instance, with a warning). Over Redis the limiter is guarded
- * (time budget, circuit breaker, failure modes, local fallback) and optionally answers repeated denials from a
- * {@link RateLimitDenialCache}. Decisions are observed in the application's {@link ObservationRegistry}, if any. Also
- * what the servlet, the reactive and the non-web integrations share: the enforcer (rules, annotations, keys), the
- * responses (headers, rejections) and the rejection handler; and the {@code ratelimit} health contributor.
+ * Wires the engine: the Redis backend ({@link RedisBackendConfiguration}, imported first), else the local backend;
+ * over Redis a guarded limiter (time budget, circuit breaker, failure modes, local fallback, optional denial cache).
+ * Also what the servlet, reactive and non-web integrations share (enforcer, responses, rejection handler) and the
+ * {@code ratelimit} health contributor.
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 		"org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration" })

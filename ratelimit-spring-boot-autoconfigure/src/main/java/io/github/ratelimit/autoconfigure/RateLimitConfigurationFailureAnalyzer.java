@@ -25,12 +25,9 @@ import org.springframework.core.Ordered;
 import org.springframework.core.ResolvableType;
 
 /**
- * Describes names under {@code ratelimit.} that no property has (a typo, a singular for a plural), each with where it
- * was set and the closest known name, in Spring Boot's "APPLICATION FAILED TO START" report. Runs before Spring Boot's
- * own analysis of unbound properties, which names the property but suggests nothing. Knows the names
- * {@link RateLimitProperties} has by walking a name along the types of its properties: a map takes any key, a list
- * or set an index, a properties class ({@link #isPropertiesType}) the names of its properties, any other type a single
- * value ({@link UnknownNamesBindHandler} asks it too).
+ * Describes names under {@code ratelimit.} that no property has, each with its origin and the closest known name,
+ * ahead of Spring Boot's own analysis (which suggests nothing). A name is walked along the types of
+ * {@link RateLimitProperties}: a map takes any key, a collection an index, a properties record its components' names.
  */
 class RateLimitConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<UnboundConfigurationPropertiesException>
 		implements Ordered {

@@ -12,10 +12,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnNotWebApplication;
 import org.springframework.context.annotation.Bean;
 
-/**
- * {@link io.github.ratelimit.spring.RateLimited} bean methods in a non-web application (the web auto-configurations
- * do the same for web applications); backs off for an application's own {@link RateLimitedMethodPostProcessor}.
- */
+/** {@link io.github.ratelimit.spring.RateLimited} bean methods in a non-web application. */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnNotWebApplication
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)

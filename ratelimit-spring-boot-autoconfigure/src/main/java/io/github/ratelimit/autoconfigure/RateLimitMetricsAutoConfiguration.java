@@ -18,10 +18,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The rate-limit meters, with Micrometer and a {@link MeterRegistry}: {@code ratelimit.decisions} (from the
- * observations), {@code ratelimit.errors}, {@code ratelimit.permits.active}, the denial cache's, and the circuit
- * breakers' Resilience4j meters ({@link CircuitBreakerMetricsConfiguration}). No tag holds an identity, key, path or
- * address.
+ * The rate-limit meters, with Micrometer and a {@link MeterRegistry}, and the circuit breakers' Resilience4j meters.
+ * No tag holds an identity, key, path or address.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class,
 		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
@@ -45,12 +43,7 @@ public final class RateLimitMetricsAutoConfiguration {
 		return new RateLimitMeterBinder(limiter, policies);
 	}
 
-	/**
-	 * The circuit breakers' own Resilience4j meters, with Resilience4j's Micrometer module (the starter has it): the
-	 * limiter's registry of breakers (never a bean) bound to {@code TaggedCircuitBreakerMetrics}, tagged
-	 * {@code name="ratelimit-redis"} (on Cluster {@code name="ratelimit-redis@<host>:<port>"} per master, following
-	 * the registry's additions and removals).
-	 */
+	/** The limiter's registry of breakers (never a bean) bound to {@code TaggedCircuitBreakerMetrics}. */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = "io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics")
 	static final class CircuitBreakerMetricsConfiguration {

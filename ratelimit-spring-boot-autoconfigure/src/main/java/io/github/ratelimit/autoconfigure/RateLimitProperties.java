@@ -18,10 +18,8 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * Configuration of rate limiting, under the prefix {@code ratelimit}. Checked once, before any other bean is created,
- * by {@code RateLimitPropertiesCheck}, which also refuses a name under {@code ratelimit.} that no property here has
- * and every invalid value. Not {@code ignoreUnknownFields = false}: Spring Boot's check behind it refuses valid lists
- * that another source replaces (see {@code UnknownNamesBindHandler}).
+ * Configuration of rate limiting, {@code ratelimit.*}: bound and checked (unknown names, invalid values) once, before
+ * any other bean is created, by {@code RateLimitPropertiesCheck}.
  *
  * @param enabled Whether rate limiting is enabled.
  * @param keyPrefix Prefix of every Redis key the limiter writes; no spaces or braces.
@@ -48,9 +46,8 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 		@DefaultValue Ip ip) {
 
 	/**
-	 * The {@code max-wait} of a configured policy.
-	 * @param policy the policy name
-	 * @return its longest wait, or null when no such policy is configured
+	 * @param policy a policy name
+	 * @return the policy's {@code max-wait}, or null when no such policy is configured
 	 */
 	public @Nullable Duration maxWait(String policy) {
 		PolicyProperties configured = this.policies.get(policy);
@@ -58,8 +55,6 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 	}
 
 	/**
-	 * The {@code ratelimit} health contributor.
-	 *
 	 * @param downWhenDegraded Whether the contributor reports DOWN while decisions are degraded (Redis failing, or the
 	 * circuit open).
 	 */
@@ -67,8 +62,6 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 	}
 
 	/**
-	 * The servlet filter and WebFlux filter that apply the rules.
-	 *
 	 * @param enabled Whether the filter is registered.
 	 * @param order Order of the filter; the default -90 runs after Spring Security's chain (-100), below -100 before
 	 * authentication.
@@ -90,8 +83,6 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 	}
 
 	/**
-	 * How the ip key groups client addresses.
-	 *
 	 * @param ipv4Prefix Prefix length that groups IPv4 clients: 32 counts each address, 24 a whole /24.
 	 * @param ipv6Prefix Prefix length that groups IPv6 clients: 64 keeps a client from rotating addresses for fresh
 	 * quota.
@@ -100,8 +91,6 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 	}
 
 	/**
-	 * Which rate-limit headers responses carry.
-	 *
 	 * @param legacy Whether to send X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.
 	 * @param standard Whether to send the IETF RateLimit and RateLimit-Policy headers.
 	 * @param retryAfter Whether to send Retry-After on 429 responses.
@@ -113,32 +102,24 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 	}
 
 	/**
-	 * The RFC 9457 problem body of 429 responses.
-	 *
 	 * @param type The problem type URI of a 429: the IETF draft's quota-exceeded type, about:blank, or your own.
 	 */
 	public record Problem(@DefaultValue(ProblemDetailRejectionHandler.QUOTA_EXCEEDED) URI type) {
 	}
 
 	/**
-	 * Spring Cloud Gateway routes; declared here so that every name under ratelimit. is checked in one place.
-	 *
 	 * @param defaultPolicies Policies checked for the routes whose RequestRateLimiter filter names none.
 	 */
 	public record Gateway(@DefaultValue List<String> defaultPolicies) {
 	}
 
 	/**
-	 * The in-memory backend, used when the application has no Redis connection.
-	 *
 	 * @param maximumKeys Most keys kept in memory; the least used beyond it are forgotten.
 	 */
 	public record Local(@DefaultValue("" + LocalRateLimitBackend.DEFAULT_MAXIMUM_KEYS) long maximumKeys) {
 	}
 
 	/**
-	 * Runtime overrides, set through the {@code ratelimits} Actuator endpoint.
-	 *
 	 * @param reconcileInterval How often every instance reads the runtime overrides from Redis again: the longest an
 	 * instance that missed a change notification takes to apply it.
 	 */

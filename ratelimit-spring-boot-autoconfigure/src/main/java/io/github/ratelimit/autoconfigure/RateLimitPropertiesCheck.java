@@ -77,11 +77,7 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 		this.rules = rules(properties.filter().rules(), properties.policies().keySet());
 	}
 
-	/**
-	 * The bean, bound once here, under the name Spring Boot would give it: a bean definition marked as a bound value
-	 * object, so that Boot does not bind it again and the {@code configprops} endpoint reports it with its values'
-	 * origins (a singleton registered without a definition is left out of that report).
-	 */
+	/** The bean, under Boot's name for it, as a bound value object: Boot binds it no more, {@code configprops} lists it. */
 	private static void register(ConfigurableListableBeanFactory beanFactory, RateLimitProperties properties) {
 		RootBeanDefinition bean = new RootBeanDefinition(RateLimitProperties.class, () -> properties);
 		bean.setAttribute(BindMethod.class.getName(), BindMethod.VALUE_OBJECT);
@@ -181,21 +177,24 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 			throw invalid(property + ".max-wait", source.maxWait(), "must not be negative (0 means never wait)");
 		}
 		KeySpec key = key(property + ".key", source.key(), false, keys);
-		Map<String, RateLimitPolicy> overrides = new LinkedHashMap<>();
-		source.overrides()
-			.forEach((identity, limits) -> overrides.put(identity,
-					build(property + ".overrides[" + identity + "]", (field) -> value(field, limits, source),
-							() -> base.with(limits))));
+		Map<String, RateLimitPolicy> overrides = variants(source.overrides(),
+				(identity) -> property + ".overrides[" + identity + "]", base, source);
 		PolicyProperties.Tiers tiers = source.tiers();
 		KeySpec tierKey = (tiers.key() != null) ? key(property + ".tiers.key", tiers.key(), true, keys) : null;
 		if (tierKey == null && !tiers.limits().isEmpty()) {
 			throw invalid(property + ".tiers.key", null, "required when tiers.limits are configured");
 		}
-		Map<String, RateLimitPolicy> tierLimits = new LinkedHashMap<>();
-		tiers.limits()
-			.forEach((tier, limits) -> tierLimits.put(tier, build(property + ".tiers.limits." + tier,
-					(field) -> value(field, limits, source), () -> base.with(limits))));
-		return new ConfiguredPolicy(base, key, source.missingKey(), overrides, tierKey, tierLimits);
+		return new ConfiguredPolicy(base, key, source.missingKey(), overrides, tierKey,
+				variants(tiers.limits(), (tier) -> property + ".tiers.limits." + tier, base, source));
+	}
+
+	/** The policies that limits by name (overrides, tiers) make of the base, each built under its property. */
+	private static Map<String, RateLimitPolicy> variants(Map<String, Limits> limits, Function<String, String> property,
+			RateLimitPolicy base, PolicyProperties source) {
+		Map<String, RateLimitPolicy> variants = new LinkedHashMap<>();
+		limits.forEach((name, own) -> variants.put(name,
+				build(property.apply(name), (field) -> value(field, own, source), () -> base.with(own))));
+		return variants;
 	}
 
 	/** Builds a policy, reporting an invalid field as its property (under {@code property}, with its value). */
@@ -214,20 +213,15 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 	}
 
 	/** The value of a field as configured: an override's or a tier's own, else the policy's that it inherits. */
-	private static @Nullable Object value(String field, @Nullable Limits limits, PolicyProperties source) {
-		Object own = (limits == null) ? null : switch (field) {
+	private static @Nullable Object value(String field, @Nullable Limits own, PolicyProperties source) {
+		Limits policy = new Limits(source.limit(), source.window(), source.burst(), source.minInterval());
+		Limits limits = (own != null) ? own.orElse(policy) : policy;
+		return switch (field) {
+			case "algorithm" -> source.algorithm();
 			case "limit" -> limits.limit();
 			case "window" -> limits.window();
 			case "burst" -> limits.burst();
 			case "min-interval" -> limits.minInterval();
-			default -> null;
-		};
-		return (own != null) ? own : switch (field) {
-			case "algorithm" -> source.algorithm();
-			case "limit" -> source.limit();
-			case "window" -> source.window();
-			case "burst" -> source.burst();
-			case "min-interval" -> source.minInterval();
 			case "cost" -> source.cost();
 			default -> null;
 		};

@@ -7,8 +7,7 @@ import io.github.ratelimit.core.redis.RedisRateLimitBackend.ScriptMode;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * How the limiter talks to Redis, {@code ratelimit.redis.*}: its time budget, its circuit breaker, batching, the
- * scripts' mode, the client's reconnects and the local denial cache.
+ * How the limiter talks to Redis, {@code ratelimit.redis.*}.
  *
  * @param timeout Longest a decision waits for Redis before the policies' failure modes decide.
  * @param maxReconnectDelay Longest delay between two reconnect attempts of the Lettuce client Spring Boot creates; 0
@@ -26,9 +25,6 @@ public record RedisBackendProperties(@DefaultValue("50ms") Duration timeout,
 		@DefaultValue DenialCache denialCache) {
 
 	/**
-	 * The local denial cache. Off by default: quota given back on another instance is seen only when the cached
-	 * denial ends.
-	 *
 	 * @param enabled Whether denials are cached (Redis backend only); it never admits what Redis would deny.
 	 * @param maximumSize Most policy and identity pairs whose denial is kept.
 	 */
@@ -36,9 +32,6 @@ public record RedisBackendProperties(@DefaultValue("50ms") Duration timeout,
 	}
 
 	/**
-	 * The circuit breaker around Redis: after repeated failures decisions follow the failure modes at once, until
-	 * probes find Redis answering again.
-	 *
 	 * @param enabled Whether the circuit breaker is used; without it every decision waits up to the timeout.
 	 * @param failureRateThreshold Percentage of failed calls among the last calls that opens the circuit.
 	 * @param slidingWindowSize Number of most recent calls the failure rate is computed over.

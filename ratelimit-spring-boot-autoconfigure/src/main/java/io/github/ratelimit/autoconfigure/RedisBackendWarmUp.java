@@ -16,9 +16,8 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
 import org.springframework.dao.InvalidDataAccessApiUsageException;
 
 /**
- * Opens the Redis backend's connection at startup, so the first requests do not pay for it within their budget or on
- * an event loop. An unreachable Redis does not stop the start (failure modes decide until it answers); one without
- * functions under {@code script-mode: functions} does, naming the property.
+ * Opens the Redis backend's connection at startup, so no request pays for it. An unreachable Redis does not stop the
+ * start; one without functions under {@code script-mode: functions} does, naming the property.
  */
 final class RedisBackendWarmUp implements SmartInitializingSingleton {
 

@@ -20,10 +20,9 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyS
 import org.springframework.boot.context.properties.source.UnboundElementsSourceFilter;
 
 /**
- * Fails the binding of {@code ratelimit.*} on names that no property has: Spring Boot's
- * {@link NoUnboundElementsBindHandler}, except that a name in a list another source replaced (which Boot may report
- * though valid: {@code rules[2].paths[0]} of three base rules under a profile's two) is judged by the properties'
- * types, so only a misspelt one is reported (architecture, "Configuration is bound and checked once").
+ * Spring Boot's {@link NoUnboundElementsBindHandler}, except that a name in a list another source replaced (which
+ * Boot may report though valid) is judged by the properties' types, so only a misspelt one fails the binding
+ * (architecture, "Configuration is bound and checked once").
  */
 final class UnknownNamesBindHandler extends AbstractBindHandler {
 

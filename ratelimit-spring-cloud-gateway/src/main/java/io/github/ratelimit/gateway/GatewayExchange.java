@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.github.ratelimit.core.RateLimitDecision;
-import io.github.ratelimit.spring.RequestContext;
 import io.github.ratelimit.spring.Rejection;
 import io.github.ratelimit.spring.reactive.GatewaySupport;
 import org.apache.commons.logging.Log;
@@ -13,12 +12,12 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * What the gateway's rate limiting knows of one exchange, in its Reactor context: its request context, the admitted
- * decisions (what a later denial gives back), the permits it holds, and the rejection once a filter denied it.
+ * What the gateway's rate limiting knows of one exchange, in its Reactor context: the admitted decisions (what a
+ * later denial gives back) and the rejection once a filter denied it, beside its {@link #support()} (the request
+ * context and the permits held until the response ends).
  */
 final class GatewayExchange {
 
@@ -37,9 +36,8 @@ final class GatewayExchange {
 		this.support = new GatewaySupport(exchange);
 	}
 
-	/** The request context, its principal resolved once. */
-	Mono<RequestContext> request() {
-		return this.support.request();
+	GatewaySupport support() {
+		return this.support;
 	}
 
 	/** Records an admitted decision; once closed (the client left meanwhile), releases its permit instead. */
@@ -71,16 +69,6 @@ final class GatewayExchange {
 	/** The rejection recorded, or null while no filter denied the exchange. */
 	synchronized @Nullable Rejection rejection() {
 		return this.rejection;
-	}
-
-	/** Releases every permit held; later admitted decisions release theirs at once. Never fails. */
-	Mono<Void> close() {
-		return this.support.release();
-	}
-
-	/** A response that releases the permits held before the client can see it end. */
-	ServerHttpResponse releasing(ServerHttpResponse response) {
-		return this.support.releasing(response);
 	}
 
 }

@@ -29,11 +29,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Primary;
 
 /**
- * Spring Cloud Gateway (server WebFlux) integration: the {@link PolicyRateLimiter} as the primary
- * {@code RateLimiter} (so the {@code RequestRateLimiter} filter uses it unless a route names another, such as the
- * gateway's own {@code redisRateLimiter}), and the {@code RateLimitGatewayFilter}. The routes of
- * {@code spring.cloud.gateway.server.webflux.routes} and {@code default-filters} that use it are checked at
- * startup: an unknown policy or a route without policies fails the start, naming the property.
+ * Spring Cloud Gateway (server WebFlux) integration: the {@link PolicyRateLimiter} as the primary {@code RateLimiter}
+ * and the {@code RateLimitGatewayFilter}. The configured routes and default filters using it are checked at startup:
+ * an unknown policy or a route without policies fails the start, naming the property.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class, before = GatewayAutoConfiguration.class)
 @ConditionalOnClass(GlobalFilter.class)

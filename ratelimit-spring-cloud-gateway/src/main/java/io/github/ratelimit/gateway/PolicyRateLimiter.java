@@ -22,20 +22,11 @@ import org.springframework.cloud.gateway.support.ConfigurationService;
 import org.springframework.http.HttpHeaders;
 
 /**
- * A Spring Cloud Gateway {@code RateLimiter} whose routes name policies of {@code ratelimit.policies.*}, checked in
- * one call through the starter's enforcer for the identity the filter's key resolver gives:
- *
- * <pre>{@code
- * filters:
- *   - name: RequestRateLimiter
- *     args:
- *       key-resolver: "#{@apiKeyResolver}"
- *       ratelimit.policies: per-second, per-day
- *       ratelimit.cost: 1        # optional: replaces the policies' own cost
- * }</pre>
- *
- * A route that names none gets {@code ratelimit.gateway.default-policies}. Responses carry the starter's headers and
- * rejection (429, or 503 when a {@code closed} policy could not be checked).
+ * A Spring Cloud Gateway {@code RateLimiter} whose routes name policies of {@code ratelimit.policies.*} in their
+ * {@code RequestRateLimiter} arguments ({@code ratelimit.policies: per-second, per-day}, optionally
+ * {@code ratelimit.cost}), checked in one call through the starter's enforcer for the identity the filter's key
+ * resolver gives. A route that names none gets {@code ratelimit.gateway.default-policies}. Responses carry the
+ * starter's headers and rejection (429, or 503 when a {@code closed} policy could not be checked).
  */
 public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Config> {
 
@@ -54,11 +45,6 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 	private final Config defaults;
 
 	/**
-	 * A limiter.
-	 * @param enforcer checks the route's policies
-	 * @param responses renders the headers and the rejection
-	 * @param policies the configured policies
-	 * @param configurationService binds the routes' arguments
 	 * @param defaultPolicies the policies of routes that name none (may be empty)
 	 * @throws IllegalArgumentException when a default policy is unknown
 	 */
@@ -132,7 +118,7 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 			for (String name : config.getPolicies()) {
 				targets.add(new RateLimitEnforcer.Target(this.policies.configured(name), key, config.getCost()));
 			}
-			return exchange.request().flatMap((request) -> check(request, targets, exchange, context));
+			return exchange.support().request().flatMap((request) -> check(request, targets, exchange, context));
 		});
 	}
 

@@ -13,28 +13,26 @@ import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * The gateway-wide half of the {@link PolicyRateLimiter}, ahead of every route filter: keeps what the limiter decides
- * for the exchange, turns the {@code RequestRateLimiter} filter's bare denial into the
- * {@link io.github.ratelimit.spring.RateLimitRejectionHandler}'s rejection, and releases the permits before the
- * proxied response ends (or when the exchange fails or is cancelled).
+ * The gateway-wide half of the {@link PolicyRateLimiter}, ahead of every route filter: keeps the exchange's
+ * {@link GatewayExchange}, turns the filter's bare denial into the starter's rejection, and releases the permits
+ * before the proxied response ends (or when the exchange fails or is cancelled).
  */
 final class RateLimitGatewayFilter implements GlobalFilter, Ordered {
 
-	/** Before the gateway's own global filters and every route filter. */
-	static final int ORDER = Ordered.HIGHEST_PRECEDENCE + 100;
-
 	@Override
 	public int getOrder() {
-		return ORDER;
+		// before the gateway's own global filters and every route filter
+		return Ordered.HIGHEST_PRECEDENCE + 100;
 	}
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
 		GatewayExchange state = new GatewayExchange(exchange);
-		ServerHttpResponse response = state.releasing(new RejectingResponse(exchange.getResponse(), state));
+		// the permits are released before the client can see the response end
+		ServerHttpResponse response = state.support().releasing(new RejectingResponse(exchange.getResponse(), state));
 		return chain.filter(exchange.mutate().response(response).build())
 			.contextWrite((context) -> context.put(GatewayExchange.KEY, state))
-			.doFinally((signal) -> state.close().subscribe());
+			.doFinally((signal) -> state.support().release().subscribe());
 	}
 
 	/** Completes a response denied by the limiter with the rejection instead of an empty body. */

@@ -14,21 +14,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Spring Boot as its {@code DataRedisConnectionDetails} (as {@code @ServiceConnection} does), with
  * {@code ratelimit.redis.timeout} 1 s unless the test sets it. Test and lifecycle methods may take a
  * {@code RedisServer} (or {@code RedisClusterServer}) parameter. One server per topology is shared by the JVM's test
- * classes, so contexts stay cached: reset earlier tests' state with {@link RateLimitTester#resetAll()}.
- * <pre>{@code
- * @SpringBootTest
- * @AutoConfigureMockMvc
- * @EmbeddedRedis
- * class OrderApiTests {
- *
- *     @Autowired MockMvcTester mvc;
- *     @Autowired RateLimitTester rateLimits;
- *
- *     @BeforeEach void reset() { rateLimits.resetAll(); }
- *     ...
- * }
- * }</pre>
- * Needs {@code spring-boot-starter-data-redis} on the test class path.
+ * classes, so contexts stay cached: reset earlier tests' state with {@link RateLimitTester#resetAll()}. Needs
+ * {@code spring-boot-starter-data-redis} on the test class path.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)

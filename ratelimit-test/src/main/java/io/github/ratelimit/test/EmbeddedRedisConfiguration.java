@@ -10,15 +10,8 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * A real Redis for an application run during development (Spring Boot's development-time services, without Docker):
- * a {@code redis-server} of its own, started and stopped with the context. Typically in {@code src/test/java}, run
- * with {@code ./mvnw spring-boot:test-run}:
- * <pre>{@code
- * public class TestMyApplication {
- *     public static void main(String[] args) {
- *         SpringApplication.from(MyApplication::main).with(EmbeddedRedisConfiguration.class).run(args);
- *     }
- * }
- * }</pre>
+ * a {@code redis-server} of its own, started and stopped with the context, e.g. from a {@code main} in
+ * {@code src/test/java}: {@code SpringApplication.from(MyApplication::main).with(EmbeddedRedisConfiguration.class)}.
  * In tests, prefer {@link EmbeddedRedis}; do not use both in one context.
  */
 @TestConfiguration(proxyBeanMethods = false)

@@ -23,20 +23,11 @@ import org.springframework.test.context.TestContextAnnotationUtils;
 import org.springframework.util.ClassUtils;
 
 /**
- * What {@link EmbeddedRedis} does. For JUnit: starts the class's server before its tests (so a missing
- * {@code redis-server} fails the class with the testkit's message, not a context load), and resolves
- * {@link RedisServer} and {@link RedisClusterServer} parameters to the shared servers. For Spring (registered in
- * {@code META-INF/spring.factories}): registers that server as the context's {@code DataRedisConnectionDetails} bean;
- * nothing for a class without the annotation.
+ * What {@link EmbeddedRedis} does. For JUnit: starts the class's server before its tests (a missing
+ * {@code redis-server} fails the class, not a context load) and resolves server parameters. For Spring (in
+ * {@code META-INF/spring.factories}): registers that server as the context's {@code DataRedisConnectionDetails}.
  */
 class EmbeddedRedisExtension implements BeforeAllCallback, ParameterResolver, ContextCustomizerFactory {
-
-	/** 1 s, not 50 ms, in tests: a busy build machine should see the limiter's decisions, not its failure modes. */
-	static final String TIMEOUT_PROPERTY = "ratelimit.redis.timeout";
-
-	static final String TEST_TIMEOUT = "1s";
-
-	static final String DETAILS_CLASS = "org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails";
 
 	@Override
 	public void beforeAll(ExtensionContext context) {
@@ -70,7 +61,8 @@ class EmbeddedRedisExtension implements BeforeAllCallback, ParameterResolver, Co
 		if (annotation == null) {
 			return null;
 		}
-		if (!ClassUtils.isPresent(DETAILS_CLASS, testClass.getClassLoader())) {
+		if (!ClassUtils.isPresent("org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails",
+				testClass.getClassLoader())) {
 			throw new IllegalStateException("@EmbeddedRedis on " + testClass.getName() + " needs Spring Boot's Redis "
 					+ "support on the test class path: add org.springframework.boot:spring-boot-starter-data-redis");
 		}
@@ -95,9 +87,10 @@ class EmbeddedRedisExtension implements BeforeAllCallback, ParameterResolver, Co
 
 		@Override
 		public void customizeContext(ConfigurableApplicationContext context, MergedContextConfiguration merged) {
-			// below every other source: a test's own setting wins
+			// 1 s, not 50 ms: a busy build machine should see decisions, not failure modes; below every other
+			// source, so a test's own setting wins
 			context.getEnvironment().getPropertySources().addLast(new MapPropertySource("embeddedRedisDefaults",
-					Map.of(TIMEOUT_PROPERTY, TEST_TIMEOUT)));
+					Map.of("ratelimit.redis.timeout", "1s")));
 			Object server = server(this.topology);
 			context.getBeanFactory().registerSingleton("embeddedRedisConnectionDetails",
 					(server instanceof RedisClusterServer cluster) ? EmbeddedRedisConnectionDetails.of(cluster)

@@ -12,26 +12,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Resets and reads rate limits in tests, on any backend, without knowing how the state is stored; auto-configured
- * with the limiter.
- * <pre>{@code
- * @BeforeEach
- * void resetLimits() {
- *     rateLimits.resetAll();
- * }
- *
- * @Test
- * void sixthCallIsRefused() {
- *     for (int i = 0; i < 5; i++) {
- *         assertThat(mvc.get().uri("/api/orders")).hasStatusOk();
- *     }
- *     assertThat(mvc.get().uri("/api/orders")).hasStatus(HttpStatus.TOO_MANY_REQUESTS);
- *     assertThat(rateLimits.state("per-client", "127.0.0.1").remaining()).isZero();
- * }
- * }</pre>
- * An identity is the value a policy's key resolves: the client address for {@code ip} (MockMvc's is
- * {@code 127.0.0.1}), the header's value, the principal's name. Policies are configured or inline
- * {@code @RateLimited} ones. Resets are announced to every instance's denial cache
- * ({@link io.github.ratelimit.spring.RateLimitOverrides#announceReset(String, String)}).
+ * with the limiter. An identity is the value a policy's key resolves: the client address for {@code ip} (MockMvc's is
+ * {@code 127.0.0.1}), a header's value, the principal's name. Policies are configured or inline {@code @RateLimited}
+ * ones. Resets are announced to every instance's denial cache; runtime overrides stay.
  */
 public class RateLimitTester {
 
@@ -39,18 +22,13 @@ public class RateLimitTester {
 
 	private final RateLimitPolicyRegistry registry;
 
-	/**
-	 * @param backend where the limits live
-	 * @param registry the policies (configured and inline) and their runtime overrides
-	 */
 	public RateLimitTester(RateLimitBackend backend, RateLimitPolicyRegistry registry) {
 		this.backend = backend;
 		this.registry = registry;
 	}
 
 	/**
-	 * Forgets every limit's state: every identity starts fresh under every policy. Runtime overrides set through the
-	 * {@code ratelimits} endpoint stay.
+	 * Forgets every limit's state: every identity starts fresh under every policy.
 	 * @return how many stored states were removed
 	 */
 	public long resetAll() {
@@ -70,7 +48,7 @@ public class RateLimitTester {
 	 * Forgets the state of one identity of one policy (under the base policy, its tiers and overrides alike); other
 	 * identities and policies keep theirs.
 	 * @param policy the policy name
-	 * @param identity the value the policy's key resolves (an address, an API key, a user name)
+	 * @param identity the value the policy's key resolves
 	 * @return how many stored states were removed
 	 */
 	public long reset(String policy, String identity) {
@@ -106,7 +84,7 @@ public class RateLimitTester {
 	 * The state of an identity under a policy as a request would see it now, taking nothing; with the identity's
 	 * configured and runtime overrides applied, not a tier (which comes from a request).
 	 * @param policy the policy name
-	 * @param identity the value the policy's key resolves (an address, an API key, a user name)
+	 * @param identity the value the policy's key resolves
 	 * @return the state; {@link PolicyDecision#limit()} is the limit that applies
 	 * @throws IllegalArgumentException naming the known policies when there is none of that name
 	 */
@@ -126,7 +104,7 @@ public class RateLimitTester {
 	/**
 	 * The quota an identity has left under a policy: {@code state(policy, identity).remaining()}.
 	 * @param policy the policy name
-	 * @param identity the value the policy's key resolves (an address, an API key, a user name)
+	 * @param identity the value the policy's key resolves
 	 * @return the remaining quota
 	 */
 	public long remaining(String policy, String identity) {

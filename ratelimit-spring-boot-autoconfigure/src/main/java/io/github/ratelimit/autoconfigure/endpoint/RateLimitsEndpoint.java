@@ -31,11 +31,12 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 /**
- * The {@code ratelimits} Actuator endpoint: policies with their settings and overrides, an identity's usage (read
- * without taking anything), resets, and runtime overrides. Writes need
- * {@code management.endpoint.ratelimits.access=unrestricted}; each is logged at INFO with who, old and new value. An
- * identity is a policy and a {@code key} value, qualified by the policy's key's source, or by {@code source} (e.g.
- * {@code bean.gateway-key-resolver}; overrides then go by the whole identity: {@link ConfiguredPolicy#overrideKey}).
+ * The {@code ratelimits} Actuator endpoint: policies, an identity's usage (taking nothing), resets and runtime
+ * overrides. Writes need {@code management.endpoint.ratelimits.access=unrestricted}, act on every instance and are
+ * logged at INFO with who, old and new value. An identity is a {@code key} value qualified by the policy's key's
+ * source, or by {@code source} (e.g. {@code bean.gateway-key-resolver}; overrides then go by
+ * {@link ConfiguredPolicy#overrideKey}). A null override argument keeps what is set; durations read as {@code 500ms},
+ * {@code 1m} or {@code PT1H}. A refused request throws {@link InvalidEndpointRequestException} with the reason.
  */
 @Endpoint(id = "ratelimits", defaultAccess = Access.READ_ONLY)
 public class RateLimitsEndpoint {
@@ -46,19 +47,12 @@ public class RateLimitsEndpoint {
 
 	private final RateLimitBackend backend;
 
-	/**
-	 * @param registry the policies and their runtime overrides
-	 * @param backend where the state lives (read and reset)
-	 */
 	public RateLimitsEndpoint(RateLimitPolicyRegistry registry, RateLimitBackend backend) {
 		this.registry = registry;
 		this.backend = backend;
 	}
 
-	/**
-	 * Every policy: its effective settings, tiers, configured overrides and runtime overrides.
-	 * @return the policies by name
-	 */
+	/** @return whether policies are enforced, and every policy by name with its settings, tiers and overrides */
 	@ReadOperation
 	public Map<String, Object> policies() {
 		Map<String, Object> policies = new LinkedHashMap<>();
@@ -88,10 +82,8 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * The kill switch of every policy, on every instance: {@code {"enabled": false}} lets requests pass unchecked and
-	 * uncounted, {@code {"enabled": true}} enforces again.
+	 * The kill switch of every policy: false lets requests pass unchecked and uncounted, true enforces again.
 	 * @param enabled whether policies are enforced
-	 * @param security who asks
 	 * @return the state now
 	 */
 	@WriteOperation
@@ -133,13 +125,12 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * Resets one identity's state on every instance (announced to their denial caches), or with
-	 * {@code override=true} removes its runtime override instead.
+	 * Resets one identity's state (announced to every instance's denial cache), or with {@code override=true}
+	 * removes its runtime override instead.
 	 * @param policy the policy name
 	 * @param key the value of the identity
 	 * @param override whether to remove the identity's runtime override rather than its state
 	 * @param source the source of the value, or null for the policy's own key
-	 * @param security who asks
 	 * @return what was done
 	 */
 	@DeleteOperation
@@ -163,14 +154,9 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * Sets the runtime override of a whole policy, on every instance.
+	 * Sets the runtime override of a whole policy.
 	 * @param policy the policy name
-	 * @param limit the limit, or null to keep it
-	 * @param window the window ({@code 500ms}, {@code 1m}, {@code PT1H}), or null to keep it
-	 * @param burst the burst, or null to keep it
-	 * @param minInterval the minimum interval, or null to keep it
-	 * @param enabled false to switch the policy's enforcement off (its kill switch), true back on, or null
-	 * @param security who asks
+	 * @param enabled false to switch the policy's enforcement off (its kill switch), true back on
 	 * @return the override and the policy it makes
 	 */
 	@WriteOperation
@@ -180,15 +166,11 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * Sets the runtime override of one identity of a policy (an enterprise customer), on every instance.
+	 * Sets the runtime override of one identity of a policy (an enterprise customer): {@link #overridePolicy} for
+	 * the identity {@code key} and {@code source} name, as in {@link #usage}.
 	 * @param policy the policy name
 	 * @param key the value of the identity
-	 * @param limit the limit, or null to keep it
-	 * @param window the window, or null to keep it
-	 * @param burst the burst, or null to keep it
-	 * @param minInterval the minimum interval, or null to keep it
 	 * @param source the source of the value, or null for the policy's own key
-	 * @param security who asks
 	 * @return the override and the policy it makes
 	 */
 	@WriteOperation
@@ -202,7 +184,6 @@ public class RateLimitsEndpoint {
 	/**
 	 * Removes the runtime override of a whole policy.
 	 * @param policy the policy name
-	 * @param security who asks
 	 * @return what was done
 	 */
 	@DeleteOperation
@@ -344,10 +325,6 @@ public class RateLimitsEndpoint {
 		}
 	}
 
-	private static String who(SecurityContext security) {
-		return (security.getPrincipal() != null) ? security.getPrincipal().getName() : "anonymous";
-	}
-
 	private static void log(SecurityContext security, String what, @Nullable RuntimeOverride old,
 			@Nullable RuntimeOverride now) {
 		log(security, what + " (old: " + ((old != null) ? old.format() : "none") + ", new: "
@@ -356,7 +333,8 @@ public class RateLimitsEndpoint {
 
 	private static void log(SecurityContext security, String what) {
 		if (logger.isInfoEnabled()) {
-			logger.info("Rate limits: " + who(security) + " " + what);
+			String who = (security.getPrincipal() != null) ? security.getPrincipal().getName() : "anonymous";
+			logger.info("Rate limits: " + who + " " + what);
 		}
 	}
 

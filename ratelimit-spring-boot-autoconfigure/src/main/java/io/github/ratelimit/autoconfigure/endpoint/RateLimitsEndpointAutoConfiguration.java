@@ -12,10 +12,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 
-/**
- * The {@code ratelimits} Actuator endpoint, when Spring Boot's actuator is on the classpath and the endpoint is
- * available (exposed, and its access not {@code none}).
- */
+/** The {@code ratelimits} Actuator endpoint, when the actuator is on the classpath and the endpoint available. */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnClass(Endpoint.class)
 @ConditionalOnBean({ RateLimitPolicyRegistry.class, RateLimitBackend.class })

@@ -15,20 +15,18 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExtension;
 
 /**
- * The {@code ratelimits} endpoint over HTTP: a refused override, reset or removal answers 400 with the reason in
- * the body (which field or policy, why), since Spring Boot's error responses leave messages out by default.
+ * The {@code ratelimits} endpoint over HTTP: each write operation of {@link RateLimitsEndpoint}, refused with a 400
+ * whose body has the reason (Spring Boot's error responses leave messages out by default).
  */
 @EndpointWebExtension(endpoint = RateLimitsEndpoint.class)
 public class RateLimitsEndpointWebExtension {
 
 	private final RateLimitsEndpoint endpoint;
 
-	/** @param endpoint the endpoint it answers for */
 	public RateLimitsEndpointWebExtension(RateLimitsEndpoint endpoint) {
 		this.endpoint = endpoint;
 	}
 
-	/** {@link RateLimitsEndpoint#overridePolicy}, with a 400 naming what is wrong. */
 	@WriteOperation
 	public WebEndpointResponse<Map<String, Object>> overridePolicy(@Selector String policy, @Nullable Long limit,
 			@Nullable String window, @Nullable Long burst, @Nullable String minInterval, @Nullable Boolean enabled,
@@ -37,7 +35,6 @@ public class RateLimitsEndpointWebExtension {
 				() -> this.endpoint.overridePolicy(policy, limit, window, burst, minInterval, enabled, security));
 	}
 
-	/** {@link RateLimitsEndpoint#overrideKey}, with a 400 naming what is wrong. */
 	@WriteOperation
 	public WebEndpointResponse<Map<String, Object>> overrideKey(@Selector String policy, @Selector String key,
 			@Nullable Long limit, @Nullable String window, @Nullable Long burst, @Nullable String minInterval,
@@ -46,14 +43,12 @@ public class RateLimitsEndpointWebExtension {
 				() -> this.endpoint.overrideKey(policy, key, limit, window, burst, minInterval, source, security));
 	}
 
-	/** {@link RateLimitsEndpoint#reset}, with a 400 naming what is wrong (an unknown policy, an invalid source). */
 	@DeleteOperation
 	public WebEndpointResponse<Map<String, Object>> reset(@Selector String policy, @Selector String key,
 			@Nullable Boolean override, @Nullable String source, SecurityContext security) {
 		return answer(() -> this.endpoint.reset(policy, key, override, source, security));
 	}
 
-	/** {@link RateLimitsEndpoint#removeOverride}, with a 400 naming what is wrong (an unknown policy). */
 	@DeleteOperation
 	public WebEndpointResponse<Map<String, Object>> removeOverride(@Selector String policy,
 			SecurityContext security) {

@@ -19,10 +19,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.context.annotation.Bean;
 
 /**
- * Rate limiting for reactive (WebFlux) web applications: the {@link RateLimitWebFilter} for the filter rules
- * ({@code ratelimit.filter.*}), {@code @RateLimited} on methods returning {@code Mono}, {@code Flux} or
- * {@code Publisher}, and the {@link RateLimitWebExceptionHandler} that answers their denials with the rejection.
- * With Redis, its shared reactive connection is opened at startup, so that no request connects on an event loop.
+ * Rate limiting for reactive (WebFlux) web applications: the {@link RateLimitWebFilter}, {@code @RateLimited}
+ * methods, and the {@link RateLimitWebExceptionHandler} that answers their denials with the rejection.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)

@@ -25,10 +25,8 @@ import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.handler.MappedInterceptor;
 
 /**
- * Rate limiting for servlet web applications: the {@link RateLimitFilter} (at {@code ratelimit.filter.order}, unless
- * disabled), {@link io.github.ratelimit.spring.RateLimited} methods ({@link ServletRateLimitedMethodPostProcessor})
- * and, with Spring MVC, the {@link RateLimitExceptionResolver} and the {@link PermitReleaseHandlerInterceptor}.
- * Every bean backs off for the application's own.
+ * Rate limiting for servlet web applications: the {@link RateLimitFilter}, {@code @RateLimited} methods and, with
+ * Spring MVC, the {@link RateLimitExceptionResolver} and the {@link PermitReleaseHandlerInterceptor}.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
