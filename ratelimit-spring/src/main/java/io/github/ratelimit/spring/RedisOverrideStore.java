@@ -19,7 +19,9 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.Message;
+import org.springframework.data.redis.connection.MessageListener;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.SubscriptionListener;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
@@ -65,7 +67,10 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 
 	private volatile @Nullable RedisMessageListenerContainer container;
 
-	private Scheduler.@Nullable Worker reconciler;
+	/** Whether Redis confirmed the subscription: a container's start may return before it does (a loaded machine). */
+	private volatile boolean subscribed;
+
+	private volatile Scheduler.@Nullable Worker reconciler;
 
 	private volatile boolean running;
 
@@ -223,7 +228,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		}
 		RedisMessageListenerContainer listening = new RedisMessageListenerContainer();
 		listening.setConnectionFactory(this.connectionFactory);
-		listening.addMessageListener((message, pattern) -> received(message), new ChannelTopic(this.channel));
+		listening.addMessageListener(new Subscriber(), new ChannelTopic(this.channel));
 		try {
 			listening.afterPropertiesSet();
 			listening.start();
@@ -241,15 +246,39 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 		}
 		if (this.container != listening) {
 			destroy(listening);
-			return;
 		}
-		// resets counted from here on are heard of by message; the first count read stands for what came before
-		reconcileResets();
+	}
+
+	/** Hears the channel; once Redis confirms the subscription, reads the count (what came before it). */
+	private final class Subscriber implements MessageListener, SubscriptionListener {
+
+		@Override
+		public void onMessage(Message message, byte @Nullable [] pattern) {
+			received(message);
+		}
+
+		@Override
+		public void onChannelSubscribed(byte[] channel, long count) {
+			// resets counted from here on are heard of by message; read off the client's thread (a blocking call)
+			Scheduler.Worker worker = RedisOverrideStore.this.reconciler;
+			if (worker != null) {
+				worker.schedule(() -> {
+					RedisOverrideStore.this.subscribed = true;
+					reconcileResets();
+				});
+			}
+		}
+
+		@Override
+		public void onChannelUnsubscribed(byte[] channel, long count) {
+			RedisOverrideStore.this.subscribed = false;
+		}
+
 	}
 
 	/** Whether this instance hears changes and resets as announced: subscribed, the count of resets read once. */
 	public synchronized boolean isListening() {
-		return this.container != null && this.resetsSeen >= 0;
+		return this.container != null && this.subscribed && this.resetsSeen >= 0;
 	}
 
 	private static void destroy(RedisMessageListenerContainer container) {
@@ -272,6 +301,7 @@ public final class RedisOverrideStore implements RateLimitOverrides.Store, Smart
 			destroy(this.container);
 			this.container = null;
 		}
+		this.subscribed = false;
 	}
 
 	@Override

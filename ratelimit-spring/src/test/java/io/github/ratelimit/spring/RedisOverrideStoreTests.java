@@ -205,7 +205,9 @@ class RedisOverrideStoreTests {
 
 		/** The first read of the count of resets stands for everything (nothing was known before): then forgotten. */
 		void awaitFirstCountRead() {
+			// the count may be read before Redis confirms the subscription (a loaded machine): both are awaited
 			Wait.until("the count of resets is read", PROPAGATION, () -> this.heard.contains("reset null null"));
+			Wait.until("the subscription is confirmed", PROPAGATION, this.store::isListening);
 			assertThat(this.store.isListening()).isTrue();
 			this.heard.clear();
 		}
