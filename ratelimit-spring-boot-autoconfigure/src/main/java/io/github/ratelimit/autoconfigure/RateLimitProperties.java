@@ -125,7 +125,8 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 	 * ratelimit.near.limit: 0.2 counts admissions that leave less than a fifth; 0 turns the counter off. At least 0,
 	 * below 1.
 	 */
-	public record Metrics(@DefaultValue("0.2") double nearLimitRatio) {
+	public record Metrics(
+			@DefaultValue("" + RateLimitDecisionMeterHandler.DEFAULT_NEAR_LIMIT_RATIO) double nearLimitRatio) {
 	}
 
 	/**
