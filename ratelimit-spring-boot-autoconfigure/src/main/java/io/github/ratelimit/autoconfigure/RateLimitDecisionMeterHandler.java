@@ -50,7 +50,8 @@ public final class RateLimitDecisionMeterHandler implements ObservationHandler<R
 	 */
 	public RateLimitDecisionMeterHandler(ObjectProvider<MeterRegistry> meterRegistry, double nearLimitRatio) {
 		if (!(nearLimitRatio >= 0 && nearLimitRatio < 1)) {
-			throw new IllegalArgumentException("nearLimitRatio must be at least 0 and below 1 but was " + nearLimitRatio);
+			throw new IllegalArgumentException(
+					"nearLimitRatio must be at least 0 and below 1 but was " + nearLimitRatio);
 		}
 		this.meterRegistry = meterRegistry;
 		this.nearLimitRatio = nearLimitRatio;
