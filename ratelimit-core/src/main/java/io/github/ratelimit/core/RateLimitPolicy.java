@@ -48,6 +48,8 @@ public final class RateLimitPolicy {
 
 	private final boolean shadow;
 
+	private final @Nullable String tier;
+
 	private RateLimitPolicy(Builder builder) {
 		this.name = validateName(builder.name);
 		if (builder.algorithm == null) {
@@ -94,6 +96,7 @@ public final class RateLimitPolicy {
 		}
 		this.failureMode = builder.failureMode;
 		this.shadow = builder.shadow;
+		this.tier = builder.tier;
 	}
 
 	private static String validateName(@Nullable String name) {
@@ -124,7 +127,8 @@ public final class RateLimitPolicy {
 			.window(this.window)
 			.cost(this.cost)
 			.failureMode(this.failureMode)
-			.shadow(this.shadow);
+			.shadow(this.shadow)
+			.tier(this.tier);
 		if (this.algorithm.supportsBurst()) {
 			builder.burst(this.burst);
 		}
@@ -197,6 +201,14 @@ public final class RateLimitPolicy {
 		return this.shadow;
 	}
 
+	/**
+	 * {@return the name of the configured tier whose limits this policy carries, null when no tier set them} Kept by
+	 * {@link #with(Limits)}, so a runtime override on top of a tier's limits still names the tier (for meters).
+	 */
+	public @Nullable String tier() {
+		return this.tier;
+	}
+
 	/** {@return the most a request may cost: the burst for token bucket and GCRA, the limit otherwise} */
 	public long capacity() {
 		return this.algorithm.supportsBurst() ? this.burst : this.limit;
@@ -227,13 +239,13 @@ public final class RateLimitPolicy {
 		return this.limit == that.limit && this.burst == that.burst && this.cost == that.cost
 				&& this.name.equals(that.name) && this.algorithm == that.algorithm && this.window.equals(that.window)
 				&& this.minInterval.equals(that.minInterval) && this.failureMode == that.failureMode
-				&& this.shadow == that.shadow;
+				&& this.shadow == that.shadow && Objects.equals(this.tier, that.tier);
 	}
 
 	@Override
 	public int hashCode() {
 		return Objects.hash(this.name, this.algorithm, this.limit, this.window, this.burst, this.minInterval,
-				this.cost, this.failureMode, this.shadow);
+				this.cost, this.failureMode, this.shadow, this.tier);
 	}
 
 	@Override
@@ -243,7 +255,7 @@ public final class RateLimitPolicy {
 				+ (this.minInterval.isZero() ? "" : " min-interval " + this.minInterval)
 				+ (this.cost == 1 ? "" : " cost " + this.cost)
 				+ (this.failureMode == FailureMode.OPEN ? "" : " failure-mode " + this.failureMode.id())
-				+ (this.shadow ? " shadow" : "") + "]";
+				+ (this.shadow ? " shadow" : "") + ((this.tier != null) ? " tier " + this.tier : "") + "]";
 	}
 
 	/**
@@ -293,6 +305,8 @@ public final class RateLimitPolicy {
 
 		private boolean shadow;
 
+		private @Nullable String tier;
+
 		private Builder(String name) {
 			this.name = name;
 		}
@@ -336,6 +350,12 @@ public final class RateLimitPolicy {
 		/** Whether the policy runs in shadow mode (checked and counted, never denying); off by default. */
 		public Builder shadow(boolean shadow) {
 			this.shadow = shadow;
+			return this;
+		}
+
+		/** The configured tier whose limits the policy carries (null: none); it changes no decision. */
+		public Builder tier(@Nullable String tier) {
+			this.tier = tier;
 			return this;
 		}
 

@@ -36,6 +36,17 @@ class RateLimitPolicyTests {
 	}
 
 	@Test
+	void aTierNameTravelsWithNewLimitsAndTellsPoliciesApart() {
+		RateLimitPolicy plain = valid().build();
+		RateLimitPolicy gold = valid().tier("gold").build();
+		assertThat(plain.tier()).isNull();
+		assertThat(gold).isNotEqualTo(plain).hasToString("RateLimitPolicy[api: token-bucket 10/PT1S burst 10 tier gold]");
+		RateLimitPolicy overridden = gold.with(new RateLimitPolicy.Limits(20L, null, null, null));
+		assertThat(overridden.limit()).isEqualTo(20);
+		assertThat(overridden.tier()).as("new limits keep the tier's name").isEqualTo("gold");
+	}
+
+	@Test
 	void rejectsEachInvalidField() {
 		rejects(valid().limit(0), "limit", "between 1 and");
 		rejects(valid().limit(-5), "limit", "but was -5");

@@ -32,8 +32,9 @@ public final class RateLimitMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitDecisionMeterHandler rateLimitDecisionMeterHandler(ObjectProvider<MeterRegistry> meterRegistry) {
-		return new RateLimitDecisionMeterHandler(meterRegistry);
+	RateLimitDecisionMeterHandler rateLimitDecisionMeterHandler(ObjectProvider<MeterRegistry> meterRegistry,
+			RateLimitProperties properties) {
+		return new RateLimitDecisionMeterHandler(meterRegistry, properties.metrics().nearLimitRatio());
 	}
 
 	@Bean

@@ -35,6 +35,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param headers Which rate-limit headers responses carry.
  * @param problem The RFC 9457 problem body of 429 responses.
  * @param ip How the ip key groups client addresses.
+ * @param metrics The rate-limit meters (with Micrometer).
  */
 @ConfigurationProperties(prefix = "ratelimit")
 public record RateLimitProperties(@DefaultValue("true") boolean enabled,
@@ -43,7 +44,7 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 		@NestedConfigurationProperty @DefaultValue RedisBackendProperties redis, @DefaultValue Health health,
 		@DefaultValue Local local, @DefaultValue Overrides overrides, @DefaultValue Gateway gateway,
 		@DefaultValue Filter filter, @DefaultValue Headers headers, @DefaultValue Problem problem,
-		@DefaultValue Ip ip) {
+		@DefaultValue Ip ip, @DefaultValue Metrics metrics) {
 
 	/**
 	 * @param policy a policy name
@@ -117,6 +118,15 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 	 * @param maximumKeys Most keys kept in memory; the least used beyond it are forgotten.
 	 */
 	public record Local(@DefaultValue("" + LocalRateLimitBackend.DEFAULT_MAXIMUM_KEYS) long maximumKeys) {
+	}
+
+	/**
+	 * @param nearLimitRatio Share of a policy's quota below which an admitted decision's remaining quota counts it in
+	 * ratelimit.near.limit: 0.2 counts admissions that leave less than a fifth; 0 turns the counter off. At least 0,
+	 * below 1.
+	 */
+	public record Metrics(
+			@DefaultValue("" + RateLimitDecisionMeterHandler.DEFAULT_NEAR_LIMIT_RATIO) double nearLimitRatio) {
 	}
 
 	/**

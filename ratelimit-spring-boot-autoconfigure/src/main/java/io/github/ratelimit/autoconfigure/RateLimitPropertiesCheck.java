@@ -155,6 +155,10 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 		atLeastOne("ratelimit.redis.denial-cache.maximum-size", redis.denialCache().maximumSize());
 		positive("ratelimit.overrides.reconcile-interval", properties.overrides().reconcileInterval());
 		atLeastOne("ratelimit.local.maximum-keys", properties.local().maximumKeys());
+		double nearLimitRatio = properties.metrics().nearLimitRatio();
+		if (!(nearLimitRatio >= 0 && nearLimitRatio < 1)) {
+			throw invalid("ratelimit.metrics.near-limit-ratio", nearLimitRatio, "must be at least 0 and below 1");
+		}
 	}
 
 	private static ConfiguredPolicy policy(String name, PolicyProperties source, FailureMode defaultFailureMode,

@@ -37,7 +37,8 @@ public final class RateLimitPolicyRegistry {
 	/**
 	 * The policy that applies to an identity ({@link ConfiguredPolicy#overrideKey}): its configured override, else the
 	 * request's tier (no request: none), else the policy's own; then the policy's runtime override, then the
-	 * identity's, each replacing only the values it sets.
+	 * identity's, each replacing only the values it sets. A tier's policy names its tier
+	 * ({@link RateLimitPolicy#tier()}), and so does what a runtime override makes of it; the others name none.
 	 */
 	public RateLimitPolicy effective(ConfiguredPolicy configured, String overrideKey, @Nullable RequestContext request) {
 		RateLimitPolicy policy = configured.overrides().get(overrideKey);

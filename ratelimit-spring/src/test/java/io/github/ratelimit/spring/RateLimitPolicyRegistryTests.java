@@ -24,6 +24,15 @@ class RateLimitPolicyRegistryTests {
 				MissingKey.SHARED);
 	}
 
+	/** Policy api, limit 10, with an override of 50 for identity vip and a tier global (every request's) of 20. */
+	private static ConfiguredPolicy tiered() {
+		RateLimitPolicy base = policy("api", 10).policy();
+		return new ConfiguredPolicy(base, KeySpec.parse("ip", RateLimitPolicyRegistryTests::noBeans),
+				MissingKey.SHARED, Map.of("vip", base.with(new Limits(50L, null, null, null))),
+				KeySpec.parseTier("global", RateLimitPolicyRegistryTests::noBeans),
+				Map.of("global", base.with(new Limits(20L, null, null, null))));
+	}
+
 	private static KeyResolver noBeans(String name) {
 		throw new IllegalArgumentException("no KeyResolver bean named '" + name + "'");
 	}
@@ -62,11 +71,7 @@ class RateLimitPolicyRegistryTests {
 
 	@Test
 	void oneResolutionOrderConfiguredOverrideOrTierThenRuntimeOverridesOfThePolicyAndTheIdentity() {
-		RateLimitPolicy base = policy("api", 10).policy();
-		ConfiguredPolicy api = new ConfiguredPolicy(base, KeySpec.parse("ip", RateLimitPolicyRegistryTests::noBeans),
-				MissingKey.SHARED, Map.of("vip", base.with(new Limits(50L, null, null, null))),
-				KeySpec.parseTier("global", RateLimitPolicyRegistryTests::noBeans),
-				Map.of("global", base.with(new Limits(20L, null, null, null))));
+		ConfiguredPolicy api = tiered();
 		RateLimitPolicyRegistry registry = new RateLimitPolicyRegistry(List.of(api));
 		TestRequest request = TestRequest.get("/");
 		assertThat(registry.effective(api, "vip", request).limit()).as("the override wins over the tier").isEqualTo(50);
@@ -79,6 +84,21 @@ class RateLimitPolicyRegistryTests {
 		assertThat(vip.window()).as("the policy's runtime override under the identity's").isEqualTo(Duration.ofMinutes(2));
 		assertThat(registry.effective(api, "other", request).window()).isEqualTo(Duration.ofMinutes(2));
 		assertThat(registry.effective(api, "other", request).limit()).isEqualTo(20);
+	}
+
+	@Test
+	void theEffectivePolicyNamesTheTierThatSetItsLimitsAlsoUnderARuntimeOverride() {
+		ConfiguredPolicy api = tiered();
+		RateLimitPolicyRegistry registry = new RateLimitPolicyRegistry(List.of(api));
+		TestRequest request = TestRequest.get("/");
+		assertThat(registry.effective(api, "other", request).tier()).isEqualTo("global");
+		assertThat(registry.effective(api, "vip", request).tier()).as("a configured override is no tier").isNull();
+		assertThat(registry.effective(api, "other", null).tier()).as("no request, no tier").isNull();
+		registry.overrides().set("api", null, new RuntimeOverride(30L, null, null, null));
+		RateLimitPolicy overridden = registry.effective(api, "other", request);
+		assertThat(overridden.limit()).isEqualTo(30);
+		assertThat(overridden.tier()).as("a runtime override keeps the tier's name").isEqualTo("global");
+		assertThat(registry.effective(api, "vip", request).tier()).isNull();
 	}
 
 }

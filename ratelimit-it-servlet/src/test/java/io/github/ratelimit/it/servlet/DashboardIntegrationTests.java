@@ -224,8 +224,9 @@ class DashboardIntegrationTests extends IntegrationTestSupport {
 		assertThat(http.status("/orders/" + order)).isEqualTo(429);
 		HttpResponse<String> scrape = http.get("/actuator/prometheus");
 		assertThat(scrape.statusCode()).isEqualTo(200);
-		assertThat(scrape.body()).contains("ratelimit_decisions_total{outcome=\"allowed\",policy=\"per-order\"}",
-				"ratelimit_decisions_total{outcome=\"denied\",policy=\"per-order\"}");
+		assertThat(scrape.body()).contains(
+				"ratelimit_decisions_total{outcome=\"allowed\",policy=\"per-order\",tier=\"none\"}",
+				"ratelimit_decisions_total{outcome=\"denied\",policy=\"per-order\",tier=\"none\"}");
 		return scrape.body();
 	}
 

@@ -22,12 +22,15 @@ class MetricsIntegrationTests extends IntegrationTestSupport {
 		assertThat(this.http.status("/orders/" + IDENTITY)).isEqualTo(429);
 		HttpResponse<String> scrape = this.http.get("/actuator/prometheus");
 		assertThat(scrape.statusCode()).isEqualTo(200);
-		assertThat(scrape.body()).contains("ratelimit_decisions_total{outcome=\"denied\",policy=\"per-order\"}",
-				"ratelimit_decisions_total{outcome=\"allowed\",policy=\"per-order\"}",
+		assertThat(scrape.body()).contains(
+				"ratelimit_decisions_total{outcome=\"denied\",policy=\"per-order\",tier=\"none\"}",
+				"ratelimit_decisions_total{outcome=\"allowed\",policy=\"per-order\",tier=\"none\"}",
 				"ratelimit_decision_seconds_count{backend=\"redis\",error=\"none\",outcome=\"denied\"}",
 				"ratelimit_decision_seconds_sum{backend=\"redis\",error=\"none\",outcome=\"allowed\"}",
 				"ratelimit_decision_active_seconds", "ratelimit_errors_total{kind=\"timeout\"}",
-				"ratelimit_permits_active{policy=\"single\"}")
+				"ratelimit_permits_active{policy=\"single\"}",
+				// the second admission left 0 of 2: near the limit
+				"ratelimit_near_limit_total{policy=\"per-order\",tier=\"none\"}")
 			.doesNotContain(IDENTITY)
 			.doesNotContain("ratelimit_decision_seconds_bucket");
 	}

@@ -12,7 +12,7 @@ public final class PrometheusScrape {
 	}
 
 	/**
-	 * The value of one {@code ratelimit_decisions_total} series.
+	 * The decisions of a policy with an outcome: the sum of its {@code ratelimit_decisions_total} series (one per tier).
 	 * @param http the application
 	 * @param outcome the outcome tag
 	 * @param policy the policy tag
@@ -21,9 +21,13 @@ public final class PrometheusScrape {
 	public static double decisions(HttpGet http, String outcome, String policy) {
 		String scrape = http.get("/actuator/prometheus", "scraper").body();
 		Matcher matcher = Pattern.compile("ratelimit_decisions_total\\{outcome=\"" + Pattern.quote(outcome)
-				+ "\",policy=\"" + Pattern.quote(policy) + "\"} (\\S+)")
+				+ "\",policy=\"" + Pattern.quote(policy) + "\",tier=\"[^\"]*\"} (\\S+)")
 			.matcher(scrape);
-		return matcher.find() ? Double.parseDouble(matcher.group(1)) : 0;
+		double sum = 0;
+		while (matcher.find()) {
+			sum += Double.parseDouble(matcher.group(1));
+		}
+		return sum;
 	}
 
 }

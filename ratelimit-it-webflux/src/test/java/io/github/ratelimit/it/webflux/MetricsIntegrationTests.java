@@ -23,8 +23,9 @@ class MetricsIntegrationTests extends WebfluxIntegrationTestSupport {
 		assertThat(get("/api/hello", IDENTITY).statusCode()).isEqualTo(429);
 		HttpResponse<String> scrape = get("/actuator/prometheus", "scraper");
 		assertThat(scrape.statusCode()).isEqualTo(200);
-		assertThat(scrape.body()).contains("ratelimit_decisions_total{outcome=\"denied\",policy=\"per-client\"}",
-				"ratelimit_decisions_total{outcome=\"allowed\",policy=\"per-client\"}",
+		assertThat(scrape.body()).contains(
+				"ratelimit_decisions_total{outcome=\"denied\",policy=\"per-client\",tier=\"none\"}",
+				"ratelimit_decisions_total{outcome=\"allowed\",policy=\"per-client\",tier=\"none\"}",
 				"ratelimit_decision_seconds_count{backend=\"redis\",error=\"none\",outcome=\"denied\"}",
 				"ratelimit_decision_seconds_sum{backend=\"redis\",error=\"none\",outcome=\"allowed\"}",
 				"ratelimit_decision_active_seconds", "ratelimit_errors_total{kind=\"timeout\"}",
