@@ -11,7 +11,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 
@@ -31,14 +31,14 @@ class PrometheusAlertRulesTests {
 
 	private static final Path ALERT_TESTS = Path.of("..", "docs", "operations", "prometheus-alerts.test.yml");
 
-	private static Path promtool;
+	private Path promtool;
 
-	@BeforeAll
-	static void findPromtool() {
+	/** In each test, so that the report lists every test as skipped, with the reason. */
+	@BeforeEach
+	void findPromtool() {
 		Path binary = PrometheusServer.binary();
-		assumeTrue(binary != null, "no Prometheus binary: set " + PrometheusServer.BINARY
-				+ " to one (.ci/fetch-prometheus unpacks the Linux distribution's)");
-		promtool = PrometheusServer.promtool(binary);
+		assumeTrue(binary != null, PrometheusServer.NOT_GIVEN);
+		this.promtool = PrometheusServer.promtool(binary);
 	}
 
 	@Test
@@ -56,8 +56,8 @@ class PrometheusAlertRulesTests {
 	}
 
 	/** Runs promtool; fails with its output unless it exits 0. */
-	private static String promtool(String... arguments) throws IOException, InterruptedException {
-		List<String> command = new ArrayList<>(List.of(promtool.toString()));
+	private String promtool(String... arguments) throws IOException, InterruptedException {
+		List<String> command = new ArrayList<>(List.of(this.promtool.toString()));
 		command.addAll(List.of(arguments));
 		Process process = new ProcessBuilder(command).redirectErrorStream(true)
 			.start();

@@ -33,6 +33,10 @@ final class PrometheusServer implements AutoCloseable {
 
 	static final String BINARY = "RATELIMIT_PROMETHEUS";
 
+	/** Why the Prometheus tests are skipped when no binary is given. */
+	static final String NOT_GIVEN = "no Prometheus binary: set " + BINARY
+			+ " to one (.ci/fetch-prometheus unpacks the Linux distribution's)";
+
 	private static final Duration STARTUP = Duration.ofSeconds(60);
 
 	private static final int ATTEMPTS = 3;
