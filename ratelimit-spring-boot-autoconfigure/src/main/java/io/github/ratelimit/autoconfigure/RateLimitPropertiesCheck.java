@@ -47,6 +47,9 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 
 	private static final String POLICIES = "ratelimit.policies.";
 
+	/** The most counters of a top summary: each recorded denial of a new identity walks them once. */
+	private static final int MAX_TOP_CAPACITY = 1024;
+
 	private @Nullable ConfigurableListableBeanFactory beanFactory;
 
 	private @Nullable KeyResolvers keys;
@@ -155,6 +158,12 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 		atLeastOne("ratelimit.redis.denial-cache.maximum-size", redis.denialCache().maximumSize());
 		positive("ratelimit.overrides.reconcile-interval", properties.overrides().reconcileInterval());
 		atLeastOne("ratelimit.local.maximum-keys", properties.local().maximumKeys());
+		RateLimitProperties.Top top = properties.top();
+		if (top.capacity() < 1 || top.capacity() > MAX_TOP_CAPACITY) {
+			throw invalid("ratelimit.top.capacity", top.capacity(), "must be between 1 and " + MAX_TOP_CAPACITY);
+		}
+		positive("ratelimit.top.window", top.window());
+		positive("ratelimit.top.publish-interval", top.publishInterval());
 	}
 
 	private static ConfiguredPolicy policy(String name, PolicyProperties source, FailureMode defaultFailureMode,
