@@ -1,6 +1,5 @@
 package io.github.ratelimit.autoconfigure;
 
-import java.security.Principal;
 import java.util.List;
 import java.util.Map;
 
@@ -9,11 +8,9 @@ import io.github.ratelimit.autoconfigure.endpoint.RateLimitsEndpointAutoConfigur
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RedisTopDenials;
-import io.github.ratelimit.spring.RequestContext;
 import io.github.ratelimit.spring.TopDenials;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
-import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 import org.assertj.core.api.InstanceOfAssertFactories;
@@ -39,7 +36,7 @@ class TopDenialsAutoConfigurationTests {
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, RateLimitAutoConfiguration.class,
 				RateLimitsEndpointAutoConfiguration.class))
 		.withPropertyValues("ratelimit.policies.api.algorithm=fixed-window", "ratelimit.policies.api.limit=1",
-				"ratelimit.policies.api.window=1h", "ratelimit.policies.api.key=header:X-Api-Key",
+				"ratelimit.policies.api.window=1h", "ratelimit.policies.api.key=global",
 				"management.endpoints.web.exposure.include=ratelimits", "ratelimit.redis.timeout=1s");
 
 	private ApplicationContextRunner onRedis() {
@@ -53,10 +50,10 @@ class TopDenialsAutoConfigurationTests {
 	void onByDefaultSharedThroughRedisAndEveryEnforcedDenialIsRecorded() {
 		onRedis().run((context) -> {
 			assertThat(context).hasSingleBean(TopDenials.class).hasSingleBean(RedisTopDenials.class);
-			check(context, "client-1");
-			check(context, "client-1");
+			check(context);
+			check(context);
 			assertThat(context.getBean(TopDenials.class).summary("api").identities())
-				.isEqualTo(Map.of("header.x-api-key:client-1", 1L));
+				.isEqualTo(Map.of("global", 1L));
 			Map<String, Object> top = context.getBean(RateLimitsEndpoint.class).usage("api", "top", null);
 			assertThat(top).containsEntry("denials", 1L).containsEntry("digestOnly", false);
 		});
@@ -66,8 +63,8 @@ class TopDenialsAutoConfigurationTests {
 	void theLocalBackendAnswersWithThisInstancesOwnSummary() {
 		this.runner.withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class)).run((context) -> {
 			assertThat(context).hasSingleBean(TopDenials.class).doesNotHaveBean(RedisTopDenials.class);
-			check(context, "client-1");
-			check(context, "client-1");
+			check(context);
+			check(context);
 			Map<String, Object> fleet = context.getBean(RateLimitsEndpoint.class).fleetTop("top");
 			assertThat(fleet).extractingByKey("policies").asInstanceOf(InstanceOfAssertFactories.MAP)
 				.containsOnlyKeys("api");
@@ -99,52 +96,12 @@ class TopDenialsAutoConfigurationTests {
 					"positive duration"));
 	}
 
-	/** One check of the policy through the enforcer, as a filter makes it. */
-	private static void check(AssertableApplicationContext context, String apiKey) {
+	/** One check of the policy (keyed {@code global}: no request needed) through the enforcer, as a filter makes it. */
+	private static void check(AssertableApplicationContext context) {
 		RateLimitEnforcer enforcer = context.getBean(RateLimitEnforcer.class);
 		RateLimitEnforcer.Target target = new RateLimitEnforcer.Target(
 				context.getBean(RateLimitPolicyRegistry.class).configured("api"), null, 0);
-		enforcer.checkAsync(new ApiKeyRequest(apiKey), List.of(target), null, null).block();
-	}
-
-	/** A request carrying an API key and nothing else. */
-	private record ApiKeyRequest(String apiKey) implements RequestContext {
-
-		@Override
-		public String method() {
-			return "GET";
-		}
-
-		@Override
-		public String path() {
-			return "/api";
-		}
-
-		@Override
-		public @Nullable String remoteAddress() {
-			return null;
-		}
-
-		@Override
-		public @Nullable String header(String name) {
-			return "X-Api-Key".equalsIgnoreCase(name) ? this.apiKey : null;
-		}
-
-		@Override
-		public @Nullable Principal principal() {
-			return null;
-		}
-
-		@Override
-		public @Nullable Object attribute(String name) {
-			return null;
-		}
-
-		@Override
-		public Object nativeRequest() {
-			return this;
-		}
-
+		enforcer.checkAsync(null, List.of(target), null, null).block();
 	}
 
 }
