@@ -16,7 +16,7 @@ import io.github.ratelimit.testkit.RedisServer;
 /**
  * Runs the benchmarks and writes their tables and chart under an output directory.
  * <p>
- * {@code java -jar benchmarks/target/benchmarks.jar [all|report|engine|script|functions|memory|accuracy|http|http-wrk|profile|failure|zset|harness|hot|cluster]... [--quick] [--out DIR]}
+ * {@code java -jar benchmarks/target/benchmarks.jar [all|report|engine|script|functions|memory|accuracy|http|http-wrk|profile|failure|zset|harness|hot|top|cluster]... [--quick] [--out DIR]}
  * <p>
  * Every section's file starts with the {@code redis-server} version it ran on. {@code benchmarks/run} runs this on the
  * distribution's Redis 7 when it can be had (the test kit's embedded Redis 6.2 otherwise).
@@ -25,7 +25,7 @@ public final class BenchmarkMain {
 
 	/** The order sections run in: the one that kills and freezes its own server last. */
 	private static final List<String> ORDER = List.of("engine", "script", "functions", "memory", "accuracy", "http",
-			"http-wrk", "profile", "zset", "harness", "hot", "cluster", "failure");
+			"http-wrk", "profile", "zset", "harness", "hot", "top", "cluster", "failure");
 
 	private BenchmarkMain() {
 	}
@@ -142,6 +142,11 @@ public final class BenchmarkMain {
 					HotIdentityBenchmark.Outcome outcome = new HotIdentityBenchmark(this.quick).run(this.redis);
 					write(this.out.resolve("hot.md"), HotIdentityBenchmark.report(outcome));
 					HotIdentityBenchmark.figures(outcome, this.figures);
+				}
+				case "top" -> {
+					TopDenialsBenchmark.Outcome outcome = new TopDenialsBenchmark(this.quick).run(this.redis);
+					write(this.out.resolve("top.md"), TopDenialsBenchmark.report(outcome));
+					TopDenialsBenchmark.figures(outcome, this.figures);
 				}
 				case "cluster" -> {
 					// on a three-master Cluster of its own

@@ -100,7 +100,8 @@ public final class RateLimitKeys {
 		return true;
 	}
 
-	private static String digest(String identity) {
+	/** {@return {@code ~} and the base64url SHA-256 of an identity's UTF-8 bytes: the stored form of a hostile one} */
+	public static String digest(String identity) {
 		try {
 			byte[] hash = MessageDigest.getInstance("SHA-256").digest(identity.getBytes(StandardCharsets.UTF_8));
 			return '~' + Base64.getUrlEncoder().withoutPadding().encodeToString(hash);

@@ -14,6 +14,7 @@ import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RateLimitRejectionHandler;
 import io.github.ratelimit.spring.RateLimitResponses;
+import io.github.ratelimit.spring.TopDenials;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.observation.ObservationRegistry;
@@ -130,8 +131,20 @@ public final class RateLimitAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitEnforcer rateLimitEnforcer(RateLimiter limiter, RateLimitPolicyRegistry policies,
-			RateLimitProperties properties, RateLimitPropertiesCheck checked) {
-		return new RateLimitEnforcer(limiter, policies, checked.rules(), checked.keys(), properties.failureMode());
+			RateLimitProperties properties, RateLimitPropertiesCheck checked, ObjectProvider<TopDenials> top) {
+		TopDenials denials = top.getIfAvailable();
+		return new RateLimitEnforcer(limiter, policies, checked.rules(), checked.keys(), properties.failureMode(),
+				(denials != null) ? denials::record : null);
+	}
+
+	/** This instance's most refused identities per policy; resets heard of, here or elsewhere, remove theirs. */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "ratelimit.top.enabled", matchIfMissing = true)
+	TopDenials rateLimitTopDenials(RateLimitProperties properties, ObjectProvider<RateLimitOverrides> overrides) {
+		TopDenials top = new TopDenials(properties.top().capacity(), properties.top().window());
+		overrides.ifAvailable((changes) -> changes.addListener(top));
+		return top;
 	}
 
 	@Bean

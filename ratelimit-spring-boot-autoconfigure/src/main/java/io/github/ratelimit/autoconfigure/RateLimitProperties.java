@@ -36,6 +36,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param problem The RFC 9457 problem body of 429 responses.
  * @param ip How the ip key groups client addresses.
  * @param metrics The rate-limit meters (with Micrometer).
+ * @param top The most refused identities per policy, read through the ratelimits Actuator endpoint.
  */
 @ConfigurationProperties(prefix = "ratelimit")
 public record RateLimitProperties(@DefaultValue("true") boolean enabled,
@@ -44,7 +45,7 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 		@NestedConfigurationProperty @DefaultValue RedisBackendProperties redis, @DefaultValue Health health,
 		@DefaultValue Local local, @DefaultValue Overrides overrides, @DefaultValue Gateway gateway,
 		@DefaultValue Filter filter, @DefaultValue Headers headers, @DefaultValue Problem problem,
-		@DefaultValue Ip ip, @DefaultValue Metrics metrics) {
+		@DefaultValue Ip ip, @DefaultValue Metrics metrics, @DefaultValue Top top) {
 
 	/**
 	 * @param policy a policy name
@@ -134,6 +135,22 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 	 * instance that missed a change notification takes to apply it.
 	 */
 	public record Overrides(@DefaultValue("1s") Duration reconcileInterval) {
+	}
+
+	/**
+	 * @param enabled Whether each instance counts its most refused identities per policy (and, with Redis, shares
+	 * them with the other instances).
+	 * @param capacity Most identities counted per policy and half window; the memory kept per policy is bounded by
+	 * twice this many counters, whatever the number of clients.
+	 * @param window How far back denials count: the summary covers between the last half of it and all of it.
+	 * @param digestOnly Whether the endpoint shows a digest of each identity instead of the identity, for
+	 * identities that are personal data.
+	 * @param publishInterval How often each instance publishes its summaries to Redis; a summary not published again
+	 * within three intervals (a gone instance's) no longer counts.
+	 */
+	public record Top(@DefaultValue("true") boolean enabled, @DefaultValue("64") int capacity,
+			@DefaultValue("1m") Duration window, @DefaultValue("false") boolean digestOnly,
+			@DefaultValue("2s") Duration publishInterval) {
 	}
 
 }

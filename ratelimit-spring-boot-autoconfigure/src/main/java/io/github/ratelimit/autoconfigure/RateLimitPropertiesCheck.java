@@ -47,6 +47,9 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 
 	private static final String POLICIES = "ratelimit.policies.";
 
+	/** The most counters of a top summary: each recorded denial of a new identity walks them once. */
+	private static final int MAX_TOP_CAPACITY = 1024;
+
 	private @Nullable ConfigurableListableBeanFactory beanFactory;
 
 	private @Nullable KeyResolvers keys;
@@ -159,6 +162,12 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 		if (!(nearLimitRatio >= 0 && nearLimitRatio < 1)) {
 			throw invalid("ratelimit.metrics.near-limit-ratio", nearLimitRatio, "must be at least 0 and below 1");
 		}
+		RateLimitProperties.Top top = properties.top();
+		if (top.capacity() < 1 || top.capacity() > MAX_TOP_CAPACITY) {
+			throw invalid("ratelimit.top.capacity", top.capacity(), "must be between 1 and " + MAX_TOP_CAPACITY);
+		}
+		positive("ratelimit.top.window", top.window());
+		positive("ratelimit.top.publish-interval", top.publishInterval());
 	}
 
 	private static ConfiguredPolicy policy(String name, PolicyProperties source, FailureMode defaultFailureMode,

@@ -7,8 +7,11 @@ import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RedisOverrideStore;
+import io.github.ratelimit.spring.RedisTopDenials;
+import io.github.ratelimit.spring.TopDenials;
 import io.lettuce.core.resource.Delay;
 
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
@@ -50,6 +53,17 @@ class RedisBackendConfiguration {
 		// applies from the first request on; a silent Redis does not hold the start (the reconcile reads them later)
 		overrides.refresh(Duration.ofSeconds(2));
 		return overrides;
+	}
+
+	/** Every instance's top denials combined through Redis (a lifecycle bean publishing this instance's). */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "ratelimit.top.enabled", matchIfMissing = true)
+	RedisTopDenials rateLimitRedisTopDenials(RedisConnectionFactory connectionFactory, RateLimitProperties properties,
+			TopDenials top) {
+		RateLimitProperties.Top settings = properties.top();
+		return new RedisTopDenials(connectionFactory, properties.keyPrefix(), top, settings.capacity(),
+				settings.publishInterval());
 	}
 
 	@Bean

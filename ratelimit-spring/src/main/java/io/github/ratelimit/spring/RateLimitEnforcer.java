@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 import io.github.ratelimit.core.FailureMode;
@@ -31,6 +32,9 @@ public final class RateLimitEnforcer {
 
 	private final AnnotationPolicies annotations;
 
+	/** What hears of every decision, or null (no operator added to the check). */
+	private final @Nullable Consumer<RateLimitDecision> decided;
+
 	/**
 	 * An enforcer; {@code keyResolverBeans} finds the {@code @name} resolvers of annotation keys, and inline
 	 * {@link RateLimited} policies that set no failure mode get {@code defaultFailureMode}.
@@ -38,10 +42,22 @@ public final class RateLimitEnforcer {
 	 */
 	public RateLimitEnforcer(RateLimiter limiter, RateLimitPolicyRegistry policies, List<RateLimitRule> rules,
 			Function<String, KeyResolver> keyResolverBeans, FailureMode defaultFailureMode) {
+		this(limiter, policies, rules, keyResolverBeans, defaultFailureMode, null);
+	}
+
+	/**
+	 * An enforcer that also hands every decision of the limiter to {@code decided} on the thread that receives it
+	 * (the top denials record their refusals there: it must be quick and never block).
+	 * @throws IllegalArgumentException when a rule names an unknown policy
+	 */
+	public RateLimitEnforcer(RateLimiter limiter, RateLimitPolicyRegistry policies, List<RateLimitRule> rules,
+			Function<String, KeyResolver> keyResolverBeans, FailureMode defaultFailureMode,
+			@Nullable Consumer<RateLimitDecision> decided) {
 		this.limiter = limiter;
 		this.policies = policies;
 		this.rules = new FilterRules(policies, rules);
 		this.annotations = new AnnotationPolicies(policies, keyResolverBeans, defaultFailureMode);
+		this.decided = decided;
 	}
 
 	/**
@@ -122,8 +138,11 @@ public final class RateLimitEnforcer {
 			builder.add(effective, identity, (target.cost() > 0) ? Math.min(target.cost(), effective.capacity())
 					: effective.cost());
 		}
-		return denied.isEmpty() ? this.limiter.checkAsync(builder.build())
-				: Mono.just(new RateLimitDecision(denied, Permit.NONE));
+		if (!denied.isEmpty()) {
+			return Mono.just(new RateLimitDecision(denied, Permit.NONE));
+		}
+		Mono<RateLimitDecision> checked = this.limiter.checkAsync(builder.build());
+		return (this.decided != null) ? checked.doOnNext(this.decided) : checked;
 	}
 
 }

@@ -1,9 +1,5 @@
 package io.github.ratelimit.it.servlet;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
@@ -16,7 +12,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -37,10 +32,6 @@ class RateLimitsEndpointIntegrationTests {
 	 * reconcile within seconds; a bound for a loaded machine, not a figure the test checks.
 	 */
 	private static final Duration PROPAGATION = Duration.ofSeconds(20);
-
-	private static final JsonMapper json = JsonMapper.builder().build();
-
-	private static final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
 	private static final String CLIENT = "127.0.0.1";
 
@@ -256,35 +247,15 @@ class RateLimitsEndpointIntegrationTests {
 
 	private static HttpResponse<String> send(ConfigurableApplicationContext instance, String method, String path,
 			String body) {
-		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + Instances.port(instance) + path))
-			.timeout(Duration.ofSeconds(30));
-		if (body != null) {
-			request.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(body));
-		}
-		else {
-			request.method(method, HttpRequest.BodyPublishers.noBody());
-		}
-		try {
-			return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
-		}
-		catch (IOException ex) {
-			throw new java.io.UncheckedIOException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
+		return Actuator.send(instance, method, path, body);
 	}
 
-	@SuppressWarnings("unchecked")
 	private static Map<String, Object> body(HttpResponse<String> response, int status) {
-		assertThat(response.statusCode()).as(response.body()).isEqualTo(status);
-		return json.readValue(response.body(), Map.class);
+		return Actuator.body(response, status);
 	}
 
-	@SuppressWarnings("unchecked")
 	private static Map<String, Object> map(Object value) {
-		return (Map<String, Object>) value;
+		return Actuator.map(value);
 	}
 
 }

@@ -17,6 +17,7 @@ import io.github.ratelimit.spring.KeySpec;
 import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RuntimeOverride;
+import io.github.ratelimit.spring.TopDenialsSource;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -32,7 +33,7 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 /**
  * The {@code ratelimits} Actuator endpoint: policies, an identity's usage (taking nothing), resets and runtime
- * overrides. Writes need {@code management.endpoint.ratelimits.access=unrestricted}, act on every instance and are
+ * overrides, and the most refused identities per policy ({@code top}). Writes need {@code management.endpoint.ratelimits.access=unrestricted}, act on every instance and are
  * logged at INFO with who, old and new value. An identity is a {@code key} value qualified by the policy's key's
  * source, or by {@code source} (e.g. {@code bean.gateway-key-resolver}; overrides then go by
  * {@link ConfiguredPolicy#overrideKey}). A null override argument keeps what is set; durations read as {@code 500ms},
@@ -43,13 +44,28 @@ public class RateLimitsEndpoint {
 
 	private static final Log logger = LogFactory.getLog(RateLimitsEndpoint.class);
 
+	/** The selector of the top denials' operations. */
+	private static final String TOP = "top";
+
 	private final RateLimitPolicyRegistry registry;
 
 	private final RateLimitBackend backend;
 
+	private final @Nullable TopDenialsReport top;
+
 	public RateLimitsEndpoint(RateLimitPolicyRegistry registry, RateLimitBackend backend) {
+		this(registry, backend, null, false);
+	}
+
+	/**
+	 * An endpoint that also answers {@code top} from {@code topDenials} (null: top denials are off).
+	 * @param digestOnly whether {@code top} shows digests of the identities instead of the identities
+	 */
+	public RateLimitsEndpoint(RateLimitPolicyRegistry registry, RateLimitBackend backend,
+			@Nullable TopDenialsSource topDenials, boolean digestOnly) {
 		this.registry = registry;
 		this.backend = backend;
+		this.top = (topDenials != null) ? new TopDenialsReport(registry, backend, topDenials, digestOnly) : null;
 	}
 
 	/** @return whether policies are enforced, and every policy by name with its settings, tiers and overrides */
@@ -97,7 +113,22 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * One identity's usage of a policy, as a request of the policy's cost would see it now, taking nothing.
+	 * {@code GET ratelimits/top}: every policy's most refused identities over the window, fleet-wide.
+	 * @param operation {@code top}; anything else is not found
+	 * @return the policies with denials and their top identities, or null (404)
+	 */
+	@ReadOperation
+	public @Nullable Map<String, Object> fleetTop(@Selector String operation) {
+		if (!TOP.equals(operation)) {
+			return null;
+		}
+		return (this.top != null) ? this.top.fleet() : Map.of("enabled", false);
+	}
+
+	/**
+	 * One identity's usage of a policy, as a request of the policy's cost would see it now, taking nothing; for the
+	 * key {@code top} without a source, the policy's most refused identities instead ({@code ratelimits/{policy}/top};
+	 * the usage of a value {@code top} is asked with the policy's key's source).
 	 * @param policy the policy name
 	 * @param key the value of the identity
 	 * @param source the source of the value, or null for the policy's own key
@@ -109,6 +140,9 @@ public class RateLimitsEndpoint {
 		ConfiguredPolicy configured = this.registry.find(policy);
 		if (configured == null) {
 			return null;
+		}
+		if (TOP.equals(key) && source == null) {
+			return (this.top != null) ? this.top.policy(policy) : Map.of("policy", policy, "enabled", false);
 		}
 		Addressed addressed = Addressed.of(configured, key, source);
 		RateLimitPolicy effective = effective(configured, addressed);

@@ -2,7 +2,13 @@ package io.github.ratelimit.autoconfigure.endpoint;
 
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.core.RateLimitBackend;
+import io.github.ratelimit.autoconfigure.RateLimitProperties;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
+import io.github.ratelimit.spring.RedisTopDenials;
+import io.github.ratelimit.spring.TopDenials;
+import io.github.ratelimit.spring.TopDenialsSource;
+
+import org.springframework.beans.factory.ObjectProvider;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -21,8 +27,14 @@ public final class RateLimitsEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitsEndpoint rateLimitsEndpoint(RateLimitPolicyRegistry registry, RateLimitBackend backend) {
-		return new RateLimitsEndpoint(registry, backend);
+	RateLimitsEndpoint rateLimitsEndpoint(RateLimitPolicyRegistry registry, RateLimitBackend backend,
+			RateLimitProperties properties, ObjectProvider<RedisTopDenials> fleet, ObjectProvider<TopDenials> own) {
+		// every instance's top denials through Redis, else this instance's own, else none
+		TopDenialsSource top = fleet.getIfAvailable();
+		if (top == null) {
+			top = own.getIfAvailable();
+		}
+		return new RateLimitsEndpoint(registry, backend, top, properties.top().digestOnly());
 	}
 
 	@Bean
