@@ -8,13 +8,16 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.Predicate;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The most frequent items of a stream in fixed memory: the Space-Saving algorithm (Metwally, Agrawal, El Abbadi,
  * 2005) over at most {@code capacity} counters. An item not counted yet, when every counter is taken, replaces the
  * item of the smallest count and inherits that count as its {@code error}. So a count is never below the item's
  * true count, and never above it by more than {@code total / capacity}; an item seen more than
  * {@code total / capacity} times is always kept. Thread-safe: every method holds this object's monitor for work
- * in memory only (at most one walk of the counters).
+ * in memory only (at most one walk of the counters). Each counter may carry a tag (the last one its item was added
+ * with), for what the caller needs to know of the item beside its count.
  */
 public final class HeavyHitters {
 
@@ -34,15 +37,23 @@ public final class HeavyHitters {
 	}
 
 	/** Counts one occurrence of an item. */
-	public synchronized void add(String item) {
+	public void add(String item) {
+		add(item, null);
+	}
+
+	/** Counts one occurrence of an item, its counter tagged with {@code tag} (replacing an earlier one). */
+	public synchronized void add(String item, @Nullable String tag) {
 		this.total++;
 		Counter counter = this.counters.get(item);
 		if (counter != null) {
 			counter.count++;
+			counter.tag = tag;
 			return;
 		}
 		if (this.counters.size() < this.capacity) {
-			this.counters.put(item, new Counter());
+			Counter fresh = new Counter();
+			fresh.tag = tag;
+			this.counters.put(item, fresh);
 			return;
 		}
 		Map.Entry<String, Counter> smallest = smallest();
@@ -51,6 +62,7 @@ public final class HeavyHitters {
 		// the item may have been seen before, under the evicted counter: at most that count times
 		replaced.error = replaced.count;
 		replaced.count++;
+		replaced.tag = tag;
 		this.counters.put(item, replaced);
 	}
 
@@ -94,7 +106,7 @@ public final class HeavyHitters {
 	/** {@return every counted item, the highest count first} */
 	public synchronized List<Counted> items() {
 		List<Counted> items = new ArrayList<>(this.counters.size());
-		this.counters.forEach((item, counter) -> items.add(new Counted(item, counter.count, counter.error)));
+		this.counters.forEach((item, counter) -> items.add(new Counted(item, counter.count, counter.error, counter.tag)));
 		items.sort(Counted.BY_COUNT);
 		return items;
 	}
@@ -105,8 +117,9 @@ public final class HeavyHitters {
 	 * @param item the item
 	 * @param count its count
 	 * @param error the most by which {@code count} may exceed the true count
+	 * @param tag the tag of the item's last addition, null for none
 	 */
-	public record Counted(String item, long count, long error) {
+	public record Counted(String item, long count, long error, @Nullable String tag) {
 
 		/** The highest count first, then by item for a stable order. */
 		public static final Comparator<Counted> BY_COUNT = Comparator.comparingLong(Counted::count)
@@ -120,6 +133,8 @@ public final class HeavyHitters {
 		long count;
 
 		long error;
+
+		@Nullable String tag;
 
 		Counter() {
 			this.count = 1;

@@ -83,4 +83,18 @@ class HeavyHittersTests {
 		assertThatIllegalArgumentException().isThrownBy(() -> new HeavyHitters(0)).withMessageContaining("capacity");
 	}
 
+	@Test
+	void aCounterCarriesTheTagOfItsItemsLastAddition() {
+		HeavyHitters summary = new HeavyHitters(2);
+		summary.add("a", "gold");
+		summary.add("a", "silver");
+		summary.add("b", "gold");
+		summary.add("b");
+		summary.add("b");
+		// c takes a's counter (the smallest), never a's tag
+		summary.add("c", "bronze");
+		assertThat(summary.items()).containsExactly(new HeavyHitters.Counted("b", 3, 0, null),
+				new HeavyHitters.Counted("c", 3, 2, "bronze"));
+	}
+
 }
