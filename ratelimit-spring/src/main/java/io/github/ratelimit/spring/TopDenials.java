@@ -13,13 +13,16 @@ import io.github.ratelimit.core.Enforcement;
 import io.github.ratelimit.core.HeavyHitters;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.core.RateLimitKeys;
 import org.jspecify.annotations.Nullable;
 
 /**
  * This instance's most refused identities per policy: a {@link HeavyHitters} summary of at most {@code capacity}
- * identities per half of the window, two halves kept (the current one counting, the one before it), so a summary
- * covers the denials of the last half window to whole window. Recording a denial takes one short lock in memory and
- * never calls Redis. A reset heard of (here or on another instance) forgets what it names.
+ * identities per half of the window, two halves kept (the current one counting, the one before it). Halves start on
+ * whole multiples of the half window from the first denial, so a summary covers the denials of the last half window to
+ * whole window, never older. Identities are kept as the limiter keys them ({@link RateLimitKeys#safeIdentity}: a
+ * digest for a long or hostile value), with the tier whose limits refused them. Recording a denial takes one short
+ * lock in memory and never calls Redis. A reset heard of (here or on another instance) forgets what it names.
  */
 public final class TopDenials implements RateLimitOverrides.Listener, TopDenialsSource {
 
@@ -58,19 +61,24 @@ public final class TopDenials implements RateLimitOverrides.Listener, TopDenials
 		}
 		for (PolicyDecision each : decision.decisions()) {
 			if (!each.allowed() && each.enforcement() != Enforcement.FAILED_CLOSED) {
-				record(each.policy().name(), each.identity());
+				record(each.policy().name(), each.identity(), each.policy().tier());
 			}
 		}
 	}
 
-	/** Counts one denial of an identity by a policy. */
+	/** Counts one denial of an identity by a policy's own limits. */
 	public void record(String policy, String identity) {
+		record(policy, identity, null);
+	}
+
+	/** Counts one denial of an identity (kept in its stored form) by a policy, under a tier's limits or none. */
+	public void record(String policy, String identity, @Nullable String tier) {
 		long now = this.nanoTime.getAsLong();
 		Halves halves = this.policies.get(policy);
 		if (halves == null) {
 			halves = this.policies.computeIfAbsent(policy, (name) -> new Halves(now));
 		}
-		halves.current(now).add(identity);
+		halves.at(now).current().add(RateLimitKeys.safeIdentity(identity), tier);
 	}
 
 	@Override
@@ -85,23 +93,29 @@ public final class TopDenials implements RateLimitOverrides.Listener, TopDenials
 		if (halves == null) {
 			return Summary.EMPTY;
 		}
-		HeavyHitters[] both = halves.both(this.nanoTime.getAsLong());
-		Summary merged = Summary.merge(List.of(summary(both[0]), summary(both[1])), this.capacity);
-		return new Summary(merged.denials(), merged.identities(), 1);
+		Window both = halves.at(this.nanoTime.getAsLong());
+		Summary merged = Summary.merge(List.of(summary(both.current()), summary(both.previous())), this.capacity);
+		return new Summary(merged.denials(), merged.identities(), merged.tiers(), 1);
 	}
 
 	private static Summary summary(HeavyHitters half) {
 		Map<String, Long> counts = new LinkedHashMap<>();
-		half.items().forEach((counted) -> counts.put(counted.item(), counted.count()));
-		return new Summary(half.total(), counts, 1);
+		Map<String, String> tiers = new HashMap<>();
+		half.items().forEach((counted) -> {
+			counts.put(counted.item(), counted.count());
+			if (counted.tag() != null) {
+				tiers.put(counted.item(), counted.tag());
+			}
+		});
+		return new Summary(half.total(), counts, tiers, 1);
 	}
 
 	/** {@return the counters kept over every policy and half: at most twice the capacity per policy} */
 	public int counters() {
 		int counters = 0;
 		for (Halves halves : this.policies.values()) {
-			HeavyHitters[] both = halves.both(this.nanoTime.getAsLong());
-			counters += both[0].size() + both[1].size();
+			Window both = halves.at(this.nanoTime.getAsLong());
+			counters += both.current().size() + both.previous().size();
 		}
 		return counters;
 	}
@@ -122,81 +136,91 @@ public final class TopDenials implements RateLimitOverrides.Listener, TopDenials
 		else {
 			this.policies.forEach((name, halves) -> {
 				if (policy == null || policy.equals(name)) {
-					halves.forget(identity);
+					halves.forget(RateLimitKeys.safeIdentity(identity));
 				}
 			});
 		}
 		this.resetHook.run();
 	}
 
-	/** The two halves of a policy's window; the counting one turns into the previous one every half window. */
+	/**
+	 * A policy's two halves, swapped whole so that a reader never sees a half twice or a half and a start that do not
+	 * belong together: the counting one, the one before it, and when the counting one started.
+	 */
+	private record Window(HeavyHitters current, HeavyHitters previous, long started) {
+	}
+
+	/** The halves of a policy's window; the counting one turns into the previous one every half window. */
 	private final class Halves {
 
-		private volatile HeavyHitters current;
-
-		private volatile HeavyHitters previous;
-
-		private volatile long started;
+		private volatile Window window;
 
 		Halves(long now) {
-			this.current = new HeavyHitters(TopDenials.this.capacity);
-			this.previous = new HeavyHitters(TopDenials.this.capacity);
-			this.started = now;
+			this.window = new Window(fresh(), fresh(), now);
 		}
 
-		HeavyHitters current(long now) {
-			if (now - this.started >= TopDenials.this.halfNanos) {
-				rotate(now);
+		/** {@return the halves at {@code now}, moved on by whole halves when one or more have ended} */
+		Window at(long now) {
+			Window seen = this.window;
+			return (now - seen.started() < TopDenials.this.halfNanos) ? seen : rotate(now);
+		}
+
+		/** Swaps the halves whole, under this object's lock (taken once per half window). */
+		private synchronized Window rotate(long now) {
+			Window seen = this.window;
+			long ended = (now - seen.started()) / TopDenials.this.halfNanos;
+			if (ended < 1) {
+				return seen; // another thread rotated
 			}
-			return this.current;
+			// after two halves or more without a denial, nothing recent enough is left
+			this.window = new Window(fresh(), (ended == 1) ? seen.current() : fresh(),
+					seen.started() + ended * TopDenials.this.halfNanos);
+			return this.window;
 		}
 
-		HeavyHitters[] both(long now) {
-			HeavyHitters counting = current(now);
-			return new HeavyHitters[] { counting, this.previous };
-		}
-
-		private synchronized void rotate(long now) {
-			long elapsed = now - this.started;
-			if (elapsed < TopDenials.this.halfNanos) {
-				return; // another thread rotated
-			}
-			// a whole window without a denial leaves nothing to keep
-			this.previous = (elapsed < 2 * TopDenials.this.halfNanos) ? this.current
-					: new HeavyHitters(TopDenials.this.capacity);
-			this.current = new HeavyHitters(TopDenials.this.capacity);
-			this.started = now;
+		private HeavyHitters fresh() {
+			return new HeavyHitters(TopDenials.this.capacity);
 		}
 
 		void forget(String identity) {
-			this.current.removeIf(identity::equals);
-			this.previous.removeIf(identity::equals);
+			Window both = this.window;
+			both.current().removeIf(identity::equals);
+			both.previous().removeIf(identity::equals);
 		}
 
 	}
 
 	/**
-	 * Denials of a policy over the window: their number and the most refused identities with their counts (each at
-	 * least the true count, above it by at most the denials divided by the capacity), the highest first.
+	 * Denials of a policy over the window: their number and the most refused identities with their counts, the
+	 * highest first. Estimates: each half's count may exceed the true one (by at most its denials divided by the
+	 * capacity), and a half or instance that evicted the identity adds nothing for it, so a sum may be below the truth.
 	 *
 	 * @param denials the policy's denials counted
 	 * @param identities the most refused identities and their denials
+	 * @param tiers the tier whose limits refused an identity, for the identities a tier's limits refused
 	 * @param instances how many instances' summaries this one combines
 	 */
-	public record Summary(long denials, Map<String, Long> identities, int instances) {
+	public record Summary(long denials, Map<String, Long> identities, Map<String, String> tiers, int instances) {
 
 		/** No denial. */
-		public static final Summary EMPTY = new Summary(0, Map.of(), 0);
+		public static final Summary EMPTY = new Summary(0, Map.of(), Map.of(), 0);
+
+		/** A summary published by a version without tiers reads as one without. */
+		public Summary {
+			tiers = (tiers != null) ? tiers : Map.of();
+		}
 
 		/** {@return summaries added up: counts summed per identity, the {@code capacity} highest kept} */
 		public static Summary merge(List<Summary> summaries, int capacity) {
 			long denials = 0;
 			int instances = 0;
 			Map<String, Long> counts = new HashMap<>();
+			Map<String, String> tiers = new HashMap<>();
 			for (Summary summary : summaries) {
 				denials += summary.denials();
 				instances += summary.instances();
 				summary.identities().forEach((identity, count) -> counts.merge(identity, count, Long::sum));
+				summary.tiers().forEach(tiers::putIfAbsent);
 			}
 			Map<String, Long> top = new LinkedHashMap<>();
 			counts.entrySet()
@@ -204,7 +228,8 @@ public final class TopDenials implements RateLimitOverrides.Listener, TopDenials
 				.sorted(Map.Entry.<String, Long>comparingByValue().reversed().thenComparing(Map.Entry.comparingByKey()))
 				.limit(capacity)
 				.forEachOrdered((entry) -> top.put(entry.getKey(), entry.getValue()));
-			return new Summary(denials, top, instances);
+			tiers.keySet().retainAll(top.keySet());
+			return new Summary(denials, top, tiers, instances);
 		}
 
 	}
