@@ -5,6 +5,9 @@ import java.util.Map;
 
 import io.github.ratelimit.autoconfigure.endpoint.RateLimitsEndpoint;
 import io.github.ratelimit.autoconfigure.endpoint.RateLimitsEndpointAutoConfiguration;
+import io.github.ratelimit.core.RateLimitBackend;
+import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RedisTopDenials;
@@ -28,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The top denials as the starter wires them: on by default, shared through Redis when there is Redis, this
  * instance's own on the local backend, off with {@code ratelimit.top.enabled=false}, every enforced denial recorded,
- * and {@code ratelimit.top.*} validated naming the property.
+ * a tiered identity's quota read under its tier, and {@code ratelimit.top.*} validated naming the property.
  */
 class TopDenialsAutoConfigurationTests {
 
@@ -57,6 +60,29 @@ class TopDenialsAutoConfigurationTests {
 			Map<String, Object> top = context.getBean(RateLimitsEndpoint.class).usage("api", "top", null);
 			assertThat(top).containsEntry("denials", 1L).containsEntry("digestOnly", false);
 		});
+	}
+
+	@Test
+	void aTieredIdentityShowsTheQuotaOfItsTier() {
+		onRedis().withPropertyValues("ratelimit.policies.api.tiers.key=principal",
+				"ratelimit.policies.api.tiers.limits.gold.limit=5").run((context) -> {
+					RateLimitPolicy gold = context.getBean(RateLimitPolicyRegistry.class)
+						.configured("api")
+						.tiers()
+						.get("gold");
+					RateLimitBackend backend = context.getBean(RateLimitBackend.class);
+					backend.acquire(RateLimitRequest.of(gold, "global"), "t").block();
+					backend.acquire(RateLimitRequest.of(gold, "global"), "t").block();
+					context.getBean(TopDenials.class).record("api", "global", "gold");
+					Map<String, Object> top = context.getBean(RateLimitsEndpoint.class).usage("api", "top", null);
+					// the base policy (limit 1) would say 0
+					assertThat(top).extractingByKey("top")
+						.asInstanceOf(InstanceOfAssertFactories.LIST)
+						.singleElement()
+						.asInstanceOf(InstanceOfAssertFactories.MAP)
+						.containsEntry("identity", "global")
+						.containsEntry("remaining", 3L);
+				});
 	}
 
 	@Test

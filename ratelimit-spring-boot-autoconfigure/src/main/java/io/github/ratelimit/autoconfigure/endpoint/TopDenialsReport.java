@@ -9,9 +9,11 @@ import java.util.TreeSet;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitKeys;
+import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.spring.ConfiguredPolicy;
 import io.github.ratelimit.spring.KeySpec;
+import io.github.ratelimit.spring.MissingKey;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.TopDenials;
 import io.github.ratelimit.spring.TopDenialsSource;
@@ -82,7 +84,7 @@ final class TopDenialsReport {
 			identity.put("share", (summary.denials() > 0)
 					? Math.min(1.0, entry.getValue() / (double) summary.denials()) : 0.0);
 			if (configured != null) {
-				identity.putAll(state(configured, entry.getKey()));
+				identity.putAll(state(configured, entry.getKey(), summary.tiers().get(entry.getKey())));
 			}
 			top.add(identity);
 		});
@@ -90,26 +92,57 @@ final class TopDenialsReport {
 		return described;
 	}
 
-	/** An identity as the limiter keys it (a digest for a hostile value), or always its digest. */
-	private String shown(String identity) {
-		return this.digestOnly ? RateLimitKeys.digest(identity) : RateLimitKeys.safeIdentity(identity);
+	/**
+	 * An identity as shown: its digest, unless its source cannot carry a secret ({@code ip}, {@code principal},
+	 * {@code global}, no key) and digests are not asked for everywhere. A header, a bean's or an expression's value
+	 * may be an API key or a token. One the limiter keeps as a digest already is shown as it is.
+	 */
+	static String shown(String identity, boolean digestOnly) {
+		if (identity.startsWith("~")) {
+			return identity;
+		}
+		int colon = identity.indexOf(':');
+		String source = (colon > 0) ? identity.substring(0, colon) : identity;
+		boolean plain = source.equals("ip") || source.equals("principal") || identity.equals(KeySpec.GLOBAL)
+				|| identity.equals(MissingKey.ANONYMOUS);
+		return (plain && !digestOnly) ? identity : RateLimitKeys.digest(identity);
 	}
 
-	/** The identity's remaining quota and reset under the limits that apply to it now (overrides, not tiers). */
-	private Map<String, Object> state(ConfiguredPolicy configured, String identity) {
+	private String shown(String identity) {
+		return shown(identity, this.digestOnly);
+	}
+
+	/**
+	 * The identity's remaining quota and reset under the limits that refused it: its tier's (the tier recorded with
+	 * the denial), then the overrides. An identity kept as a digest cannot be looked up.
+	 */
+	private Map<String, Object> state(ConfiguredPolicy configured, String identity, @Nullable String tier) {
+		if (identity.startsWith("~")) {
+			return Map.of("state", "unknown (the identity is kept as its digest)");
+		}
 		int colon = identity.indexOf(':');
 		String source = (colon > 0) ? identity.substring(0, colon) : null;
 		String overrideKey = (source != null && KeySpec.isSource(source))
 				? configured.overrideKey(source, identity.substring(colon + 1), identity) : identity;
 		try {
 			PolicyDecision state = this.backend
-				.inspect(RateLimitRequest.of(this.registry.effective(configured, overrideKey, null), identity))
+				.inspect(RateLimitRequest.of(effective(configured, overrideKey, tier), identity))
 				.get(0);
 			return Map.of("remaining", state.remaining(), "resetAfter", state.resetAfter());
 		}
 		catch (RuntimeException ex) {
 			return Map.of("state", "unavailable (" + ex.getClass().getSimpleName() + ")");
 		}
+	}
+
+	/** The registry's order without a request: the identity's configured override, else the tier's, then runtime. */
+	private RateLimitPolicy effective(ConfiguredPolicy configured, String overrideKey, @Nullable String tier) {
+		RateLimitPolicy policy = configured.overrides().get(overrideKey);
+		if (policy == null && tier != null) {
+			policy = configured.tiers().get(tier);
+		}
+		return (policy != null) ? this.registry.overrides().apply(policy, overrideKey)
+				: this.registry.effective(configured, overrideKey, null);
 	}
 
 }
