@@ -164,7 +164,7 @@ class TopDenialsIntegrationTests {
 		String[] properties = { "management.endpoints.web.exposure.include=ratelimits",
 				"management.endpoint.ratelimits.access=unrestricted",
 				"ratelimit.policies.per-client.limit=1",
-				"ratelimit.policies.per-client.window=1h", "ratelimit.top.window=10m" };
+				"ratelimit.policies.per-client.window=1h", "ratelimit.top.enabled=true", "ratelimit.top.window=10m" };
 		String[] all = new String[properties.length + more.length];
 		System.arraycopy(properties, 0, all, 0, properties.length);
 		System.arraycopy(more, 0, all, properties.length, more.length);
