@@ -50,6 +50,9 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 	/** The most counters of a top summary: each recorded denial of a new identity walks them once. */
 	private static final int MAX_TOP_CAPACITY = 1024;
 
+	/** The shortest period of the repeating Redis reads and writes (reconcile, publish): 100 ms. */
+	private static final Duration MIN_PERIOD = Duration.ofMillis(100);
+
 	private @Nullable ConfigurableListableBeanFactory beanFactory;
 
 	private @Nullable KeyResolvers keys;
@@ -156,7 +159,7 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 				circuitBreaker.permittedNumberOfCallsInHalfOpenState());
 		positive(breaker + "wait-duration-in-open-state", circuitBreaker.waitDurationInOpenState());
 		atLeastOne("ratelimit.redis.denial-cache.maximum-size", redis.denialCache().maximumSize());
-		positive("ratelimit.overrides.reconcile-interval", properties.overrides().reconcileInterval());
+		atLeast("ratelimit.overrides.reconcile-interval", properties.overrides().reconcileInterval(), MIN_PERIOD);
 		atLeastOne("ratelimit.local.maximum-keys", properties.local().maximumKeys());
 		double nearLimitRatio = properties.metrics().nearLimitRatio();
 		if (!(nearLimitRatio >= 0 && nearLimitRatio < 1)) {
@@ -167,7 +170,7 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 			throw invalid("ratelimit.top.capacity", top.capacity(), "must be between 1 and " + MAX_TOP_CAPACITY);
 		}
 		positive("ratelimit.top.window", top.window());
-		positive("ratelimit.top.publish-interval", top.publishInterval());
+		atLeast("ratelimit.top.publish-interval", top.publishInterval(), MIN_PERIOD);
 	}
 
 	private static ConfiguredPolicy policy(String name, PolicyProperties source, FailureMode defaultFailureMode,
@@ -280,6 +283,13 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 	private static void positive(String property, @Nullable Duration value) {
 		if (value == null || value.isNegative() || value.isZero()) {
 			throw invalid(property, value, "must be a positive duration");
+		}
+	}
+
+	/** A period of a repeating task: below a millisecond it would repeat without pause. */
+	private static void atLeast(String property, @Nullable Duration value, Duration min) {
+		if (value == null || value.compareTo(min) < 0) {
+			throw invalid(property, value, "must be at least " + min.toMillis() + "ms");
 		}
 	}
 

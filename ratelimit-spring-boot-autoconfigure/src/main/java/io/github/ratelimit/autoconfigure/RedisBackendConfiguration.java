@@ -55,7 +55,10 @@ class RedisBackendConfiguration {
 		return overrides;
 	}
 
-	/** Every instance's top denials combined through Redis (a lifecycle bean publishing this instance's). */
+	/**
+	 * Every instance's top denials combined through Redis (a lifecycle bean publishing this instance's), each call
+	 * within the limiter's budget, so that a silent Redis leaves this instance's summary at once.
+	 */
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "ratelimit.top.enabled", matchIfMissing = true)
@@ -63,7 +66,7 @@ class RedisBackendConfiguration {
 			TopDenials top) {
 		RateLimitProperties.Top settings = properties.top();
 		return new RedisTopDenials(connectionFactory, properties.keyPrefix(), top, settings.capacity(),
-				settings.publishInterval());
+				settings.publishInterval(), properties.redis().timeout());
 	}
 
 	@Bean

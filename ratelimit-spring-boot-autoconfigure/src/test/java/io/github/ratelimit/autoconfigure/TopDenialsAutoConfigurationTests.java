@@ -119,7 +119,16 @@ class TopDenialsAutoConfigurationTests {
 					"positive duration"));
 		this.runner.withPropertyValues("ratelimit.top.publish-interval=-1s")
 			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.top.publish-interval",
-					"positive duration"));
+					"at least 100ms"));
+		// below a millisecond the publisher would repeat without pause
+		this.runner.withPropertyValues("ratelimit.top.publish-interval=500us")
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.top.publish-interval",
+					"at least 100ms"));
+		this.runner.withPropertyValues("ratelimit.overrides.reconcile-interval=99ms")
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(),
+					"ratelimit.overrides.reconcile-interval", "at least 100ms"));
+		onRedis().withPropertyValues("ratelimit.top.publish-interval=100ms", "ratelimit.overrides.reconcile-interval=100ms")
+			.run((context) -> assertThat(context).hasNotFailed());
 	}
 
 	/** One check of the policy (keyed {@code global}: no request needed) through the enforcer, as a filter makes it. */

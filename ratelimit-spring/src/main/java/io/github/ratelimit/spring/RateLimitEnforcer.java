@@ -14,6 +14,8 @@ import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimiter;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -23,6 +25,8 @@ import reactor.core.publisher.Mono;
  * (overrides, tiers), then one call of the limiter. Shared by the filters, interceptors and the gateway.
  */
 public final class RateLimitEnforcer {
+
+	private static final Log logger = LogFactory.getLog(RateLimitEnforcer.class);
 
 	private final RateLimiter limiter;
 
@@ -47,7 +51,8 @@ public final class RateLimitEnforcer {
 
 	/**
 	 * An enforcer that also hands every decision of the limiter to {@code decided} on the thread that receives it
-	 * (the top denials record their refusals there: it must be quick and never block).
+	 * (the top denials record their refusals there: it must be quick and never block). What it throws is logged at
+	 * debug level and never reaches the request.
 	 * @throws IllegalArgumentException when a rule names an unknown policy
 	 */
 	public RateLimitEnforcer(RateLimiter limiter, RateLimitPolicyRegistry policies, List<RateLimitRule> rules,
@@ -57,7 +62,19 @@ public final class RateLimitEnforcer {
 		this.policies = policies;
 		this.rules = new FilterRules(policies, rules);
 		this.annotations = new AnnotationPolicies(policies, keyResolverBeans, defaultFailureMode);
-		this.decided = decided;
+		this.decided = (decided != null) ? heedless(decided) : null;
+	}
+
+	/** {@code decided}, its failures logged: recording a decision must not fail the request it decided. */
+	private static Consumer<RateLimitDecision> heedless(Consumer<RateLimitDecision> decided) {
+		return (decision) -> {
+			try {
+				decided.accept(decision);
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Could not hand a rate-limit decision to its listener; the request goes on", ex);
+			}
+		};
 	}
 
 	/**

@@ -20,15 +20,15 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * Every instance's {@link TopDenials} combined through Redis: each instance publishes its summary of a policy every
- * {@code interval}, off the request path, as a field (its instance id) of the hash {@code <prefix>top:<policy>},
- * stamped with Redis's clock; a field older than three intervals is stale (a gone instance's share lapses), dropped
- * by the next publisher, and the hash expires when nobody publishes. Reading combines the fresh fields of the other
- * instances with this instance's own summary. Redis being down leaves this instance's own summary.
+ * {@code interval}, off the request path, as a field (its instance id) of the hash {@code <prefix>top:{<policy>}},
+ * stamped with Redis's clock in the sorted set {@code <prefix>top:{<policy>}:at} (same Cluster slot); a field older
+ * than three intervals is stale (a gone instance's share lapses), dropped by the next publisher, and both keys
+ * expire when nobody publishes. Reading combines the fresh fields of the other instances with this instance's own
+ * summary. Every call waits at most {@code timeout}; Redis being down or slow leaves this instance's own summary.
  */
 public final class RedisTopDenials implements TopDenialsSource, SmartLifecycle {
 
@@ -38,38 +38,43 @@ public final class RedisTopDenials implements TopDenialsSource, SmartLifecycle {
 
 	private static final ObjectReader READER = JsonMapper.shared().readerFor(TopDenials.Summary.class);
 
-	/** Stores a field as {@code <Redis time in ms>;<summary>}, drops stale fields, keeps the hash alive. */
-	private static final RedisScript<Long> PUBLISH = RedisScript.of("""
+	/** Redis's clock in ms, for the scripts: no instance clock is compared. */
+	private static final String NOW = """
 			local t = redis.call('TIME')
 			local now = t[1] * 1000 + math.floor(t[2] / 1000)
+			""";
+
+	/** Stores a field and its time, drops the stale ones (found by time, not by reading every field), keeps both alive. */
+	private static final RedisScript<Long> PUBLISH = RedisScript.of(NOW + """
 			local ttl = tonumber(ARGV[3])
-			redis.call('HSET', KEYS[1], ARGV[1], now .. ';' .. ARGV[2])
-			local fields = redis.call('HGETALL', KEYS[1])
-			for i = 1, #fields, 2 do
-			  local at = tonumber(string.match(fields[i + 1], '^(%d+);'))
-			  if at == nil or now - at > ttl then redis.call('HDEL', KEYS[1], fields[i]) end
-			end
+			local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. (now - ttl))
+			for i = 1, #stale do redis.call('HDEL', KEYS[1], stale[i]) end
+			redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. (now - ttl))
+			redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+			redis.call('ZADD', KEYS[2], now, ARGV[1])
 			redis.call('PEXPIRE', KEYS[1], ttl)
+			redis.call('PEXPIRE', KEYS[2], ttl)
 			return 1
 			""", Long.class);
 
-	/** The fresh fields other than the caller's, as field, summary, field, summary... */
+	/** The fresh summaries other than the caller's. */
 	@SuppressWarnings("rawtypes")
-	private static final RedisScript<List> READ = RedisScript.of("""
-			local t = redis.call('TIME')
-			local now = t[1] * 1000 + math.floor(t[2] / 1000)
-			local fields = redis.call('HGETALL', KEYS[1])
+	private static final RedisScript<List> READ = RedisScript.of(NOW + """
 			local fresh = {}
-			for i = 1, #fields, 2 do
-			  local at, summary = string.match(fields[i + 1], '^(%d+);(.*)$')
-			  if at ~= nil and fields[i] ~= ARGV[1] and now - tonumber(at) <= tonumber(ARGV[2]) then
-			    table.insert(fresh, summary)
-			  end
+			for _, field in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], now - tonumber(ARGV[2]), '+inf')) do
+			  local summary = redis.call('HGET', KEYS[1], field)
+			  if field ~= ARGV[1] and summary then table.insert(fresh, summary) end
 			end
 			return fresh
 			""", List.class);
 
-	private final StringRedisTemplate redis;
+	/** Takes a field back. */
+	private static final RedisScript<Long> TAKE_BACK = RedisScript.of("""
+			redis.call('ZREM', KEYS[2], ARGV[1])
+			return redis.call('HDEL', KEYS[1], ARGV[1])
+			""", Long.class);
+
+	private final RedisCalls redis;
 
 	private final String prefix;
 
@@ -88,19 +93,33 @@ public final class RedisTopDenials implements TopDenialsSource, SmartLifecycle {
 
 	private volatile boolean running;
 
+	/** Calls waiting at most one {@code interval}: a publish ends before the next one is due. */
+	public RedisTopDenials(RedisConnectionFactory connectionFactory, String keyPrefix, TopDenials local, int capacity,
+			Duration interval) {
+		this(connectionFactory, keyPrefix, local, capacity, interval, interval);
+	}
+
 	/**
 	 * @param keyPrefix the rate limiter's key prefix
 	 * @param local this instance's summaries
 	 * @param capacity the most identities a combined summary keeps
 	 * @param interval how often this instance publishes
+	 * @param timeout the longest a read or publish waits for Redis (a Lettuce factory; other clients wait their own
+	 * command timeout)
 	 */
 	public RedisTopDenials(RedisConnectionFactory connectionFactory, String keyPrefix, TopDenials local, int capacity,
-			Duration interval) {
-		this.redis = new StringRedisTemplate(connectionFactory);
+			Duration interval, Duration timeout) {
+		this.redis = new RedisCalls(connectionFactory, timeout);
 		this.prefix = keyPrefix + "top:";
 		this.local = local;
 		this.capacity = capacity;
 		this.interval = interval;
+	}
+
+	/** The policy's hash and sorted set of times, hash-tagged to one Cluster slot. */
+	private List<String> keys(String policy) {
+		String hash = this.prefix + "{" + policy + "}";
+		return List.of(hash, hash + ":at");
 	}
 
 	/** {@return how long a published summary counts: three intervals} */
@@ -113,14 +132,10 @@ public final class RedisTopDenials implements TopDenialsSource, SmartLifecycle {
 		List<TopDenials.Summary> summaries = new ArrayList<>();
 		summaries.add(this.local.summary(policy));
 		try {
-			List<?> fresh = this.redis.execute(READ, List.of(this.prefix + policy), this.instance,
-					Long.toString(ttlMillis()));
-			if (fresh != null) {
-				for (Object each : fresh) {
-					TopDenials.Summary summary = parse(String.valueOf(each));
-					if (summary != null) {
-						summaries.add(summary);
-					}
+			for (Object each : this.redis.list(READ, keys(policy), this.instance, Long.toString(ttlMillis()))) {
+				TopDenials.Summary summary = parse(String.valueOf(each));
+				if (summary != null) {
+					summaries.add(summary);
 				}
 			}
 		}
@@ -139,19 +154,18 @@ public final class RedisTopDenials implements TopDenialsSource, SmartLifecycle {
 	public void publish() {
 		for (String policy : this.local.policies()) {
 			TopDenials.Summary summary = this.local.summary(policy);
-			String hash = this.prefix + policy;
-			try {
-				if (summary.denials() > 0 || !summary.identities().isEmpty()) {
-					this.redis.execute(PUBLISH, List.of(hash), this.instance, WRITER.writeValueAsString(summary),
+			if (summary.denials() > 0 || !summary.identities().isEmpty()) {
+				try {
+					this.redis.run(PUBLISH, keys(policy), this.instance, WRITER.writeValueAsString(summary),
 							Long.toString(ttlMillis()));
 					this.published.add(policy);
 				}
-				else if (this.published.remove(policy)) {
-					this.redis.opsForHash().delete(hash, this.instance);
+				catch (RuntimeException ex) {
+					logger.debug("Could not publish this instance's rate-limit denials of policy '" + policy + "'", ex);
 				}
 			}
-			catch (RuntimeException ex) {
-				logger.debug("Could not publish this instance's rate-limit denials of policy '" + policy + "'", ex);
+			else if (this.published.remove(policy)) {
+				takeBack(policy);
 			}
 		}
 		// a policy forgotten whole by a reset is no longer among the local ones
@@ -164,7 +178,7 @@ public final class RedisTopDenials implements TopDenialsSource, SmartLifecycle {
 
 	private void takeBack(String policy) {
 		try {
-			this.redis.opsForHash().delete(this.prefix + policy, this.instance);
+			this.redis.run(TAKE_BACK, keys(policy), this.instance);
 		}
 		catch (RuntimeException ex) {
 			logger.debug("Could not take back this instance's rate-limit denials of policy '" + policy + "'", ex);

@@ -3,6 +3,7 @@ package io.github.ratelimit.spring;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.DefaultRateLimiter;
@@ -78,6 +79,22 @@ class RateLimitEnforcerTests {
 			.decisions().get(0).limit()).isEqualTo(3);
 		assertThat(check(enforcer, TestRequest.get("/").withHeader("X-Api-Key", "k3").withPrincipal("someone"), api)
 			.decisions().get(0).limit()).isEqualTo(1);
+	}
+
+	@Test
+	void aFailingListenerOfDecisionsNeverFailsTheCheck() {
+		ConfiguredPolicy api = ConfiguredPolicy.of(policy("api", 1), API_KEY, MissingKey.SHARED);
+		AtomicInteger heard = new AtomicInteger();
+		RateLimitEnforcer enforcer = new RateLimitEnforcer(new DefaultRateLimiter(new LocalRateLimitBackend()),
+				new RateLimitPolicyRegistry(List.of(api)), List.of(), RateLimitEnforcerTests::noBeans, FailureMode.OPEN,
+				(decision) -> {
+					heard.incrementAndGet();
+					throw new IllegalStateException("recording failed");
+				});
+		TestRequest request = TestRequest.get("/").withHeader("X-Api-Key", "k");
+		assertThat(check(enforcer, request, api).allowed()).isTrue();
+		assertThat(check(enforcer, request, api).allowed()).isFalse();
+		assertThat(heard).hasValue(2);
 	}
 
 	private static RateLimitDecision check(RateLimitEnforcer enforcer, RequestContext request,

@@ -100,10 +100,9 @@ class TopDenialsIntegrationTests {
 		assertThat(top.counters()).isLessThanOrEqualTo(2 * 64);
 		assertThat(top.summary("per-client").denials()).isEqualTo(1_000_000);
 		first.getBean(RedisTopDenials.class).publish();
-		Map<String, String> published = redis.commands().hgetall("rl:top:per-client");
+		Map<String, String> published = redis.commands().hgetall("rl:top:{per-client}");
 		assertThat(published).hasSize(1);
-		String summary = published.values().iterator().next();
-		Map<String, Object> read = Actuator.read(summary.substring(summary.indexOf(';') + 1));
+		Map<String, Object> read = Actuator.read(published.values().iterator().next());
 		assertThat(Actuator.map(read.get("identities"))).hasSizeLessThanOrEqualTo(64);
 		assertThat(((Number) body(get(second, "/actuator/ratelimits/per-client/top")).get("denials")).longValue())
 			.isEqualTo(1_000_000);
@@ -170,7 +169,7 @@ class TopDenialsIntegrationTests {
 		String[] properties = { "management.endpoints.web.exposure.include=ratelimits",
 				"management.endpoint.ratelimits.access=unrestricted",
 				"ratelimit.policies.per-client.limit=1",
-				"ratelimit.policies.per-client.window=1h", "ratelimit.top.window=10m" };
+				"ratelimit.policies.per-client.window=1h", "ratelimit.top.enabled=true", "ratelimit.top.window=10m" };
 		String[] all = new String[properties.length + more.length];
 		System.arraycopy(properties, 0, all, 0, properties.length);
 		System.arraycopy(more, 0, all, properties.length, more.length);
