@@ -132,7 +132,7 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 
 	/**
 	 * @param reconcileInterval How often every instance reads the runtime overrides from Redis again: the longest an
-	 * instance that missed a change notification takes to apply it.
+	 * instance that missed a change notification takes to apply it (at least 100ms).
 	 */
 	public record Overrides(@DefaultValue("1s") Duration reconcileInterval) {
 	}
@@ -143,10 +143,10 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 	 * @param capacity Most identities counted per policy and half window; the memory kept per policy is bounded by
 	 * twice this many counters, whatever the number of clients.
 	 * @param window How far back denials count: the summary covers between the last half of it and all of it.
-	 * @param digestOnly Whether the endpoint shows a digest of each identity instead of the identity, for
-	 * identities that are personal data.
-	 * @param publishInterval How often each instance publishes its summaries to Redis; a summary not published again
-	 * within three intervals (a gone instance's) no longer counts.
+	 * @param digestOnly Whether the endpoint shows a digest of every identity, also of ip and principal keys (shown as
+	 * they are by default), for identities that are personal data.
+	 * @param publishInterval How often each instance publishes its summaries to Redis (at least 100ms); a summary not
+	 * published again within three intervals (a gone instance's) no longer counts.
 	 */
 	public record Top(@DefaultValue("true") boolean enabled, @DefaultValue("64") int capacity,
 			@DefaultValue("1m") Duration window, @DefaultValue("false") boolean digestOnly,

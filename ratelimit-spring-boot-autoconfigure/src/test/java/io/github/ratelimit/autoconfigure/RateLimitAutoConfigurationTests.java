@@ -66,7 +66,7 @@ class RateLimitAutoConfigurationTests {
 		this.runner
 			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
 					"ratelimit.policies.api.algorithm=fixed-window", "ratelimit.policies.api.limit=2",
-					"ratelimit.policies.api.window=1m")
+					"ratelimit.policies.api.window=1m", "ratelimit.top.enabled=false")
 			.run((context) -> {
 				assertThat(context).hasSingleBean(RateLimiter.class);
 				assertThat(context.getBean(RateLimitBackend.class)).isInstanceOf(RedisRateLimitBackend.class);
