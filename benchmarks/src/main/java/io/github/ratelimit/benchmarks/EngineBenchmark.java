@@ -11,6 +11,7 @@ import java.util.function.ToDoubleFunction;
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.ratelimit.spring.TopDenials;
 import io.github.ratelimit.testkit.RedisServer;
 import org.jspecify.annotations.Nullable;
 
@@ -23,7 +24,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * flight; the local backend with 1 and 32 threads.
  * <p>
  * The contenders whose ratios {@link Targets} judges (the ceiling, our token bucket and GCRA, batched and unbatched,
- * and bucket4j) run in rounds: in each, every mode in turn and in each mode those contenders one after the other,
+ * our batched token bucket recording every decision into the top denials, and bucket4j) run in rounds: in each, every mode in turn and in each mode those contenders one after the other,
  * their order rotated from one round to the next (as in {@link IndependentHarness}). A ratio is the median of the
  * rounds' ratios, each pairing two measurements taken seconds apart, so that the machine's drift over the section
  * moves single rounds rather than the result. The other algorithms and the local backend, reported but not judged,
@@ -40,6 +41,9 @@ final class EngineBenchmark {
 	static final String RAW = "raw EVALSHA (ceiling)";
 
 	static final String BUCKET4J = "bucket4j 8.19 Lettuce";
+
+	/** Our batched token bucket recording every decision into a {@link TopDenials}, as the enforcer does. */
+	static final String TOP_ON = "ours token-bucket, top on";
 
 	/** Our algorithms whose ratios the targets judge, batched and unbatched. */
 	static final List<Algorithm> JUDGED = List.of(Algorithm.TOKEN_BUCKET, Algorithm.GCRA);
@@ -143,6 +147,13 @@ final class EngineBenchmark {
 						contenders.add(new EngineContender(ours(algorithm, true), unbatched, algorithm, scenario));
 					}
 				}
+				if (algorithms.contains(Algorithm.TOKEN_BUCKET)) {
+					// what the top limited identities cost the check: the enforcer's consumer of decisions, at the
+					// defaults of ratelimit.top (64 identities per policy, one minute)
+					TopDenials top = new TopDenials(TopDenialsBenchmark.CAPACITY, Duration.ofMinutes(1));
+					contenders.add(new EngineContender(TOP_ON, new RedisRateLimitBackend(factory),
+							Algorithm.TOKEN_BUCKET, scenario, top));
+				}
 				contenders.add(new Bucket4jContender(redis.uri(), scenario));
 				Map<String, Measurements> measured = new LinkedHashMap<>();
 				for (Mode mode : MODES) {
@@ -214,14 +225,14 @@ final class EngineBenchmark {
 
 	/** Whether a contender runs in the rounds: the ceiling, bucket4j and ours whose ratios the targets judge. */
 	static boolean judged(String contender) {
-		return contender.equals(RAW) || contender.equals(BUCKET4J) || JUDGED.stream()
+		return contender.equals(RAW) || contender.equals(BUCKET4J) || contender.equals(TOP_ON) || JUDGED.stream()
 			.anyMatch((algorithm) -> contender.equals(ours(algorithm, false)) || contender.equals(ours(algorithm, true)));
 	}
 
 	static String report(Outcome outcome) {
 		StringBuilder out = new StringBuilder();
 		out.append("\nThe contenders the targets judge (the raw EVALSHA ceiling, ours token-bucket and gcra, batched and")
-			.append(" unbatched, and bucket4j) ran in ")
+			.append(" unbatched, ours token-bucket recording every decision into the top denials, and bucket4j) ran in ")
 			.append(outcome.rounds() == 1 ? "one round" : outcome.rounds() + " rounds")
 			.append(", after a warm-up of each (")
 			.append(seconds(outcome.warmup()))
@@ -273,6 +284,7 @@ final class EngineBenchmark {
 						Figures.percent(Rounds.median(over(ours, raw, LoadDriver.Result::redisCpuMicros))));
 			}
 			out.append(ratios);
+			out.append(topOnOff(measured));
 			if (outcome.rounds() > 1) {
 				out.append("\nEvery round (ops/s):\n\n");
 				List<String> inRounds = measured.stream()
@@ -300,11 +312,38 @@ final class EngineBenchmark {
 	}
 
 	/**
+	 * The top denials on against off: ours token bucket recording every decision over the same without, round by
+	 * round (empty when a narrowed run left the token bucket out).
+	 */
+	private static String topOnOff(List<Measurements> measured) {
+		Markdown table = new Markdown("mode", "top on / off", "per round", "top on ops/s", "off ops/s",
+				"top on client CPU µs/op", "off client CPU µs/op");
+		boolean any = false;
+		for (Mode mode : MODES) {
+			Measurements on = measured(measured, TOP_ON, mode.name());
+			Measurements off = measured(measured, ours(Algorithm.TOKEN_BUCKET, false), mode.name());
+			if (on == null || off == null) {
+				continue;
+			}
+			any = true;
+			double[] ratio = on.over(off, LoadDriver.Result::opsPerSecond);
+			table.row(mode.name(), Figures.percent(Rounds.median(ratio)), Rounds.range(ratio, Figures::percent),
+					on.opsPerSecond(), off.opsPerSecond(), on.median(LoadDriver.Result::clientCpuMicros),
+					off.median(LoadDriver.Result::clientCpuMicros));
+		}
+		return any ? "\nThe top limited identities on against off (ours token bucket, batched, recording every decision"
+				+ " into a `TopDenials` of the default 64 identities and one minute as the enforcer does), in the"
+				+ " same rounds:\n\n" + table : "";
+	}
+
+	/**
 	 * Records the figures {@link Targets} judges and the prose quotes: per scenario and mode, the ceiling's ops/s and
 	 * p99 (medians of the rounds), and our token bucket and GCRA (batched and unbatched): ops/s, p99 and round trips
 	 * per decision (medians of the rounds), the median of the rounds' ratios to the ceiling ({@code ceiling}, with
 	 * {@code ceiling-lowest} and {@code ceiling-highest}), to bucket4j ({@code bucket4j}, same) and of Redis CPU per
-	 * decision to the ceiling's ({@code redis-cpu}). An algorithm a narrowed run left out has no figures.
+	 * decision to the ceiling's ({@code redis-cpu}); the token bucket with the top denials on over off
+	 * ({@code token-bucket-top.off}, with {@code -lowest} and {@code -highest}). An algorithm a narrowed run left out
+	 * has no figures.
 	 */
 	static void figures(Outcome outcome, Figures figures) {
 		figures.put("engine.rounds", Integer.toString(outcome.rounds()));
@@ -336,7 +375,20 @@ final class EngineBenchmark {
 							.put(name + "calls", ours.median(LoadDriver.Result::roundTrips));
 					}
 				}
+				topFigures(entry.getValue(), mode, at, figures);
 			}
+		}
+	}
+
+	private static void topFigures(List<Measurements> measured, Mode mode, String at, Figures figures) {
+		Measurements on = measured(measured, TOP_ON, mode.name());
+		Measurements off = measured(measured, ours(Algorithm.TOKEN_BUCKET, false), mode.name());
+		if (on != null && off != null) {
+			double[] ratio = on.over(off, LoadDriver.Result::opsPerSecond);
+			figures.put(at + "token-bucket-top.ops", on.opsPerSecond())
+				.put(at + "token-bucket-top.off", Rounds.median(ratio))
+				.put(at + "token-bucket-top.off-lowest", Rounds.lowest(ratio))
+				.put(at + "token-bucket-top.off-highest", Rounds.highest(ratio));
 		}
 	}
 

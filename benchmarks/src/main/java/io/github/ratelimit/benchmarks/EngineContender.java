@@ -9,10 +9,15 @@ import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimiter;
+import io.github.ratelimit.spring.TopDenials;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
 
 /**
  * This project's engine, on the Redis or the local backend, with one algorithm. A concurrency decision releases
- * its permit right away (acquire + release is what a request costs), which is a second round trip.
+ * its permit right away (acquire + release is what a request costs), which is a second round trip. With a
+ * {@link TopDenials}, every decision is recorded into it as the enforcer's consumer of decisions does
+ * ({@code TopDenials.record(RateLimitDecision)}, blocking after the check, non-blocking in {@code doOnNext}).
  */
 final class EngineContender implements Contender {
 
@@ -22,9 +27,18 @@ final class EngineContender implements Contender {
 
 	private final RateLimitRequest[] requests = new RateLimitRequest[Scenario.IDENTITIES];
 
+	/** Where every decision is recorded, or null (the summaries off). */
+	private final @Nullable TopDenials top;
+
 	EngineContender(String name, RateLimitBackend backend, Algorithm algorithm, Scenario scenario) {
+		this(name, backend, algorithm, scenario, null);
+	}
+
+	EngineContender(String name, RateLimitBackend backend, Algorithm algorithm, Scenario scenario,
+			@Nullable TopDenials top) {
 		this.name = name;
 		this.limiter = new DefaultRateLimiter(backend);
+		this.top = top;
 		// the algorithms that keep one entry per request accept at most 100,000: at about 5 requests per second per
 		// identity that is still never reached within the one-minute window
 		long openLimit = (algorithm == Algorithm.SLIDING_WINDOW_LOG || algorithm == Algorithm.CONCURRENCY)
@@ -55,14 +69,20 @@ final class EngineContender implements Contender {
 	@Override
 	public boolean acquire(int identity) {
 		RateLimitDecision decision = this.limiter.check(this.requests[identity]);
+		if (this.top != null) {
+			this.top.record(decision);
+		}
 		decision.permit().release();
 		return decision.allowed();
 	}
 
 	@Override
 	public CompletionStage<Boolean> acquireAsync(int identity) {
-		return this.limiter.checkAsync(this.requests[identity])
-			.flatMap((decision) -> decision.permit().releaseAsync().thenReturn(decision.allowed()))
+		Mono<RateLimitDecision> checked = this.limiter.checkAsync(this.requests[identity]);
+		if (this.top != null) {
+			checked = checked.doOnNext(this.top::record);
+		}
+		return checked.flatMap((decision) -> decision.permit().releaseAsync().thenReturn(decision.allowed()))
 			.toFuture();
 	}
 
