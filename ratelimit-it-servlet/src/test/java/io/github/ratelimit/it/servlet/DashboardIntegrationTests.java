@@ -29,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The Grafana dashboard ({@code docs/operations/grafana-dashboard.json}) and the example Prometheus alert rules
  * ({@code docs/operations/prometheus-alerts.yml}) against what the application really exports: both parse, every
- * panel has a query, and every PromQL expression names only {@code ratelimit_*} series (and the circuit breaker's
+ * panel has a query (but those of a type that has none, {@link #QUERYLESS}), and every PromQL expression names only {@code ratelimit_*} series (and the circuit breaker's
  * {@code resilience4j_circuitbreaker_*}), and only labels on them,
  * that {@code /actuator/prometheus} shows after a few allowed and denied requests. Two scrapes: the shared
  * application's (histograms off, the default) and that of an instance started with
@@ -44,6 +44,12 @@ class DashboardIntegrationTests extends IntegrationTestSupport {
 
 	private static final String HISTOGRAMS =
 			"management.metrics.distribution.percentiles-histogram.ratelimit.decision=true";
+
+	/**
+	 * Panel types that query nothing: checked for their content instead, and left out of the query checks. Any other
+	 * type must have queries.
+	 */
+	static final Set<String> QUERYLESS = Set.of("text");
 
 	/** Labels Prometheus attaches to every series it scrapes: never in the application's own exposition. */
 	private static final Set<String> TARGET_LABELS = Set.of("instance", "job");
@@ -109,7 +115,7 @@ class DashboardIntegrationTests extends IntegrationTestSupport {
 		assertThat(variables.get("datasource").path("query").asString()).isEqualTo("prometheus");
 		assertThat(query(variables.get("policy"))).startsWith("label_values(ratelimit_decisions_total")
 			.endsWith("policy)");
-		List<JsonNode> panels = panels(dashboard);
+		List<JsonNode> panels = queryPanels(dashboard);
 		assertThat(panels).hasSizeGreaterThanOrEqualTo(8);
 		for (JsonNode panel : panels) {
 			String title = panel.path("title").asString();
@@ -135,7 +141,7 @@ class DashboardIntegrationTests extends IntegrationTestSupport {
 				assertThat(series(query(list.get(i)))).as(variable).isNotEmpty();
 			}
 		}
-		for (JsonNode panel : panels(dashboard)) {
+		for (JsonNode panel : queryPanels(dashboard)) {
 			JsonNode targets = panel.path("targets");
 			for (int i = 0; i < targets.size(); i++) {
 				String where = panel.path("title").asString() + " " + targets.get(i).path("refId").asString();
@@ -150,6 +156,19 @@ class DashboardIntegrationTests extends IntegrationTestSupport {
 				}
 			}
 		}
+	}
+
+	@Test
+	void theTopIdentitiesPanelPointsToTheEndpointWithThePolicyVariable() throws IOException {
+		JsonNode dashboard = JsonMapper.builder().build().readTree(Files.readString(DASHBOARD));
+		JsonNode top = panels(dashboard).stream()
+			.filter((panel) -> "Top limited identities".equals(panel.path("title").asString()))
+			.findFirst()
+			.orElseThrow();
+		assertThat(top.path("type").asString()).isEqualTo("text");
+		assertThat(top.path("options").path("mode").asString()).isEqualTo("markdown");
+		assertThat(top.path("options").path("content").asString()).contains("`GET /actuator/ratelimits/top`",
+				"`GET /actuator/ratelimits/{policy}/top`", "${policy:text}", "ratelimit.top.");
 	}
 
 	@Test
@@ -273,6 +292,25 @@ class DashboardIntegrationTests extends IntegrationTestSupport {
 	private static String query(JsonNode variable) {
 		JsonNode query = variable.path("query");
 		return query.isObject() ? query.path("query").asString() : query.asString();
+	}
+
+	/**
+	 * The panels that query Prometheus: every panel but those of a {@link #QUERYLESS} type, which must have no
+	 * queries and some content.
+	 */
+	private static List<JsonNode> queryPanels(JsonNode dashboard) {
+		List<JsonNode> panels = new ArrayList<>();
+		for (JsonNode panel : panels(dashboard)) {
+			String title = panel.path("title").asString();
+			if (QUERYLESS.contains(panel.path("type").asString())) {
+				assertThat(panel.path("targets").size()).as("queries of %s", title).isZero();
+				assertThat(panel.path("options").path("content").asString()).as("content of %s", title).isNotBlank();
+			}
+			else {
+				panels.add(panel);
+			}
+		}
+		return panels;
 	}
 
 	/** The panels, those inside collapsed rows included; rows themselves are no panels. */

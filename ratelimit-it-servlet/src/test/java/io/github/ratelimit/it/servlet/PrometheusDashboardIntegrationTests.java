@@ -275,8 +275,18 @@ class PrometheusDashboardIntegrationTests {
 		return queries;
 	}
 
+	/**
+	 * Adds a panel's queries; a row's are its panels', and a panel of a type that queries nothing
+	 * ({@link DashboardIntegrationTests#QUERYLESS}) must have none. Any other panel must have queries.
+	 */
 	private static void addQueries(JsonNode panel, Map<String, String> values, List<Query> queries) {
 		String title = panel.path("title").asString();
+		String type = panel.path("type").asString();
+		if ("row".equals(type) || DashboardIntegrationTests.QUERYLESS.contains(type)) {
+			assertThat(panel.path("targets").size()).as("queries of %s", title).isZero();
+			return;
+		}
+		assertThat(panel.path("targets").size()).as("queries of %s", title).isPositive();
 		for (JsonNode target : panel.path("targets")) {
 			Matcher variable = VARIABLE.matcher(target.path("expr").asString());
 			StringBuilder expr = new StringBuilder();
