@@ -41,11 +41,23 @@ public final class RateLimitPolicyRegistry {
 	 * ({@link RateLimitPolicy#tier()}), and so does what a runtime override makes of it; the others name none.
 	 */
 	public RateLimitPolicy effective(ConfiguredPolicy configured, String overrideKey, @Nullable RequestContext request) {
-		RateLimitPolicy policy = configured.overrides().get(overrideKey);
 		KeySpec tier = configured.tier();
-		if (policy == null && tier != null && request != null) {
-			String tierName = tier.resolve(request);
-			policy = (tierName != null) ? configured.tiers().get(tierName) : null;
+		String tierName = null;
+		if (tier != null && request != null && !configured.overrides().containsKey(overrideKey)) {
+			tierName = tier.resolve(request);
+		}
+		return effectiveInTier(configured, overrideKey, tierName);
+	}
+
+	/**
+	 * The policy that applies to an identity whose tier is already known (the one recorded with a denial; null:
+	 * none), in {@link #effective}'s order: its configured override, else the tier's, else the policy's own; then the
+	 * runtime overrides.
+	 */
+	public RateLimitPolicy effectiveInTier(ConfiguredPolicy configured, String overrideKey, @Nullable String tier) {
+		RateLimitPolicy policy = configured.overrides().get(overrideKey);
+		if (policy == null && tier != null) {
+			policy = configured.tiers().get(tier);
 		}
 		return this.overrides.apply((policy != null) ? policy : configured.policy(), overrideKey);
 	}

@@ -124,25 +124,14 @@ final class TopDenialsReport {
 		String source = (colon > 0) ? identity.substring(0, colon) : null;
 		String overrideKey = (source != null && KeySpec.isSource(source))
 				? configured.overrideKey(source, identity.substring(colon + 1), identity) : identity;
+		RateLimitPolicy policy = this.registry.effectiveInTier(configured, overrideKey, tier);
 		try {
-			PolicyDecision state = this.backend
-				.inspect(RateLimitRequest.of(effective(configured, overrideKey, tier), identity))
-				.get(0);
+			PolicyDecision state = this.backend.inspect(RateLimitRequest.of(policy, identity)).get(0);
 			return Map.of("remaining", state.remaining(), "resetAfter", state.resetAfter());
 		}
 		catch (RuntimeException ex) {
 			return Map.of("state", "unavailable (" + ex.getClass().getSimpleName() + ")");
 		}
-	}
-
-	/** The registry's order without a request: the identity's configured override, else the tier's, then runtime. */
-	private RateLimitPolicy effective(ConfiguredPolicy configured, String overrideKey, @Nullable String tier) {
-		RateLimitPolicy policy = configured.overrides().get(overrideKey);
-		if (policy == null && tier != null) {
-			policy = configured.tiers().get(tier);
-		}
-		return (policy != null) ? this.registry.overrides().apply(policy, overrideKey)
-				: this.registry.effective(configured, overrideKey, null);
 	}
 
 }
