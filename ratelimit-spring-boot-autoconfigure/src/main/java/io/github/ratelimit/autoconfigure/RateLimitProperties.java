@@ -132,7 +132,7 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 
 	/**
 	 * @param reconcileInterval How often every instance reads the runtime overrides from Redis again: the longest an
-	 * instance that missed a change notification takes to apply it (at least 100ms).
+	 * instance that missed a change notification takes to apply it (at least 1ms).
 	 */
 	public record Overrides(@DefaultValue("1s") Duration reconcileInterval) {
 	}

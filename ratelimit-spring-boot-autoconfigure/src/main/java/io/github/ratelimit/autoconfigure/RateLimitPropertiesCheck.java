@@ -50,7 +50,7 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 	/** The most counters of a top summary: each recorded denial of a new identity walks them once. */
 	private static final int MAX_TOP_CAPACITY = 1024;
 
-	/** The shortest period of the repeating Redis reads and writes (reconcile, publish): 100 ms. */
+	/** The shortest publish interval of the top identities (a write per policy per interval): 100 ms. */
 	private static final Duration MIN_PERIOD = Duration.ofMillis(100);
 
 	private @Nullable ConfigurableListableBeanFactory beanFactory;
@@ -159,7 +159,9 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 				circuitBreaker.permittedNumberOfCallsInHalfOpenState());
 		positive(breaker + "wait-duration-in-open-state", circuitBreaker.waitDurationInOpenState());
 		atLeastOne("ratelimit.redis.denial-cache.maximum-size", redis.denialCache().maximumSize());
-		atLeast("ratelimit.overrides.reconcile-interval", properties.overrides().reconcileInterval(), MIN_PERIOD);
+		// accepted as before down to 1 ms; below it the periodic reconcile would run without pause
+		atLeast("ratelimit.overrides.reconcile-interval", properties.overrides().reconcileInterval(),
+				Duration.ofMillis(1));
 		atLeastOne("ratelimit.local.maximum-keys", properties.local().maximumKeys());
 		double nearLimitRatio = properties.metrics().nearLimitRatio();
 		if (!(nearLimitRatio >= 0 && nearLimitRatio < 1)) {

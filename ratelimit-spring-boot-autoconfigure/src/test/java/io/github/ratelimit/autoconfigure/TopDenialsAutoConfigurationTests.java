@@ -124,10 +124,11 @@ class TopDenialsAutoConfigurationTests {
 		this.runner.withPropertyValues("ratelimit.top.publish-interval=500us")
 			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.top.publish-interval",
 					"at least 100ms"));
-		this.runner.withPropertyValues("ratelimit.overrides.reconcile-interval=99ms")
+		this.runner.withPropertyValues("ratelimit.overrides.reconcile-interval=500us")
 			.run((context) -> assertInvalidProperty(context.getStartupFailure(),
-					"ratelimit.overrides.reconcile-interval", "at least 100ms"));
-		onRedis().withPropertyValues("ratelimit.top.publish-interval=100ms", "ratelimit.overrides.reconcile-interval=100ms")
+					"ratelimit.overrides.reconcile-interval", "at least 1ms"));
+		// a reconcile interval accepted before the floor (only positive was asked) is still accepted
+		onRedis().withPropertyValues("ratelimit.top.publish-interval=100ms", "ratelimit.overrides.reconcile-interval=50ms")
 			.run((context) -> assertThat(context).hasNotFailed());
 	}
 
