@@ -3,6 +3,7 @@ package io.github.ratelimit.core;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import org.junit.jupiter.api.Test;
@@ -37,17 +38,25 @@ class KeyExpiryTests {
 	@MethodSource("redisKinds")
 	void everyKeyWrittenCarriesATtlAndIdleKeysVanish(Backends kind) throws InterruptedException {
 		Backends.Fixture fixture = kind.fresh();
-		// early in a second (Redis runs on this machine's clock): the fixed window's key, which lives to the end of
-		// its window, is still there when the TTLs are read
-		Thread.sleep(1000 - System.currentTimeMillis() % 1000);
-		RateLimitDecision decision = fixture.limiter.check(everyAlgorithm(Duration.ofSeconds(1), "idle-client"));
-		assertThat(decision.allowed()).isTrue();
-		Map<String, Long> ttls = fixture.ttls();
+		// the fixed window's key lives to the end of its one-second window (Redis runs on this machine's clock): on a
+		// loaded machine the check and the read may straddle a second's end and miss it; then a new identity is tried
+		Map<String, Long> ttls = Map.of();
+		for (int attempt = 0; attempt < 20 && ttls.size() != Algorithm.values().length; attempt++) {
+			Thread.sleep(1000 - System.currentTimeMillis() % 1000);
+			String identity = "idle-" + attempt;
+			RateLimitDecision decision = fixture.limiter.check(everyAlgorithm(Duration.ofSeconds(1), identity));
+			assertThat(decision.allowed()).isTrue();
+			ttls = fixture.ttls()
+				.entrySet()
+				.stream()
+				.filter((ttl) -> ttl.getKey().contains(identity) && ttl.getValue() != -2)
+				.collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
+		}
 		assertThat(ttls).hasSize(Algorithm.values().length);
 		// at most one window (two for the sliding window counter, whose count weighs on the next window)
 		assertThat(ttls.values()).allSatisfy((ttl) -> assertThat(ttl).isBetween(1L, 2000L));
 
-		long deadline = System.nanoTime() + Duration.ofSeconds(6).toNanos();
+		long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
 		while (!fixture.keys().isEmpty() && System.nanoTime() < deadline) {
 			Thread.sleep(50);
 		}
