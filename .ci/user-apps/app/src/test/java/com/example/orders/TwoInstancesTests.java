@@ -44,8 +44,12 @@ class TwoInstancesTests {
 
 	@BeforeAll
 	static void startSecondInstance(RedisServer redis) {
-		System.out.printf("User app on Spring Boot %s, Java %s%n", SpringBootVersion.getVersion(),
-				Runtime.version());
+		String redisVersion = redis.commands().info("server").lines()
+			.filter((line) -> line.startsWith("redis_version:"))
+			.findFirst()
+			.orElse("redis_version:?");
+		System.out.printf("User app on Spring Boot %s, Java %s, Redis %s%n", SpringBootVersion.getVersion(),
+				Runtime.version(), redisVersion.substring("redis_version:".length()).strip());
 		second = new SpringApplicationBuilder(OrdersApplication.class).run("--server.port=0",
 				"--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port());
 	}
