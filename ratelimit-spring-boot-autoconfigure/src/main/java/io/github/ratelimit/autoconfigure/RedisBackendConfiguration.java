@@ -30,6 +30,7 @@ class RedisBackendConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(RateLimitBackend.class)
 	RedisRateLimitBackend rateLimitBackend(RedisConnectionFactory connectionFactory, RateLimitProperties properties) {
+		LettuceMissingFailureAnalyzer.requireLettuce(connectionFactory);
 		return RedisRateLimitBackend.builder(connectionFactory)
 			.keyPrefix(properties.keyPrefix())
 			.batching(properties.redis().batching())

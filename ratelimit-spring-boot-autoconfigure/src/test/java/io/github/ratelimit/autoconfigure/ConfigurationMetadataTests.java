@@ -3,6 +3,7 @@ package io.github.ratelimit.autoconfigure;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.configurationmetadata.ConfigurationMetadataProperty;
 import org.springframework.boot.configurationmetadata.ConfigurationMetadataRepository;
 import org.springframework.boot.configurationmetadata.ConfigurationMetadataRepositoryJsonBuilder;
+import org.springframework.boot.configurationmetadata.Deprecation;
 import org.springframework.boot.configurationmetadata.ValueHint;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.convert.ApplicationConversionService;
@@ -35,6 +37,9 @@ class ConfigurationMetadataTests {
 
 	private static Map<String, ConfigurationMetadataProperty> properties;
 
+	/** Every property, the Actuator endpoint's and deprecated ones included. */
+	private static Map<String, ConfigurationMetadataProperty> allProperties;
+
 	@BeforeAll
 	static void readMetadata() throws IOException {
 		try (InputStream metadata = ConfigurationMetadataTests.class
@@ -42,6 +47,7 @@ class ConfigurationMetadataTests {
 			assertThat(metadata).as("generated metadata").isNotNull();
 			ConfigurationMetadataRepository repository = ConfigurationMetadataRepositoryJsonBuilder.create(metadata)
 				.build();
+			allProperties = repository.getAllProperties();
 			properties = repository.getAllProperties()
 				.entrySet()
 				.stream()
@@ -97,6 +103,37 @@ class ConfigurationMetadataTests {
 			.collect(Collectors.toSet());
 		assertThat(hinted).isEqualTo(EnumSet.allOf(FailureMode.class));
 		assertThat(hints).allSatisfy((hint) -> assertThat(hint.getDescription()).isNotBlank());
+	}
+
+	/**
+	 * What the configuration reference promises from 0.1.0 on: a property of a release that is gone is declared
+	 * deprecated, with its replacement (level warning: the old name still works) or removed (level error).
+	 */
+	@Test
+	void everyPropertyOfTheLastReleaseIsStillThereOrDeclaredDeprecated() throws IOException {
+		List<String> released;
+		try (InputStream list = ConfigurationMetadataTests.class.getResourceAsStream("/released-properties.txt")) {
+			assertThat(list).as("released-properties.txt").isNotNull();
+			released = new String(list.readAllBytes(), StandardCharsets.UTF_8).lines()
+				.filter((line) -> !line.isBlank() && !line.startsWith("#"))
+				.toList();
+		}
+		assertThat(released).contains("ratelimit.enabled", "ratelimit.redis.timeout");
+		assertThat(released).allSatisfy((name) -> assertThat(allProperties).as("a property of the last release")
+			.containsKey(name));
+		for (ConfigurationMetadataProperty property : allProperties.values()) {
+			Deprecation deprecation = property.getDeprecation();
+			if (deprecation == null) {
+				continue;
+			}
+			if (deprecation.getLevel() == Deprecation.Level.ERROR) {
+				assertThat(deprecation.getReason()).as("why %s was removed", property.getId()).isNotBlank();
+			}
+			else {
+				assertThat(allProperties).as("the replacement of " + property.getId())
+					.containsKey(deprecation.getReplacement());
+			}
+		}
 	}
 
 	private static String camelCase(String dashed) {
