@@ -1,5 +1,6 @@
 package io.github.ratelimit.benchmarks.http;
 
+import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -10,6 +11,11 @@ import org.springframework.web.bind.annotation.RestController;
 @SpringBootApplication
 @RestController
 public class BenchmarkApplication {
+
+	/** Runs the application alone (to profile it, or load it by hand); the arguments are Spring Boot's. */
+	public static void main(String[] args) {
+		SpringApplication.run(BenchmarkApplication.class, args);
+	}
 
 	@GetMapping("/bench")
 	String bench() {
