@@ -70,7 +70,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 		}
 		return scope
 			.admit(this.enforcer, request, targets, null, null,
-					(admitted) -> scope.setHeaders(this.responses.headers(admitted)))
+					(admitted) -> scope.setHeaders(this.responses, admitted))
 			.onErrorResume(RateLimitExceededException.class, (denial) -> ExchangeScope
 				.write(exchange, this.responses.reject(denial.decision(), request))
 				.then(Mono.empty()))

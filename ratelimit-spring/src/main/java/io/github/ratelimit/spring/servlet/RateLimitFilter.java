@@ -72,7 +72,7 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 			FilterChain chain) throws ServletException, IOException {
 		RequestScope scope = RequestScope.find(request);
 		if (scope != null && !scope.admitted().isEmpty() && !response.isCommitted()) {
-			RequestScope.setHeaders(response, this.responses.headers(RateLimitDecision.merge(scope.admitted())));
+			RequestScope.setHeaders(response, this.responses, RateLimitDecision.merge(scope.admitted()));
 		}
 		chain.doFilter(request, response);
 	}
@@ -88,7 +88,7 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 			return null;
 		}
 		return DecisionScope.awaitAdmission(scope.admit(this.enforcer, scope.request(), targets, null, null,
-				(admitted) -> RequestScope.setHeaders(response, this.responses.headers(admitted))));
+				(admitted) -> RequestScope.setHeaders(response, this.responses, admitted)));
 	}
 
 	@Override

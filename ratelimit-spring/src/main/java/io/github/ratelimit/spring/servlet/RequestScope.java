@@ -2,8 +2,10 @@ package io.github.ratelimit.spring.servlet;
 
 import java.io.IOException;
 
+import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.Waits;
 import io.github.ratelimit.spring.DecisionScope;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.Rejection;
 import io.github.ratelimit.spring.RequestContext;
 import jakarta.servlet.AsyncEvent;
@@ -79,6 +81,11 @@ final class RequestScope extends DecisionScope implements AsyncListener {
 		else {
 			Waits.await(close());
 		}
+	}
+
+	/** Sets the rate-limit headers of an admitted decision on a response, replacing values of the same name. */
+	static void setHeaders(HttpServletResponse response, RateLimitResponses responses, RateLimitDecision admitted) {
+		responses.writeHeaders(admitted, response::setHeader);
 	}
 
 	/** Sets headers on a response, replacing values of the same name. */

@@ -54,7 +54,7 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 		RateLimitExceededException denied = DecisionScope.awaitAdmission(scope.admit(this.enforcer.get(),
 				scope.request(), targets, invocation.getMethod(), invocation.getArguments(), (admitted) -> {
 					if (response != null && !response.isCommitted()) {
-						RequestScope.setHeaders(response, this.responses.get().headers(admitted));
+						RequestScope.setHeaders(response, this.responses.get(), admitted);
 					}
 				}));
 		if (denied != null) {
