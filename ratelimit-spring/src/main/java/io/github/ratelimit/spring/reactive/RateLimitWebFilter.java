@@ -64,7 +64,8 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 			.build();
 		Mono<Void> proceed = Mono.defer(() -> chain.filter(releasing))
 			.contextWrite((context) -> context.put(ExchangeScope.KEY, scope));
-		List<RateLimitEnforcer.Target> targets = this.enforcer.ruleTargets(request.method(), request.path());
+		List<RateLimitEnforcer.Target> targets = this.enforcer.ruleTargets(request.method(),
+				exchange.getRequest().getPath().pathWithinApplication());
 		if (targets.isEmpty()) {
 			return proceed;
 		}

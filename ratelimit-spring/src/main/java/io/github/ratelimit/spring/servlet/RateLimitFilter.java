@@ -83,7 +83,7 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 		if (CorsUtils.isPreFlightRequest(request)) {
 			return null; // a browser's CORS preflight is not the client's request: it takes no quota
 		}
-		List<RateLimitEnforcer.Target> targets = this.enforcer.ruleTargets(request.getMethod(), scope.request().path());
+		List<RateLimitEnforcer.Target> targets = this.enforcer.ruleTargets(request.getMethod(), scope.request().parsedPath());
 		if (targets.isEmpty()) {
 			return null;
 		}

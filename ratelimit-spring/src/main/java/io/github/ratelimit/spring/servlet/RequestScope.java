@@ -7,7 +7,6 @@ import io.github.ratelimit.core.Waits;
 import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.Rejection;
-import io.github.ratelimit.spring.RequestContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.ServletRequest;
@@ -31,7 +30,7 @@ final class RequestScope extends DecisionScope implements AsyncListener {
 
 	private final HttpServletRequest request;
 
-	private final RequestContext context;
+	private final ServletRequestContext context;
 
 	/** Whether the {@link RateLimitFilter} releases the permits (else the {@link PermitReleaseHandlerInterceptor}). */
 	private volatile boolean filterOwned;
@@ -58,7 +57,7 @@ final class RequestScope extends DecisionScope implements AsyncListener {
 		return (request.getAttribute(KEY) instanceof RequestScope scope) ? scope : null;
 	}
 
-	RequestContext request() {
+	ServletRequestContext request() {
 		return this.context;
 	}
 
