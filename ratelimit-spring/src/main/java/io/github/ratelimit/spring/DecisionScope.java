@@ -74,6 +74,26 @@ public class DecisionScope {
 		});
 	}
 
+	/**
+	 * {@link #admit(RateLimitEnforcer, RequestContext, List, Method, Object[], Consumer) Admits} a check, the calling
+	 * thread waiting for its decision (the servlet side): the denial, or null when admitted. The same as
+	 * {@link #awaitAdmission(Mono)} of that admission, without the operators a blocked thread does not need.
+	 */
+	public @Nullable RateLimitExceededException awaitAdmission(RateLimitEnforcer enforcer, RequestContext request,
+			List<RateLimitEnforcer.Target> targets, @Nullable Method method, @Nullable Object @Nullable [] args,
+			Consumer<RateLimitDecision> onAdmitted) {
+		List<RateLimitDecision> earlier = admitted();
+		RateLimitDecision decision = Waits.await(check(enforcer.checkAsync(request, targets, method, args)));
+		if (decision == null) {
+			return null; // no decision (never from the enforcer): as the admission's Mono, nothing refused
+		}
+		if (!decision.allowed()) {
+			return new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision));
+		}
+		onAdmitted.accept(RateLimitDecision.merge(admitted()));
+		return null;
+	}
+
 	/** Waits, on any thread, for an {@link #admit} without a wait for a turn: the denial, or null when admitted. */
 	public static @Nullable RateLimitExceededException awaitAdmission(Mono<RateLimitDecision> admission) {
 		return Waits.await(admission.then(Mono.<RateLimitExceededException>empty())

@@ -5,7 +5,6 @@ import java.util.List;
 
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.Waits;
-import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimitResponses;
@@ -87,8 +86,8 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 		if (targets.isEmpty()) {
 			return null;
 		}
-		return DecisionScope.awaitAdmission(scope.admit(this.enforcer, scope.request(), targets, null, null,
-				(admitted) -> RequestScope.setHeaders(response, this.responses, admitted)));
+		return scope.awaitAdmission(this.enforcer, scope.request(), targets, null, null,
+				(admitted) -> RequestScope.setHeaders(response, this.responses, admitted));
 	}
 
 	@Override
