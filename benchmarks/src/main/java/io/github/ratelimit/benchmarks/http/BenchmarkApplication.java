@@ -6,7 +6,9 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * The smallest servlet application: one endpoint, limited (or not) by the starter's filter.
+ * The smallest web application: one endpoint, limited (or not) by the starter's filter, on Tomcat or (with
+ * {@code spring.main.web-application-type=reactive}) on Netty; {@code /bench/denied} is the same endpoint under
+ * another path, for a policy that denies.
  */
 @SpringBootApplication
 @RestController
@@ -17,7 +19,7 @@ public class BenchmarkApplication {
 		SpringApplication.run(BenchmarkApplication.class, args);
 	}
 
-	@GetMapping("/bench")
+	@GetMapping({ "/bench", "/bench/denied" })
 	String bench() {
 		return "ok";
 	}
