@@ -177,13 +177,14 @@ final class HttpCompareBenchmark {
 			contenders.add(ours("ours servlet, local backend (" + label + ")", servletOff, false, before, local));
 			contenders.add(ours("ours servlet, Redis (" + label + ")", servletOff, false, before, onRedis));
 		}
-		Path bucket4j = Path.of(System.getProperty("bench.compare.bucket4j", "benchmarks/bucket4j-app/target/bucket4j-app.jar"));
+		Path bucket4j = Path
+			.of(System.getProperty("bench.compare.bucket4j", "benchmarks/bucket4j-app/target/bucket4j-app.jar"));
 		if (Files.isRegularFile(bucket4j)) {
-			String b4jOff = "bucket4j starter 0.12.10 (Boot 3.5.7), limiter off";
+			String b4j = "bucket4j starter 0.12.10 WebFlux (Boot 3.5.7)";
+			String b4jOff = b4j + ", limiter off";
 			contenders.add(bucket4j(b4jOff, b4jOff, false, bucket4j, redis, false));
-			contenders.add(bucket4j("bucket4j starter 0.12.10 (Boot 3.5.7), Redis", b4jOff, false, bucket4j, redis, true));
-			contenders.add(bucket4j("bucket4j starter 0.12.10 (Boot 3.5.7), Redis, half denied", b4jOff, true, bucket4j,
-					redis, true));
+			contenders.add(bucket4j(b4j + ", Redis", b4jOff, false, bucket4j, redis, true));
+			contenders.add(bucket4j(b4j + ", Redis, half denied", b4jOff, true, bucket4j, redis, true));
 		}
 		else {
 			System.out.println("http-compare: no " + bucket4j + " (benchmarks/run builds it): the bucket4j starter skipped");
@@ -197,7 +198,10 @@ final class HttpCompareBenchmark {
 		return new Contender(name, off, halfDenied, command);
 	}
 
-	/** The starter's servlet filter on Lettuce: the same limits, the client address as key (its SpEL). */
+	/**
+	 * The starter's WebFlux filter on Lettuce (its Lettuce backend serves no servlet filter): the same limits, the client
+	 * address as key (its SpEL).
+	 */
 	private static Contender bucket4j(String name, String off, boolean halfDenied, Path jar, RedisServer redis,
 			boolean enabled) {
 		List<String> command = ServerProcess.jar(jar);
@@ -206,8 +210,8 @@ final class HttpCompareBenchmark {
 		String[][] filters = { { "/bench", "1000000000", "minutes" }, { "/bench/denied", "1", "hours" } };
 		for (int i = 0; i < filters.length; i++) {
 			String at = "--bucket4j.filters[" + i + "].";
-			command.addAll(List.of(at + "cache-name=buckets", at + "url=" + filters[i][0],
-					at + "rate-limits[0].cache-key=getRemoteAddr()",
+			command.addAll(List.of(at + "cache-name=buckets", at + "url=" + filters[i][0], at + "filter-method=webflux",
+					at + "rate-limits[0].cache-key=getRemoteAddress().getAddress().getHostAddress()",
 					at + "rate-limits[0].bandwidths[0].capacity=" + filters[i][1],
 					at + "rate-limits[0].bandwidths[0].time=1", at + "rate-limits[0].bandwidths[0].unit=" + filters[i][2]));
 		}
@@ -247,12 +251,12 @@ final class HttpCompareBenchmark {
 						"bench.wrk.connections", HttpBenchmark.CONNECTIONS),
 				Runtime.getRuntime().availableProcessors(), ServerProcess.HEAP, outcome.load()));
 		Markdown means = new Markdown("configuration", "requests/s", "vs off", "p50 µs", "p90 µs", "p99 µs",
-				"non-2xx share", "Redis commands per request", "Redis CPU µs per request");
+				"non-2xx share", "socket errors per run", "Redis commands per request", "Redis CPU µs per request");
 		for (Contender contender : outcome.contenders()) {
 			double[] m = mean(outcome.rows(), contender.name());
 			double[] off = mean(outcome.rows(), contender.off());
 			means.row(contender.name(), m[0], String.format(Locale.ROOT, "%.0f%%", 100 * m[0] / off[0]), m[1], m[2],
-					m[3], String.format(Locale.ROOT, "%.0f%%", 100 * m[4]), m[5], m[6]);
+					m[3], String.format(Locale.ROOT, "%.0f%%", 100 * m[4]), m[7], m[5], m[6]);
 		}
 		out.append("Means of the rounds:\n\n").append(means).append("\nEvery run:\n\n");
 		Markdown runs = new Markdown("configuration", "round", "requests/s", "p50 µs", "p99 µs", "non-2xx answers",
@@ -274,11 +278,15 @@ final class HttpCompareBenchmark {
 		}
 	}
 
-	/** Requests/s, p50, p90, p99, non-2xx share, Redis commands and CPU µs per request, averaged over the rounds. */
+	/**
+	 * Requests/s, p50, p90, p99, non-2xx share, Redis commands and CPU µs per request, socket errors, averaged over
+	 * the rounds.
+	 */
 	private static double[] mean(List<Row> rows, String name) {
 		List<ToDoubleFunction<Row>> fields = List.of((row) -> row.wrk().requestsPerSecond(), (row) -> row.wrk().p50(),
 				(row) -> row.wrk().p90(), (row) -> row.wrk().p99(), (row) -> row.perRequest(row.wrk().non2xx()),
-				(row) -> row.perRequest(row.redisCommands()), (row) -> row.perRequest(row.redisCpuMicros()));
+				(row) -> row.perRequest(row.redisCommands()), (row) -> row.perRequest(row.redisCpuMicros()),
+				(row) -> row.wrk().socketErrors());
 		return WrkBenchmark.means(rows, (row) -> row.contender().equals(name), fields);
 	}
 

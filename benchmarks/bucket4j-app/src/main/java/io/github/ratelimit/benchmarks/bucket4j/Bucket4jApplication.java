@@ -11,9 +11,10 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * The benchmarks' endpoints ({@code /bench}, and {@code /bench/denied} for the half-denied load) limited by the
- * bucket4j Spring Boot starter's servlet filter on its Lettuce backend; the limits come as {@code bucket4j.*}
- * arguments from the http-compare section. The starter's Lettuce backend takes a {@link RedisClient} bean.
+ * The benchmarks' endpoints ({@code /bench}, and {@code /bench/denied} for the half-denied load) on WebFlux, limited
+ * by the bucket4j Spring Boot starter's WebFlux filter on its Lettuce backend (which serves its WebFlux and Gateway
+ * filters only); the limits come as {@code bucket4j.*} arguments from the http-compare section. The Lettuce backend
+ * takes a {@link RedisClient} bean.
  */
 @SpringBootApplication
 @RestController
