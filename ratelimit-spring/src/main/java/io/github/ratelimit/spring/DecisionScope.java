@@ -3,6 +3,7 @@ package io.github.ratelimit.spring;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -151,7 +152,16 @@ public class DecisionScope {
 
 	/** A snapshot of the admitted decisions: what the response reports, and what a denial gives back. */
 	public List<RateLimitDecision> admitted() {
-		return this.decisions.stream().filter(RateLimitDecision::allowed).toList();
+		if (this.decisions.isEmpty()) {
+			return List.of(); // a request's first check: asked twice per admission, nothing to copy
+		}
+		List<RateLimitDecision> admitted = new ArrayList<>(this.decisions.size());
+		for (RateLimitDecision decision : this.decisions) {
+			if (decision.allowed()) {
+				admitted.add(decision);
+			}
+		}
+		return Collections.unmodifiableList(admitted);
 	}
 
 	/** The live list of the permits held. */
