@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -151,10 +152,23 @@ final class WrkBenchmark {
 	}
 
 	private String wrk(WrkBinary wrk, URI uri, int duration) throws IOException, InterruptedException {
-		Process process = new ProcessBuilder(wrk.command(), "-t" + this.threads, "-c" + this.connections,
-				"-d" + duration + "s", "--latency", uri.toString())
-			.redirectErrorStream(true)
-			.start();
+		return run(wrk, List.of("-t" + this.threads, "-c" + this.connections), uri, duration);
+	}
+
+	/**
+	 * One {@code wrk --latency} run.
+	 * @param wrk the wrk
+	 * @param options wrk's options before the duration (threads, connections, a script)
+	 * @param uri the address loaded
+	 * @param duration the seconds it runs
+	 * @return what wrk printed
+	 */
+	static String run(WrkBinary wrk, List<String> options, URI uri, int duration)
+			throws IOException, InterruptedException {
+		List<String> command = new ArrayList<>(List.of(wrk.command()));
+		command.addAll(options);
+		command.addAll(List.of("-d" + duration + "s", "--latency", uri.toString()));
+		Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
 		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 		if (!process.waitFor(duration + 30L, TimeUnit.SECONDS)) {
 			process.destroyForcibly();
@@ -259,13 +273,14 @@ final class WrkBenchmark {
 
 	/** Requests per second, p50, p90 and p99 of one configuration, averaged over its rounds. */
 	private static double[] mean(List<Row> rows, String name) {
-		List<ToDoubleFunction<Row>> fields = List.of(Row::requestsPerSecond, Row::p50, Row::p90, Row::p99);
+		return means(rows, (row) -> row.configuration().equals(name),
+				List.of(Row::requestsPerSecond, Row::p50, Row::p90, Row::p99));
+	}
+
+	/** Each field's mean over the rows that {@code which} selects (0 when none). */
+	static <R> double[] means(List<R> rows, Predicate<R> which, List<ToDoubleFunction<R>> fields) {
 		return fields.stream()
-			.mapToDouble((field) -> rows.stream()
-				.filter((row) -> row.configuration().equals(name))
-				.mapToDouble(field)
-				.average()
-				.orElse(0))
+			.mapToDouble((field) -> rows.stream().filter(which).mapToDouble(field).average().orElse(0))
 			.toArray();
 	}
 

@@ -3,6 +3,7 @@ package io.github.ratelimit.spring;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -74,6 +75,26 @@ public class DecisionScope {
 		});
 	}
 
+	/**
+	 * {@link #admit(RateLimitEnforcer, RequestContext, List, Method, Object[], Consumer) Admits} a check, the calling
+	 * thread waiting for its decision (the servlet side): the denial, or null when admitted. The same as
+	 * {@link #awaitAdmission(Mono)} of that admission, without the operators a blocked thread does not need.
+	 */
+	public @Nullable RateLimitExceededException awaitAdmission(RateLimitEnforcer enforcer, RequestContext request,
+			List<RateLimitEnforcer.Target> targets, @Nullable Method method, @Nullable Object @Nullable [] args,
+			Consumer<RateLimitDecision> onAdmitted) {
+		List<RateLimitDecision> earlier = admitted();
+		RateLimitDecision decision = Waits.await(check(enforcer.checkAsync(request, targets, method, args)));
+		if (decision == null) {
+			return null; // no decision (never from the enforcer): as the admission's Mono, nothing refused
+		}
+		if (!decision.allowed()) {
+			return new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision));
+		}
+		onAdmitted.accept(RateLimitDecision.merge(admitted()));
+		return null;
+	}
+
 	/** Waits, on any thread, for an {@link #admit} without a wait for a turn: the denial, or null when admitted. */
 	public static @Nullable RateLimitExceededException awaitAdmission(Mono<RateLimitDecision> admission) {
 		return Waits.await(admission.then(Mono.<RateLimitExceededException>empty())
@@ -131,7 +152,16 @@ public class DecisionScope {
 
 	/** A snapshot of the admitted decisions: what the response reports, and what a denial gives back. */
 	public List<RateLimitDecision> admitted() {
-		return this.decisions.stream().filter(RateLimitDecision::allowed).toList();
+		if (this.decisions.isEmpty()) {
+			return List.of(); // a request's first check: asked twice per admission, nothing to copy
+		}
+		List<RateLimitDecision> admitted = new ArrayList<>(this.decisions.size());
+		for (RateLimitDecision decision : this.decisions) {
+			if (decision.allowed()) {
+				admitted.add(decision);
+			}
+		}
+		return Collections.unmodifiableList(admitted);
 	}
 
 	/** The live list of the permits held. */

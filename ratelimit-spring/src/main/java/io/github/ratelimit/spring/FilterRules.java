@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring;
 
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -9,18 +10,24 @@ import org.springframework.http.server.PathContainer;
 /** The filter rules ({@code ratelimit.filter.rules}): which configured policies apply to a method and path. */
 final class FilterRules {
 
-	private final RateLimitPolicyRegistry policies;
-
 	private final List<RateLimitRule> rules;
+
+	/** Each rule's targets, its policies each once: made at startup, not per request. */
+	private final List<List<RateLimitEnforcer.Target>> targets;
 
 	/** Throws {@link IllegalArgumentException} when a rule names an unknown policy. */
 	FilterRules(RateLimitPolicyRegistry policies, List<RateLimitRule> rules) {
+		List<List<RateLimitEnforcer.Target>> targets = new ArrayList<>();
 		for (RateLimitRule rule : rules) {
 			// fails here rather than on the first request the rule matches
-			rule.policies().forEach(policies::configured);
+			targets.add(rule.policies()
+				.stream()
+				.distinct()
+				.map((name) -> new RateLimitEnforcer.Target(policies.configured(name), null, 0))
+				.toList());
 		}
-		this.policies = policies;
 		this.rules = List.copyOf(rules);
+		this.targets = List.copyOf(targets);
 	}
 
 	/** The policies of the rules matching a request, each once, in rule order. */
@@ -28,17 +35,36 @@ final class FilterRules {
 		if (this.rules.isEmpty()) {
 			return List.of();
 		}
+		return targets(method, PathContainer.parsePath(path));
+	}
+
+	/** {@link #targets(String, String)} of a path parsed already (as Spring parses a request's). */
+	List<RateLimitEnforcer.Target> targets(String method, PathContainer path) {
+		if (this.rules.isEmpty()) {
+			return List.of();
+		}
 		// "//api/x" reaches the same handler as "/api/x" under some matching strategies: match it the same way
-		PathContainer container = PathContainer.parsePath(path.contains("//") ? path.replaceAll("/{2,}", "/") : path);
-		Set<String> names = new LinkedHashSet<>();
-		for (RateLimitRule rule : this.rules) {
-			if (rule.matches(method, container)) {
-				names.addAll(rule.policies());
+		String value = path.value();
+		PathContainer container = value.contains("//") ? PathContainer.parsePath(value.replaceAll("/{2,}", "/"))
+				: path;
+		List<RateLimitEnforcer.Target> found = null;
+		Set<RateLimitEnforcer.Target> merged = null;
+		for (int i = 0; i < this.rules.size(); i++) {
+			if (!this.rules.get(i).matches(method, container)) {
+				continue;
+			}
+			if (found == null) {
+				found = this.targets.get(i); // the usual case, one rule: its list as it is
+			}
+			else {
+				merged = (merged != null) ? merged : new LinkedHashSet<>(found);
+				merged.addAll(this.targets.get(i));
 			}
 		}
-		return names.stream()
-			.map((name) -> new RateLimitEnforcer.Target(this.policies.configured(name), null, 0))
-			.toList();
+		if (merged != null) {
+			return List.copyOf(merged);
+		}
+		return (found != null) ? found : List.of();
 	}
 
 }

@@ -87,6 +87,9 @@ public final class KeySpec {
 		 * ({@code 2001:db8:1:2::/64}); a value that is no IP literal as it is (no name is ever looked up).
 		 */
 		public String group(String address) {
+			if (this.ipv4 == 32 && isCanonicalIpv4(address)) {
+				return address; // what parsing and formatting it gives back: skipped on every request
+			}
 			String literal = address;
 			if (literal.startsWith("[") && literal.endsWith("]")) {
 				literal = literal.substring(1, literal.length() - 1);
@@ -114,6 +117,33 @@ public final class KeySpec {
 				bytes[bit / 8] &= (byte) ~(0x80 >>> (bit % 8));
 			}
 			return format(bytes) + "/" + prefix;
+		}
+
+		/** Whether a text is an IPv4 address as Java writes one: four numbers 0-255, no leading zeros. */
+		static boolean isCanonicalIpv4(String text) {
+			int parts = 0;
+			int at = 0;
+			while (at <= text.length()) {
+				int end = text.indexOf('.', at);
+				end = (end < 0) ? text.length() : end;
+				int digits = end - at;
+				if (digits < 1 || digits > 3 || (digits > 1 && text.charAt(at) == '0')) {
+					return false;
+				}
+				int value = 0;
+				for (int i = at; i < end; i++) {
+					char c = text.charAt(i);
+					if (c < '0' || c > '9') {
+						return false;
+					}
+					value = value * 10 + (c - '0');
+				}
+				if (value > 255 || ++parts > 4) {
+					return false;
+				}
+				at = end + 1;
+			}
+			return parts == 4;
 		}
 
 		private static String format(byte[] bytes) {

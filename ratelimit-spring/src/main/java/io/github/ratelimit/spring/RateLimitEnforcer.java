@@ -19,6 +19,8 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
+import org.springframework.http.server.PathContainer;
+
 /**
  * Makes the check of a web request or a rate-limited call: which policies apply (the filter rules, or a method's
  * {@link RateLimited} annotations), the identity each counts (keys, missing keys, kill switches) and its limits
@@ -94,6 +96,11 @@ public final class RateLimitEnforcer {
 
 	/** The policies of the filter rules matching a request's method and path, each once, in rule order. */
 	public List<Target> ruleTargets(String method, String path) {
+		return this.rules.targets(method, path);
+	}
+
+	/** {@link #ruleTargets(String, String)} of a path Spring parsed already (the request's, within the application). */
+	public List<Target> ruleTargets(String method, PathContainer path) {
 		return this.rules.targets(method, path);
 	}
 

@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.Base64;
 import java.util.Objects;
 import java.util.StringJoiner;
+import java.util.function.BiConsumer;
 
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -59,15 +60,24 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 	/** The headers of a decision (none when no policy applied); {@code nowMillis} for {@code X-RateLimit-Reset}. */
 	public HttpHeaders of(RateLimitDecision decision, long nowMillis) {
 		HttpHeaders headers = new HttpHeaders();
+		write(decision, nowMillis, headers::set);
+		return headers;
+	}
+
+	/**
+	 * Hands the headers of a decision to {@code sink}, each name once, in {@link #of}'s order: what a filter sets on
+	 * its response without building an {@link HttpHeaders} (whose case-insensitive names cost on every request).
+	 */
+	public void write(RateLimitDecision decision, long nowMillis, BiConsumer<String, String> sink) {
 		if (decision.decisions().stream().anyMatch(MissingKey::isDenial)) {
-			return headers; // refused for a missing key: a client error, no quota to report, nothing to wait for
+			return; // refused for a missing key: a client error, no quota to report, nothing to wait for
 		}
 		RateLimitDecision reported = decision.degraded() ? withFigures(decision) : decision;
 		PolicyDecision deciding = reported.deciding().orElse(null);
 		if (this.legacy && deciding != null) {
-			headers.set(X_LIMIT, Long.toString(deciding.limit()));
-			headers.set(X_REMAINING, Long.toString(remainingOf(deciding)));
-			headers.set(X_RESET, Long.toString(ceilSeconds(Duration.ofMillis(nowMillis).plus(deciding.resetAfter()))));
+			sink.accept(X_LIMIT, Long.toString(deciding.limit()));
+			sink.accept(X_REMAINING, Long.toString(remainingOf(deciding)));
+			sink.accept(X_RESET, Long.toString(ceilSeconds(Duration.ofMillis(nowMillis).plus(deciding.resetAfter()))));
 		}
 		if (this.standard && deciding != null) {
 			StringJoiner policies = new StringJoiner(", ");
@@ -81,13 +91,12 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 						+ pk);
 				limits.add(name + ";r=" + remainingOf(policy) + ";t=" + ceilSeconds(resetOf(policy)) + pk);
 			}
-			headers.set(RATELIMIT_POLICY, policies.toString());
-			headers.set(RATELIMIT, limits.toString());
+			sink.accept(RATELIMIT_POLICY, policies.toString());
+			sink.accept(RATELIMIT, limits.toString());
 		}
 		if (this.retryAfter && !decision.allowed()) {
-			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds(decision)));
+			sink.accept(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds(decision)));
 		}
-		return headers;
 	}
 
 	/** What is left after an admission, 0 on a denial (a 429 never says quota remains for the request). */

@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring;
 
+import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 
 import io.github.ratelimit.core.RateLimitDecision;
@@ -26,6 +27,11 @@ public final class RateLimitResponses {
 	/** The rate-limit headers of a decision, as enabled. */
 	public HttpHeaders headers(RateLimitDecision decision) {
 		return this.headers.of(decision, this.clockMillis.getAsLong());
+	}
+
+	/** Hands the rate-limit headers of a decision, as enabled, to {@code sink} (name, value), each name once. */
+	public void writeHeaders(RateLimitDecision decision, BiConsumer<String, String> sink) {
+		this.headers.write(decision, this.clockMillis.getAsLong(), sink);
 	}
 
 	/** The response to a denying decision. */

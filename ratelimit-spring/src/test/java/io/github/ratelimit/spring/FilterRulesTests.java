@@ -5,6 +5,8 @@ import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 
+import org.springframework.http.server.RequestPath;
+
 import static io.github.ratelimit.spring.RateLimitEnforcerTests.IP;
 import static io.github.ratelimit.spring.RateLimitEnforcerTests.policy;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -49,6 +51,19 @@ class FilterRulesTests {
 		assertThat(rules.targets("HEAD", "/api/hello")).hasSize(1);
 		assertThat(rules.targets("POST", "/api/hello")).isEmpty();
 		assertThat(rules.targets("GET", "//api//hello")).hasSize(1);
+	}
+
+	@Test
+	void aPathSpringParsedMatchesAsItsTextAndEachRuleListsItsTargetsOnce() {
+		FilterRules rules = rules(List.of(ConfiguredPolicy.of(policy("p", 5), IP, MissingKey.SHARED)),
+				List.of(RateLimitRule.of(List.of("/api/**"), Set.of("GET"), List.of("p", "p"))));
+		assertThat(names(rules.targets("GET", RequestPath.parse("/app/api/hello", "/app").pathWithinApplication())))
+			.containsExactly("p");
+		assertThat(rules.targets("GET", RequestPath.parse("/app//api//hello", "/app").pathWithinApplication()))
+			.hasSize(1);
+		assertThat(rules.targets("GET", RequestPath.parse("/app/other", "/app").pathWithinApplication())).isEmpty();
+		// made at startup: every request matching the rule gets the same list
+		assertThat(rules.targets("GET", "/api/a")).isSameAs(rules.targets("GET", "/api/b"));
 	}
 
 }

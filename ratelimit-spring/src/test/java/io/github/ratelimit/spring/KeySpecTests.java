@@ -135,6 +135,20 @@ class KeySpecTests {
 	}
 
 	@Test
+	void fullLengthIpv4GroupsAsParsingAndFormattingWouldHave() {
+		// the shortcut for a canonical dotted quad must give what InetAddress gives, and leave everything else to it
+		for (String canonical : new String[] { "0.0.0.0", "127.0.0.1", "192.0.2.1", "255.255.255.255", "10.20.3.40" }) {
+			assertThat(KeySpec.IpPrefixes.isCanonicalIpv4(canonical)).as(canonical).isTrue();
+			assertThat(KeySpec.IpPrefixes.DEFAULT.group(canonical)).isEqualTo(canonical);
+		}
+		for (String other : new String[] { "", "1.2.3", "1.2.3.4.5", "1.2.3.4.", ".1.2.3", "256.1.1.1", "01.2.3.4",
+				"1.2.3.a", "1..3.4", "1234.1.1.1", "::1", "[1.2.3.4]", "1.2.3.4%eth0", "unknown" }) {
+			assertThat(KeySpec.IpPrefixes.isCanonicalIpv4(other)).as(other).isFalse();
+		}
+		assertThat(KeySpec.IpPrefixes.DEFAULT.group("256.1.1.1")).isEqualTo("256.1.1.1");
+	}
+
+	@Test
 	void tierKeysSeeOnlyTrustedData() {
 		TestRequest request = TestRequest.get("/").withHeader("X-Tier", "gold").withPrincipal("pro-user");
 		assertThat(KeySpec.parseTier("#principal?.name", (name) -> TENANT).resolve(request)).isEqualTo("pro-user");

@@ -1,6 +1,8 @@
 package io.github.ratelimit.spring.reactive;
 
+import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.DecisionScope;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.Rejection;
 import io.github.ratelimit.spring.RequestContext;
 import reactor.core.publisher.Mono;
@@ -82,14 +84,15 @@ final class ExchangeScope extends DecisionScope {
 		return this.filterOwned;
 	}
 
-	/** Sets rate-limit headers on the response, replacing earlier values, unless it is already committed. */
-	void setHeaders(HttpHeaders headers) {
+	/** Sets the rate-limit headers of an admitted decision, replacing earlier values, unless already committed. */
+	void setHeaders(RateLimitResponses responses, RateLimitDecision admitted) {
 		ServerHttpResponse response = this.exchange.getResponse();
-		if (headers.isEmpty() || response.isCommitted()) {
+		if (response.isCommitted()) {
 			return;
 		}
 		try {
-			response.getHeaders().putAll(headers);
+			HttpHeaders headers = response.getHeaders();
+			responses.writeHeaders(admitted, headers::set);
 		}
 		catch (UnsupportedOperationException ex) {
 			// committed meanwhile: the headers are read-only now

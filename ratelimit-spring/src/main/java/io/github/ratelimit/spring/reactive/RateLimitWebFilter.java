@@ -64,13 +64,14 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 			.build();
 		Mono<Void> proceed = Mono.defer(() -> chain.filter(releasing))
 			.contextWrite((context) -> context.put(ExchangeScope.KEY, scope));
-		List<RateLimitEnforcer.Target> targets = this.enforcer.ruleTargets(request.method(), request.path());
+		List<RateLimitEnforcer.Target> targets = this.enforcer.ruleTargets(request.method(),
+				exchange.getRequest().getPath().pathWithinApplication());
 		if (targets.isEmpty()) {
 			return proceed;
 		}
 		return scope
 			.admit(this.enforcer, request, targets, null, null,
-					(admitted) -> scope.setHeaders(this.responses.headers(admitted)))
+					(admitted) -> scope.setHeaders(this.responses, admitted))
 			.onErrorResume(RateLimitExceededException.class, (denial) -> ExchangeScope
 				.write(exchange, this.responses.reject(denial.decision(), request))
 				.then(Mono.empty()))

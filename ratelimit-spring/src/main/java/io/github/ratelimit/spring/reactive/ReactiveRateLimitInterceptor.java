@@ -85,7 +85,7 @@ final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	private Mono<RateLimitDecision> admit(ExchangeScope scope, List<RateLimitEnforcer.Target> targets, Method method,
 			@Nullable Object[] args) {
 		return scope.admit(this.enforcer.get(), scope.request(), targets, method, args,
-				(admitted) -> scope.setHeaders(this.responses.get().headers(admitted)));
+				(admitted) -> scope.setHeaders(this.responses.get(), admitted));
 	}
 
 	/** Without the filter nobody else releases the call's permits: it does, when its result terminates. */

@@ -5,7 +5,6 @@ import java.util.List;
 
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.Waits;
-import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimitResponses;
@@ -72,7 +71,7 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 			FilterChain chain) throws ServletException, IOException {
 		RequestScope scope = RequestScope.find(request);
 		if (scope != null && !scope.admitted().isEmpty() && !response.isCommitted()) {
-			RequestScope.setHeaders(response, this.responses.headers(RateLimitDecision.merge(scope.admitted())));
+			RequestScope.setHeaders(response, this.responses, RateLimitDecision.merge(scope.admitted()));
 		}
 		chain.doFilter(request, response);
 	}
@@ -83,12 +82,12 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 		if (CorsUtils.isPreFlightRequest(request)) {
 			return null; // a browser's CORS preflight is not the client's request: it takes no quota
 		}
-		List<RateLimitEnforcer.Target> targets = this.enforcer.ruleTargets(request.getMethod(), scope.request().path());
+		List<RateLimitEnforcer.Target> targets = this.enforcer.ruleTargets(request.getMethod(), scope.request().parsedPath());
 		if (targets.isEmpty()) {
 			return null;
 		}
-		return DecisionScope.awaitAdmission(scope.admit(this.enforcer, scope.request(), targets, null, null,
-				(admitted) -> RequestScope.setHeaders(response, this.responses.headers(admitted))));
+		return scope.awaitAdmission(this.enforcer, scope.request(), targets, null, null,
+				(admitted) -> RequestScope.setHeaders(response, this.responses, admitted));
 	}
 
 	@Override

@@ -2,10 +2,11 @@ package io.github.ratelimit.spring.servlet;
 
 import java.io.IOException;
 
+import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.Waits;
 import io.github.ratelimit.spring.DecisionScope;
+import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.Rejection;
-import io.github.ratelimit.spring.RequestContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.ServletRequest;
@@ -29,7 +30,7 @@ final class RequestScope extends DecisionScope implements AsyncListener {
 
 	private final HttpServletRequest request;
 
-	private final RequestContext context;
+	private final ServletRequestContext context;
 
 	/** Whether the {@link RateLimitFilter} releases the permits (else the {@link PermitReleaseHandlerInterceptor}). */
 	private volatile boolean filterOwned;
@@ -56,7 +57,7 @@ final class RequestScope extends DecisionScope implements AsyncListener {
 		return (request.getAttribute(KEY) instanceof RequestScope scope) ? scope : null;
 	}
 
-	RequestContext request() {
+	ServletRequestContext request() {
 		return this.context;
 	}
 
@@ -79,6 +80,11 @@ final class RequestScope extends DecisionScope implements AsyncListener {
 		else {
 			Waits.await(close());
 		}
+	}
+
+	/** Sets the rate-limit headers of an admitted decision on a response, replacing values of the same name. */
+	static void setHeaders(HttpServletResponse response, RateLimitResponses responses, RateLimitDecision admitted) {
+		responses.writeHeaders(admitted, response::setHeader);
 	}
 
 	/** Sets headers on a response, replacing values of the same name. */

@@ -3,7 +3,6 @@ package io.github.ratelimit.spring.servlet;
 import java.util.List;
 import java.util.function.Supplier;
 
-import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.RateLimitEnforcer;
 import io.github.ratelimit.spring.RateLimitExceededException;
 import io.github.ratelimit.spring.RateLimitResponses;
@@ -51,12 +50,12 @@ final class ServletRateLimitedMethodInterceptor implements MethodInterceptor {
 			return this.calls.invoke(invocation, scope.request());
 		}
 		HttpServletResponse response = servlet.getResponse();
-		RateLimitExceededException denied = DecisionScope.awaitAdmission(scope.admit(this.enforcer.get(),
+		RateLimitExceededException denied = scope.awaitAdmission(this.enforcer.get(),
 				scope.request(), targets, invocation.getMethod(), invocation.getArguments(), (admitted) -> {
 					if (response != null && !response.isCommitted()) {
-						RequestScope.setHeaders(response, this.responses.get().headers(admitted));
+						RequestScope.setHeaders(response, this.responses.get(), admitted);
 					}
-				}));
+				});
 		if (denied != null) {
 			throw denied;
 		}

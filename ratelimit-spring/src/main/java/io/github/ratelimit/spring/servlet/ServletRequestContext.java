@@ -6,6 +6,7 @@ import io.github.ratelimit.spring.RequestContext;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.http.server.PathContainer;
 import org.springframework.web.util.ServletRequestPathUtils;
 
 /** A {@link RequestContext} over an {@link HttpServletRequest}; the client address is {@code getRemoteAddr()}. */
@@ -13,7 +14,7 @@ final class ServletRequestContext implements RequestContext {
 
 	private final HttpServletRequest request;
 
-	private @Nullable String path;
+	private @Nullable PathContainer path;
 
 	ServletRequestContext(HttpServletRequest request) {
 		this.request = request;
@@ -24,6 +25,16 @@ final class ServletRequestContext implements RequestContext {
 		return ServletRequestPathUtils.parse(request).pathWithinApplication().value();
 	}
 
+	/** {@link #path()} as Spring parsed it, parsed once per request (the filter rules match it). */
+	PathContainer parsedPath() {
+		PathContainer path = this.path;
+		if (path == null) {
+			path = ServletRequestPathUtils.parse(this.request).pathWithinApplication();
+			this.path = path;
+		}
+		return path;
+	}
+
 	@Override
 	public String method() {
 		return this.request.getMethod();
@@ -31,12 +42,7 @@ final class ServletRequestContext implements RequestContext {
 
 	@Override
 	public String path() {
-		String path = this.path;
-		if (path == null) {
-			path = pathWithinApplication(this.request);
-			this.path = path;
-		}
-		return path;
+		return parsedPath().value();
 	}
 
 	@Override
