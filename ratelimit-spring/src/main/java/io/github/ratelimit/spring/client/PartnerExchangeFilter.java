@@ -1,0 +1,41 @@
+package io.github.ratelimit.spring.client;
+
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.web.reactive.function.client.ClientRequest;
+import org.springframework.web.reactive.function.client.ClientResponse;
+import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
+import org.springframework.web.reactive.function.client.ExchangeFunction;
+
+/**
+ * The {@code WebClient} side of a {@link RateLimitedPartner}: the call's turn is a delay (no thread waits), a refusal
+ * it may retry releases the body and is sent again.
+ */
+final class PartnerExchangeFilter implements ExchangeFilterFunction {
+
+	private final RateLimitedPartner partner;
+
+	PartnerExchangeFilter(RateLimitedPartner partner) {
+		this.partner = partner;
+	}
+
+	@Override
+	public Mono<ClientResponse> filter(ClientRequest request, ExchangeFunction next) {
+		return Mono.defer(() -> attempt(request, next, this.partner.deadline(), 0, null));
+	}
+
+	private Mono<ClientResponse> attempt(ClientRequest request, ExchangeFunction next, long deadline, int retries,
+			@Nullable PartnerResponse last) {
+		return this.partner.awaitTurn(deadline, last)
+			.then(Mono.defer(() -> next.exchange(request)))
+			.flatMap((response) -> this.partner.observe(response.statusCode().value(), response.headers().asHttpHeaders())
+				.flatMap((seen) -> switch (this.partner.verdict(seen, request.method(), retries)) {
+					case PASS -> Mono.just(response);
+					case RETRY -> response.releaseBody()
+						.then(Mono.defer(() -> attempt(request, next, deadline, retries + 1, seen)));
+					case REFUSE -> response.releaseBody().then(Mono.error(this.partner.refusal(seen)));
+				}));
+	}
+
+}

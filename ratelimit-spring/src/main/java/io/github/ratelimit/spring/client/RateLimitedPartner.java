@@ -1,0 +1,151 @@
+package io.github.ratelimit.spring.client;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.client.ClientHttpRequestInterceptor;
+import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
+
+/**
+ * One rate-limited partner: what its calls do around the exchange, shared by the {@code RestClient} interceptor
+ * ({@link #interceptor()}) and the {@code WebClient} filter ({@link #exchangeFilter()}). A call takes its turn
+ * before it is sent (waiting for it within the maximum wait, else failing with a
+ * {@link PartnerRateLimitedException}), its response is recorded, and a refusal is retried or failed.
+ */
+public final class RateLimitedPartner {
+
+	/** Idempotent methods (RFC 9110): sent again after a refusal. */
+	private static final Set<HttpMethod> IDEMPOTENT = Set.of(HttpMethod.GET, HttpMethod.HEAD, HttpMethod.OPTIONS,
+			HttpMethod.TRACE, HttpMethod.PUT, HttpMethod.DELETE);
+
+	/**
+	 * How calls to a partner behave.
+	 *
+	 * @param maxWait the longest a call waits in all (its turn, Retry-After) from its first try; 0 never waits
+	 * @param maxRetries how many times a refused call is sent again
+	 * @param retryNonIdempotent whether a refused POST or PATCH is sent again too
+	 * @param paceBelow share of the partner's limit below which the quota left is spread over the time to its reset
+	 * (0: only when none is left; 1: always)
+	 */
+	public record Settings(Duration maxWait, int maxRetries, boolean retryNonIdempotent, double paceBelow) {
+	}
+
+	/** What becomes of a response. */
+	enum Verdict {
+
+		/** Given to the caller. */
+		PASS,
+		/** Sent again at its next turn. */
+		RETRY,
+		/** Failed with a {@link PartnerRateLimitedException}. */
+		REFUSE
+
+	}
+
+	private final String name;
+
+	private final Settings settings;
+
+	private final PartnerState state;
+
+	private final PartnerCallListener listener;
+
+	/**
+	 * @param name the partner's name (a key of its state)
+	 * @param settings how its calls behave
+	 * @param state where its limits are kept
+	 * @param listener told of waits, retries and refusals
+	 */
+	public RateLimitedPartner(String name, Settings settings, PartnerState state, PartnerCallListener listener) {
+		this.name = name;
+		this.settings = settings;
+		this.state = state;
+		this.listener = listener;
+	}
+
+	/** @return the interceptor to add to the {@code RestClient} (or {@code RestTemplate}) that calls this partner */
+	public ClientHttpRequestInterceptor interceptor() {
+		return new PartnerRateLimitInterceptor(this);
+	}
+
+	/** @return the filter to add to the {@code WebClient} that calls this partner (needs spring-webflux) */
+	public ExchangeFilterFunction exchangeFilter() {
+		return new PartnerExchangeFilter(this);
+	}
+
+	/** @return the partner's name */
+	public String name() {
+		return this.name;
+	}
+
+	/** @return the partner's quotas as known now, and the wait a Retry-After still imposes */
+	public Mono<Map<String, Object>> known() {
+		return this.state.describe(this.name);
+	}
+
+	/** The end of a call's maximum wait, in {@link System#nanoTime()}. */
+	long deadline() {
+		return System.nanoTime() + this.settings.maxWait().toNanos();
+	}
+
+	/**
+	 * Takes the call's turn and waits for it; fails when it comes after the deadline.
+	 * @param last the refusal the call is retried after, or null on its first try
+	 */
+	Mono<Void> awaitTurn(long deadline, @Nullable PartnerResponse last) {
+		return this.state.reserve(this.name, this.settings.paceBelow())
+			.defaultIfEmpty(Duration.ZERO)
+			.flatMap((wait) -> {
+				if (wait.isZero()) {
+					return Mono.empty();
+				}
+				if (System.nanoTime() + wait.toNanos() - deadline > 0) {
+					this.listener.refused(this.name);
+					return Mono.error((last != null) ? refusal(last) : new PartnerRateLimitedException(this.name, 0,
+							wait, List.of()));
+				}
+				this.listener.waited(this.name, wait);
+				return Mono.delay(wait).then();
+			});
+	}
+
+	/** Reads a response's limits and records them. */
+	Mono<PartnerResponse> observe(int status, HttpHeaders headers) {
+		PartnerResponse seen = PartnerHeaders.read(headers, status, System.currentTimeMillis());
+		if (seen.quotas().isEmpty() && seen.retryAfter() == null) {
+			return Mono.just(seen);
+		}
+		return this.state.learn(this.name, seen).thenReturn(seen);
+	}
+
+	/**
+	 * What becomes of a response: a 429, or a 503 with Retry-After, is retried when it says when (a Retry-After, or
+	 * a quota with none left) and the request may be sent again; any other response passes.
+	 */
+	Verdict verdict(PartnerResponse seen, HttpMethod method, int retries) {
+		if (!seen.refused() || (seen.status() == 503 && seen.retryAfter() == null)) {
+			return Verdict.PASS;
+		}
+		boolean saysWhen = seen.retryAfter() != null || seen.quotas().stream().anyMatch((q) -> q.remaining() == 0);
+		boolean resendable = IDEMPOTENT.contains(method) || this.settings.retryNonIdempotent();
+		if (saysWhen && resendable && retries < this.settings.maxRetries()) {
+			this.listener.retried(this.name, seen.status());
+			return Verdict.RETRY;
+		}
+		this.listener.refused(this.name);
+		return Verdict.REFUSE;
+	}
+
+	/** The failure of a refused call, with the partner's figures. */
+	PartnerRateLimitedException refusal(PartnerResponse seen) {
+		return new PartnerRateLimitedException(this.name, seen.status(), seen.retryAfter(), seen.quotas());
+	}
+
+}
