@@ -12,12 +12,22 @@ import org.springframework.web.reactive.function.client.ExchangeFunction;
  * The {@code WebClient} side of a {@link RateLimitedPartner}: the call's turn is a delay (no thread waits), a refusal
  * it may retry releases the body and is sent again.
  */
-final class PartnerExchangeFilter implements ExchangeFilterFunction {
+public final class PartnerExchangeFilter implements ExchangeFilterFunction {
 
 	private final RateLimitedPartner partner;
 
-	PartnerExchangeFilter(RateLimitedPartner partner) {
+	private PartnerExchangeFilter(RateLimitedPartner partner) {
 		this.partner = partner;
+	}
+
+	/**
+	 * The filter to add to the {@code WebClient} that calls a partner:
+	 * {@code builder.filter(PartnerExchangeFilter.of(clients.partner("payments")))}.
+	 * @param partner the partner
+	 * @return its filter
+	 */
+	public static PartnerExchangeFilter of(RateLimitedPartner partner) {
+		return new PartnerExchangeFilter(partner);
 	}
 
 	@Override

@@ -10,7 +10,7 @@ import org.springframework.http.client.ClientHttpRequestInterceptor;
 /**
  * The configured rate-limited partners ({@code ratelimit.client.partners.<name>}), applied by the application to the
  * clients that call them: {@code restClientBuilder.requestInterceptor(clients.restClient("payments"))}, or for a
- * {@code WebClient} {@code webClientBuilder.filter(clients.partner("payments").exchangeFilter())}. Nothing is applied
+ * {@code WebClient} {@code webClientBuilder.filter(PartnerExchangeFilter.of(clients.partner("payments")))}. Nothing is applied
  * to a client the application does not name.
  */
 public final class RateLimitedClients {

@@ -11,11 +11,11 @@ import reactor.core.publisher.Mono;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
-import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 
 /**
  * One rate-limited partner: what its calls do around the exchange, shared by the {@code RestClient} interceptor
- * ({@link #interceptor()}) and the {@code WebClient} filter ({@link #exchangeFilter()}). A call takes its turn
+ * ({@link #interceptor()}) and the {@code WebClient} filter ({@link PartnerExchangeFilter#of}, in a class of its
+ * own so that this one loads without spring-webflux). A call takes its turn
  * before it is sent (waiting for it within the maximum wait, else failing with a
  * {@link PartnerRateLimitedException}), its response is recorded, and a refusal is retried or failed.
  */
@@ -73,11 +73,6 @@ public final class RateLimitedPartner {
 	/** @return the interceptor to add to the {@code RestClient} (or {@code RestTemplate}) that calls this partner */
 	public ClientHttpRequestInterceptor interceptor() {
 		return new PartnerRateLimitInterceptor(this);
-	}
-
-	/** @return the filter to add to the {@code WebClient} that calls this partner (needs spring-webflux) */
-	public ExchangeFilterFunction exchangeFilter() {
-		return new PartnerExchangeFilter(this);
 	}
 
 	/** @return the partner's name */
