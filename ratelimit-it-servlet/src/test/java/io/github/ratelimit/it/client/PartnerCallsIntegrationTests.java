@@ -2,6 +2,7 @@ package io.github.ratelimit.it.client;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
@@ -49,8 +50,8 @@ class PartnerCallsIntegrationTests {
 				"--ratelimit.policies.partner-items.limit=4", "--ratelimit.policies.partner-items.window=2s",
 				"--ratelimit.policies.partner-items.key=global",
 				"--ratelimit.policies.partner-orders.algorithm=fixed-window",
-				"--ratelimit.policies.partner-orders.limit=1", "--ratelimit.policies.partner-orders.window=3s",
-				"--ratelimit.policies.partner-orders.key=global",
+				"--ratelimit.policies.partner-orders.limit=1", "--ratelimit.policies.partner-orders.window=1h",
+				"--ratelimit.policies.partner-orders.key=header:X-Client",
 				"--ratelimit.filter.rules[0].paths=/partner/items/**",
 				"--ratelimit.filter.rules[0].policies=partner-items", "--ratelimit.filter.rules[1].paths=/partner/orders",
 				"--ratelimit.filter.rules[1].policies=partner-orders");
@@ -144,31 +145,35 @@ class PartnerCallsIntegrationTests {
 	}
 
 	@Test
-	void aRefusedPostIsNotRetriedUnlessConfiguredAndAGetIs() {
+	void aRefusedPostIsNotRetried() {
 		ConfigurableApplicationContext caller = caller(redis);
-		RestClient plain = RestClient.builder().baseUrl(partnerUrl()).build();
-		plain.post().uri("/partner/orders").retrieve().toBodilessEntity(); // the window's one order
-		int posts = counts().received("POST /partner/orders 429");
-		assertThatExceptionOfType(PartnerRateLimitedException.class)
-			.isThrownBy(() -> client(caller, "orders", partnerUrl()).post().uri("/partner/orders").retrieve()
-				.toBodilessEntity())
-			.satisfies((refused) -> {
-				assertThat(refused.status()).isEqualTo(429);
-				assertThat(refused.retryAfter()).isPositive();
-				assertThat(refused.quotas()).singleElement().satisfies((quota) -> {
-					assertThat(quota.policy()).isEqualTo("partner-orders");
-					assertThat(quota.remaining()).isZero();
-					assertThat(quota.limit()).isEqualTo(1);
-					assertThat(quota.partition()).isNotEmpty();
+		String client = UUID.randomUUID().toString();
+		RestClient.builder().baseUrl(partnerUrl()).defaultHeader("X-Client", client).build()
+			.post().uri("/partner/orders").retrieve().toBodilessEntity(); // the client's one order of the hour
+		int refusedBefore = counts().received("POST /partner/orders 429");
+		for (String partnerName : List.of("orders", "orders-retrying")) {
+			RestClient orders = RestClient.builder()
+				.baseUrl(partnerUrl())
+				.defaultHeader("X-Client", client)
+				.requestInterceptor(caller.getBean(RateLimitedClients.class).restClient(partnerName))
+				.build();
+			assertThatExceptionOfType(PartnerRateLimitedException.class)
+				.isThrownBy(() -> orders.post().uri("/partner/orders").retrieve().toBodilessEntity())
+				.satisfies((refused) -> {
+					assertThat(refused.status()).isEqualTo(429);
+					assertThat(refused.retryAfter()).isPositive();
+					assertThat(refused.quotas()).singleElement().satisfies((quota) -> {
+						assertThat(quota.policy()).isEqualTo("partner-orders");
+						assertThat(quota.remaining()).isZero();
+						assertThat(quota.limit()).isEqualTo(1);
+						assertThat(quota.windowSeconds()).isEqualTo(3600);
+						assertThat(quota.partition()).isNotEmpty(); // the partner's pk
+					});
 				});
-			});
-		assertThat(counts().received("POST /partner/orders 429") - posts).isEqualTo(1);
-		// a GET of the same partner waits for the Retry-After it learned (or is retried after it), then goes through
-		assertThat(client(caller, "orders", partnerUrl()).get().uri("/partner/orders").retrieve().body(String.class))
-			.isEqualTo("orders");
-		// the partner configured to retry them sends it again after the Retry-After, and gets it through
-		assertThat(client(caller, "orders-retrying", partnerUrl()).post().uri("/partner/orders").retrieve()
-			.body(String.class)).isEqualTo("ordered");
+		}
+		// each sent once: "orders" does not retry a POST; "orders-retrying" would, but not an hour later (max-wait)
+		assertThat(counts().received("POST /partner/orders 429") - refusedBefore).isEqualTo(2);
+		assertThat(retries(caller, "orders") + retries(caller, "orders-retrying")).isZero();
 	}
 
 	@Test

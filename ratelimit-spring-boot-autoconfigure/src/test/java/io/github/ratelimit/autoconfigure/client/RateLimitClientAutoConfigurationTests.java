@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
@@ -77,6 +78,10 @@ class RateLimitClientAutoConfigurationTests {
 		this.runner.withPropertyValues("ratelimit.client.partners.pay.max-retries=-1")
 			.run((context) -> assertInvalidProperty(context.getStartupFailure(),
 					"ratelimit.client.partners.pay.max-retries", "0 or more"));
+		this.runner.withPropertyValues("ratelimit.client.partners.pay.max-wiat=1s")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(UnboundConfigurationPropertiesException.class)
+				.hasMessageContaining("ratelimit.client.partners.pay.max-wiat"));
 		this.runner.withPropertyValues("ratelimit.client.partners[a b].max-retries=1")
 			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.client.partners",
 					"letters"));

@@ -91,20 +91,24 @@ public final class RateLimitedPartner {
 	}
 
 	/**
-	 * Takes the call's turn and waits for it; fails when it comes after the deadline.
+	 * Takes the call's turn and waits for it; fails when it comes after the deadline. A retry is counted here, once
+	 * it is sure to be sent.
 	 * @param last the refusal the call is retried after, or null on its first try
 	 */
 	Mono<Void> awaitTurn(long deadline, @Nullable PartnerResponse last) {
 		return this.state.reserve(this.name, this.settings.paceBelow())
 			.defaultIfEmpty(Duration.ZERO)
 			.flatMap((wait) -> {
-				if (wait.isZero()) {
-					return Mono.empty();
-				}
-				if (System.nanoTime() + wait.toNanos() - deadline > 0) {
+				if (!wait.isZero() && System.nanoTime() + wait.toNanos() - deadline > 0) {
 					this.listener.refused(this.name);
 					return Mono.error((last != null) ? refusal(last) : new PartnerRateLimitedException(this.name, 0,
 							wait, List.of()));
+				}
+				if (last != null) {
+					this.listener.retried(this.name, last.status());
+				}
+				if (wait.isZero()) {
+					return Mono.empty();
 				}
 				this.listener.waited(this.name, wait);
 				return Mono.delay(wait).then();
@@ -131,8 +135,7 @@ public final class RateLimitedPartner {
 		boolean saysWhen = seen.retryAfter() != null || seen.quotas().stream().anyMatch((q) -> q.remaining() == 0);
 		boolean resendable = IDEMPOTENT.contains(method) || this.settings.retryNonIdempotent();
 		if (saysWhen && resendable && retries < this.settings.maxRetries()) {
-			this.listener.retried(this.name, seen.status());
-			return Verdict.RETRY;
+			return Verdict.RETRY; // counted as retried once its turn is taken (within max-wait)
 		}
 		this.listener.refused(this.name);
 		return Verdict.REFUSE;

@@ -136,9 +136,9 @@ final class RedisPartnerState implements PartnerState {
 		this.timeout = timeout;
 	}
 
-	/** @return the hash of a partner (its name is checked at startup: no braces or spaces) */
+	/** @return the hash of a partner (a name that is long or holds braces or spaces is digested) */
 	String key(String partner) {
-		return this.prefix + "client:{" + partner + "}";
+		return this.prefix + "client:{" + PartnerHeaders.safe(partner) + "}";
 	}
 
 	@Override

@@ -72,7 +72,11 @@ class PartnerClientsTests {
 	}
 
 	private RateLimitedPartner partner(Duration maxWait) {
-		return new RateLimitedPartner("p", new RateLimitedPartner.Settings(maxWait, 3, false, 0.5),
+		return partner(maxWait, false);
+	}
+
+	private RateLimitedPartner partner(Duration maxWait, boolean retryNonIdempotent) {
+		return new RateLimitedPartner("p", new RateLimitedPartner.Settings(maxWait, 3, retryNonIdempotent, 0.5),
 				new LocalPartnerState(), new PartnerCallListener() {
 					@Override
 					public void waited(String partner, Duration wait) {
@@ -129,6 +133,16 @@ class PartnerClientsTests {
 	}
 
 	@Test
+	void aPostIsRetriedWhenConfigured() {
+		this.script.add(new Answer(503, Map.of("Retry-After", "1")));
+		String body = restClient(partner(Duration.ofSeconds(30), true)).post().uri("/x").retrieve()
+			.body(String.class);
+		assertThat(body).isEqualTo("body");
+		assertThat(this.received).hasValue(2);
+		assertThat(this.retried).hasValue(1);
+	}
+
+	@Test
 	void aRetryAfterBeyondTheMaximumWaitFailsWithThePartnersFigures() {
 		this.script.add(new Answer(429, Map.of("Retry-After", "60", "X-RateLimit-Limit", "10",
 				"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "60")));
@@ -136,10 +150,12 @@ class PartnerClientsTests {
 			.isThrownBy(() -> restClient(partner(Duration.ofSeconds(5))).get().uri("/x").retrieve().body(String.class))
 			.satisfies((refused) -> {
 				assertThat(refused.status()).isEqualTo(429);
+				assertThat(refused.retryAfter()).isEqualTo(Duration.ofSeconds(60));
 				assertThat(refused.quotas()).containsExactly(
 						new PartnerQuota(PartnerHeaders.LEGACY_POLICY, "", 0, 60, 10L, null));
 			});
 		assertThat(this.received).hasValue(1);
+		assertThat(this.retried).hasValue(0); // a retry that would come too late is not counted
 	}
 
 	@Test
