@@ -29,15 +29,15 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  * The rate-limited partners of {@code ratelimit.client.partners}, as the {@link RateLimitedClients} bean the
  * application applies to the clients it names (nothing is applied to any client by itself). With one Redis
  * connection a partner's state is shared by every instance, each call to Redis within {@code ratelimit.redis.timeout};
- * otherwise kept per instance.
+ * otherwise kept per instance. With {@code ratelimit.enabled=false} the bean passes every call unchanged.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class,
 		afterName = "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration")
-@ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 public final class RateLimitClientAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 	RateLimitedClients rateLimitedClients(RateLimitProperties properties,
 			ObjectProvider<RedisConnectionFactory> redis, ObjectProvider<PartnerCallListener> listener) {
 		Map<String, ClientProperties.Partner> configured = properties.client().partners();
@@ -50,6 +50,14 @@ public final class RateLimitClientAutoConfiguration {
 				new RateLimitedPartner(name, settings(partner), (partner.shared() && shared != null) ? shared : local,
 						listener.getIfAvailable(() -> PartnerCallListener.NONE))));
 		return new RateLimitedClients(partners);
+	}
+
+	/** With rate limiting switched off, the bean still exists (the application starts) and its calls pass. */
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "ratelimit.enabled", havingValue = false)
+	RateLimitedClients rateLimitedClientsPassingThrough() {
+		return RateLimitedClients.passThrough();
 	}
 
 	private static RateLimitedPartner.Settings settings(ClientProperties.Partner partner) {

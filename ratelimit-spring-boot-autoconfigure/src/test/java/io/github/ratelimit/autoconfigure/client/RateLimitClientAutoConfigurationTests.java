@@ -68,6 +68,16 @@ class RateLimitClientAutoConfigurationTests {
 	}
 
 	@Test
+	void withRateLimitingOffTheBeanStillExistsAndPassesCalls() {
+		this.runner.withPropertyValues("ratelimit.enabled=false", "ratelimit.client.partners.payments.max-wait=5s")
+			.run((context) -> {
+				RateLimitedClients clients = context.getBean(RateLimitedClients.class);
+				assertThat(clients.restClient("payments")).isNotNull();
+				assertThat(clients.partner("anything").name()).isEqualTo("anything");
+			});
+	}
+
+	@Test
 	void invalidValuesFailTheStartNamingTheProperty() {
 		this.runner.withPropertyValues("ratelimit.client.partners.pay.pace-below=1.5")
 			.run((context) -> assertInvalidProperty(context.getStartupFailure(),

@@ -17,17 +17,35 @@ public final class RateLimitedClients {
 
 	private final Map<String, RateLimitedPartner> partners;
 
+	private final boolean passThrough;
+
 	/** @param partners the partners by name */
 	public RateLimitedClients(Map<String, RateLimitedPartner> partners) {
+		this(partners, false);
+	}
+
+	private RateLimitedClients(Map<String, RateLimitedPartner> partners, boolean passThrough) {
 		this.partners = Map.copyOf(partners);
+		this.passThrough = passThrough;
+	}
+
+	/**
+	 * @return partners of any name whose calls pass unchanged ({@code ratelimit.enabled=false}: the application
+	 * starts and calls as it would without the starter)
+	 */
+	public static RateLimitedClients passThrough() {
+		return new RateLimitedClients(Map.of(), true);
 	}
 
 	/**
 	 * @param name a configured partner's name
 	 * @return the partner
-	 * @throws IllegalArgumentException when no partner of that name is configured
+	 * @throws IllegalArgumentException when no partner of that name is configured (unless passing through)
 	 */
 	public RateLimitedPartner partner(String name) {
+		if (this.passThrough) {
+			return RateLimitedPartner.passThrough(name);
+		}
 		RateLimitedPartner partner = this.partners.get(name);
 		if (partner == null) {
 			throw new IllegalArgumentException("No rate-limited partner '" + name

@@ -57,6 +57,8 @@ public final class RateLimitedPartner {
 
 	private final PartnerCallListener listener;
 
+	private final boolean passThrough;
+
 	/**
 	 * @param name the partner's name (a key of its state)
 	 * @param settings how its calls behave
@@ -64,10 +66,27 @@ public final class RateLimitedPartner {
 	 * @param listener told of waits, retries and refusals
 	 */
 	public RateLimitedPartner(String name, Settings settings, PartnerState state, PartnerCallListener listener) {
+		this(name, settings, state, listener, false);
+	}
+
+	private RateLimitedPartner(String name, Settings settings, PartnerState state, PartnerCallListener listener,
+			boolean passThrough) {
 		this.name = name;
 		this.settings = settings;
 		this.state = state;
 		this.listener = listener;
+		this.passThrough = passThrough;
+	}
+
+	/**
+	 * A partner whose calls pass unchanged: no turn, nothing recorded, every response given to the caller (rate
+	 * limiting switched off, {@code ratelimit.enabled=false}).
+	 * @param name the partner's name
+	 * @return the partner
+	 */
+	public static RateLimitedPartner passThrough(String name) {
+		return new RateLimitedPartner(name, new Settings(Duration.ZERO, 0, false, 0), new LocalPartnerState(),
+				PartnerCallListener.NONE, true);
 	}
 
 	/** @return the interceptor to add to the {@code RestClient} (or {@code RestTemplate}) that calls this partner */
@@ -118,7 +137,7 @@ public final class RateLimitedPartner {
 	/** Reads a response's limits and records them. */
 	Mono<PartnerResponse> observe(int status, HttpHeaders headers) {
 		PartnerResponse seen = PartnerHeaders.read(headers, status, System.currentTimeMillis());
-		if (seen.quotas().isEmpty() && seen.retryAfter() == null) {
+		if (this.passThrough || (seen.quotas().isEmpty() && seen.retryAfter() == null)) {
 			return Mono.just(seen);
 		}
 		return this.state.learn(this.name, seen).thenReturn(seen);
@@ -129,7 +148,7 @@ public final class RateLimitedPartner {
 	 * a quota with none left) and the request may be sent again; any other response passes.
 	 */
 	Verdict verdict(PartnerResponse seen, HttpMethod method, int retries) {
-		if (!seen.refused() || (seen.status() == 503 && seen.retryAfter() == null)) {
+		if (this.passThrough || !seen.refused() || (seen.status() == 503 && seen.retryAfter() == null)) {
 			return Verdict.PASS;
 		}
 		boolean saysWhen = seen.retryAfter() != null || seen.quotas().stream().anyMatch((q) -> q.remaining() == 0);

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.http.client.reactive.JdkClientHttpConnector;
+import org.springframework.web.client.HttpClientErrorException;
 import org.springframework.web.client.HttpServerErrorException;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -166,6 +167,15 @@ class PartnerClientsTests {
 		assertThatExceptionOfType(PartnerRateLimitedException.class)
 			.isThrownBy(() -> restClient(partner).get().uri("/x").retrieve().body(String.class))
 			.satisfies((refused) -> assertThat(refused.status()).isZero());
+		assertThat(this.received).hasValue(1);
+	}
+
+	@Test
+	void aPassThroughPartnerGivesARefusalToTheCaller() {
+		this.script.add(new Answer(429, Map.of("Retry-After", "1")));
+		assertThatExceptionOfType(HttpClientErrorException.TooManyRequests.class)
+			.isThrownBy(() -> restClient(RateLimitedPartner.passThrough("p")).get().uri("/x").retrieve()
+				.body(String.class));
 		assertThat(this.received).hasValue(1);
 	}
 
