@@ -54,9 +54,33 @@ class StructuredFieldsTests {
 	}
 
 	@Test
-	void spacesAroundTheFieldAndTabsBetweenMembers() {
+	void spacesAroundTheFieldAndTabsBetweenMembers() { // RFC 9651 4.2: leading and trailing SP discarded
 		assertThat(StructuredFields.list("  a ,\tb  ")).hasSize(2);
 		assertThat(StructuredFields.list("")).isEmpty();
+	}
+
+	/**
+	 * Accepted or refused as an independent RFC 8941 parser (greenbytes) does, on valid and odd fields alike (not
+	 * spaces around the whole field: the RFC discards them, that parser expects them gone).
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "\"p\";r=1;t=2", "a, b;x=?0, (c d);y=:AQID:", "1.5, -0.125", "*tok", "a;b;c=\"\"",
+			"a,", "a,,b", "1234567890123456", "1.2345", "a b", "\"x\";r=1;;", "(a", "a=1", "\"\\x\"", "?",
+			"-", "a;*=1", "a\t,b", "((a))", "1e5", "\u0000" })
+	void agreesWithAnIndependentParser(String field) {
+		boolean ours = accepts(() -> StructuredFields.list(field));
+		boolean theirs = accepts(() -> org.greenbytes.http.sfv.Parser.parseList(field));
+		assertThat(ours).as(field).isEqualTo(theirs);
+	}
+
+	private static boolean accepts(Runnable parse) {
+		try {
+			parse.run();
+			return true;
+		}
+		catch (IllegalArgumentException ex) {
+			return false;
+		}
 	}
 
 	@ParameterizedTest
