@@ -123,6 +123,8 @@ final class RedisPartnerState implements PartnerState {
 
 	private final Duration timeout;
 
+	private volatile boolean connected;
+
 	/**
 	 * @param factory the connection factory
 	 * @param prefix the key prefix ({@code ratelimit.key-prefix})
@@ -188,11 +190,24 @@ final class RedisPartnerState implements PartnerState {
 		return book.describe(now);
 	}
 
+	/**
+	 * One script call within the timeout. Until a call has gone through, it starts on a bounded elastic thread:
+	 * Spring Data Redis opens the first connection blocking, which must not happen on a WebClient's event loop.
+	 */
 	private <T> Mono<T> call(RedisScript<T> script, String partner, List<String> args) {
 		List<String> keys = List.of(key(partner));
-		Mono<T> call = (this.reactive != null) ? this.reactive.execute(script, keys, args).next()
-				: Mono.fromCallable(() -> this.blocking.execute(script, keys, args.toArray()))
-					.subscribeOn(Schedulers.boundedElastic());
+		ReactiveStringRedisTemplate template = this.reactive;
+		Mono<T> call;
+		if (template != null) {
+			call = template.execute(script, keys, args).next();
+			if (!this.connected) {
+				call = call.subscribeOn(Schedulers.boundedElastic()).doOnNext((reply) -> this.connected = true);
+			}
+		}
+		else {
+			call = Mono.fromCallable(() -> this.blocking.execute(script, keys, args.toArray()))
+				.subscribeOn(Schedulers.boundedElastic());
+		}
 		return call.timeout(this.timeout);
 	}
 
