@@ -1,6 +1,5 @@
 package io.github.ratelimit.autoconfigure.client;
 
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -61,8 +60,7 @@ public final class RateLimitClientAutoConfiguration {
 	}
 
 	private static RateLimitedPartner.Settings settings(ClientProperties.Partner partner) {
-		Duration maxWait = partner.maxWait();
-		return new RateLimitedPartner.Settings(maxWait, partner.maxRetries(), partner.retryNonIdempotent(),
+		return new RateLimitedPartner.Settings(partner.maxWait(), partner.maxRetries(), partner.retryNonIdempotent(),
 				partner.paceBelow());
 	}
 
