@@ -1,6 +1,10 @@
 package io.github.ratelimit.spring.client;
 
+import java.io.ByteArrayOutputStream;
 import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -12,12 +16,15 @@ import org.jspecify.annotations.Nullable;
 /**
  * A parser of RFC 9651 (formerly 8941) Structured Field Values, the subset the rate-limit headers use: lists and
  * dictionaries of items and inner lists, with parameters; integers, decimals, strings, tokens, byte sequences and
- * booleans (no dates, no display strings). Parsing is strict, as the RFC asks: a field that does not parse is
+ * booleans, dates and display strings. Parsing is strict, as the RFC asks: a field that does not parse is
  * refused whole ({@link IllegalArgumentException}), and the caller ignores it.
  */
 final class StructuredFields {
 
-	/** A bare item with its parameters. The value is a Long, BigDecimal, String, Token, byte[] or Boolean. */
+	/**
+	 * A bare item with its parameters. The value is a Long, BigDecimal, String, Token, byte[], Boolean, Date or
+	 * DisplayString.
+	 */
 	record Item(Object value, Map<String, Object> parameters) {
 
 		/** A parameter as a long, or null when absent or not an integer. */
@@ -33,6 +40,14 @@ final class StructuredFields {
 
 	/** A token (an unquoted name). */
 	record Token(String name) {
+	}
+
+	/** A Date ({@code @<seconds since the epoch>}). */
+	record Date(long epochSeconds) {
+	}
+
+	/** A Display String ({@code %"..."}, Unicode text percent-encoded as UTF-8). */
+	record DisplayString(String text) {
 	}
 
 	private static final long MAX_INTEGER = 999_999_999_999_999L;
@@ -155,6 +170,16 @@ final class StructuredFields {
 		if (c == '?') {
 			return bool();
 		}
+		if (c == '@') {
+			this.pos++;
+			if (!(number() instanceof Long seconds)) {
+				throw error("a date is an integer");
+			}
+			return new Date(seconds);
+		}
+		if (c == '%') {
+			return displayString();
+		}
 		throw error("unexpected character");
 	}
 
@@ -216,6 +241,40 @@ final class StructuredFields {
 			}
 		}
 		throw error("unterminated string");
+	}
+
+	private DisplayString displayString() {
+		expect('%');
+		expect('"');
+		ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+		while (!atEnd()) {
+			char c = this.input.charAt(this.pos++);
+			if (c == '"') {
+				try {
+					return new DisplayString(StandardCharsets.UTF_8.newDecoder()
+						.decode(ByteBuffer.wrap(bytes.toByteArray()))
+						.toString());
+				}
+				catch (CharacterCodingException ex) {
+					throw error("invalid UTF-8 in a display string");
+				}
+			}
+			if (c == '%') {
+				String hex = (this.pos + 2 <= this.input.length()) ? this.input.substring(this.pos, this.pos + 2) : "";
+				if (!hex.matches("[0-9a-f]{2}")) {
+					throw error("invalid percent-encoding");
+				}
+				bytes.write(Integer.parseInt(hex, 16));
+				this.pos += 2;
+			}
+			else if (c < 0x20 || c > 0x7e) {
+				throw error("invalid character in a display string");
+			}
+			else {
+				bytes.write(c);
+			}
+		}
+		throw error("unterminated display string");
 	}
 
 	private Token token() {
