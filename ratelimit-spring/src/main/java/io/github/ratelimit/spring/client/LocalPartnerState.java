@@ -23,14 +23,14 @@ public final class LocalPartnerState implements PartnerState {
 	}
 
 	@Override
-	public Mono<Duration> reserve(String partner, double paceBelow) {
-		return Mono.fromSupplier(() -> Duration.ofMillis(reserveNow(partner, paceBelow)));
+	public Mono<Duration> reserve(String partner, double paceBelow, Duration budget) {
+		return Mono.fromSupplier(() -> Duration.ofMillis(reserveNow(partner, paceBelow, budget.toMillis())));
 	}
 
-	long reserveNow(String partner, double paceBelow) {
+	long reserveNow(String partner, double paceBelow, long budgetMillis) {
 		PartnerBook book = book(partner);
 		synchronized (book) {
-			return book.reserve(this.clock.getAsLong(), paceBelow);
+			return book.reserve(this.clock.getAsLong(), paceBelow, budgetMillis);
 		}
 	}
 

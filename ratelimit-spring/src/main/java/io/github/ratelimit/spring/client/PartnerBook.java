@@ -11,7 +11,13 @@ import java.util.Map;
  */
 final class PartnerBook {
 
-	/** One quota: the estimate of what is left, when it resets, the next free turn, the limit and window (0: unknown). */
+	/** Spacing of calls when the partner's limit or window is not known: one probe a second. */
+	static final long PROBE_MILLIS = 1000;
+
+	/**
+	 * One quota: the estimate of what is left, when it resets, the next free turn, the limit (reported, else the
+	 * highest remaining seen; 0: unknown) and the window (reported, else the longest time to a reset seen).
+	 */
 	static final class Entry {
 
 		long remaining;
@@ -24,71 +30,115 @@ final class PartnerBook {
 
 		long windowMillis;
 
+		/** Kept past its reset for one window, so that calls queued for the reset keep their spacing. */
+		long expiresAt() {
+			return this.resetAt + Math.max(this.windowMillis, PROBE_MILLIS);
+		}
+
+		/** The gap between calls once none is left: one window's share of the limit, else one probe a second. */
+		long spacing() {
+			return (this.limit > 0 && this.windowMillis > 0) ? Math.max(1, this.windowMillis / this.limit)
+					: PROBE_MILLIS;
+		}
+
 	}
 
 	private final Map<String, Entry> entries = new LinkedHashMap<>();
 
+	/** The end of a Retry-After. */
 	private long blockedUntil;
 
-	/**
-	 * Takes the next call's turn: how long it waits (0: it goes now). Every quota's estimate counts the call.
-	 * @param paceBelow the share of the limit below which calls are spread (1: always)
-	 */
+	/** The next turn of calls released after a Retry-After (they go one spacing apart, not all at its end). */
+	private long releaseNext;
+
+	/** Takes the next call's turn without a budget (tests). */
 	long reserve(long now, double paceBelow) {
-		long wait = Math.max(0, this.blockedUntil - now);
+		return reserve(now, paceBelow, Long.MAX_VALUE);
+	}
+
+	/**
+	 * Takes the next call's turn: how long it waits (0: it goes now). When the wait exceeds the budget nothing is
+	 * taken (the call is refused and must not use up a turn); else every quota's estimate counts the call.
+	 * @param paceBelow the share of the limit below which calls are spread (1: always)
+	 * @param budgetMillis the longest the call may wait
+	 */
+	long reserve(long now, double paceBelow, long budgetMillis) {
+		long release = Math.max(this.blockedUntil, this.releaseNext);
+		long wait = Math.max(0, release - now);
+		long spacing = PROBE_MILLIS;
+		Map<Entry, long[]> turns = new LinkedHashMap<>();
 		for (Iterator<Entry> it = this.entries.values().iterator(); it.hasNext();) {
 			Entry entry = it.next();
-			if (entry.resetAt <= now) {
+			if (entry.expiresAt() <= now) {
 				it.remove();
 				continue;
 			}
-			long turn = turn(entry, now, paceBelow);
-			wait = Math.max(wait, turn - now);
+			long[] turn = turn(entry, now, paceBelow);
+			turns.put(entry, turn);
+			wait = Math.max(wait, turn[0] - now);
+			spacing = Math.min(spacing, entry.spacing());
+		}
+		if (wait > Math.max(0, budgetMillis)) {
+			return wait;
+		}
+		turns.forEach((entry, turn) -> {
+			entry.next = turn[1];
+			entry.remaining = Math.max(0, entry.remaining - 1);
+		});
+		if (release > now) {
+			this.releaseNext = now + wait + spacing;
 		}
 		return wait;
 	}
 
-	/** The pacing rule for one quota: the call's turn, and the entry moved on past it. */
-	static long turn(Entry entry, long now, double paceBelow) {
-		long turn;
-		boolean paced = entry.limit == 0 || entry.remaining < entry.limit * paceBelow;
+	/** The pacing rule for one quota: the call's turn and the entry's next free turn after it. */
+	static long[] turn(Entry entry, long now, double paceBelow) {
+		boolean paced = (entry.limit > 0) ? entry.remaining < entry.limit * paceBelow : entry.remaining == 0;
 		if (entry.remaining > 0 && !paced) {
-			turn = now;
+			return new long[] { now, entry.next };
 		}
-		else if (entry.remaining > 0) {
+		if (entry.remaining > 0) {
 			// the quota left spread evenly over the time to its reset
-			turn = Math.max(now, entry.next);
-			entry.next = turn + Math.max(0, entry.resetAt - turn) / entry.remaining;
+			long turn = Math.max(now, entry.next);
+			return new long[] { turn, turn + Math.max(0, entry.resetAt - turn) / entry.remaining };
 		}
-		else {
-			// none left: after the reset, one window's share of the limit apart when the partner said them
-			turn = Math.max(entry.resetAt, entry.next);
-			entry.next = turn + ((entry.limit > 0) ? entry.windowMillis / entry.limit : 0);
-		}
-		entry.remaining = Math.max(0, entry.remaining - 1);
-		return turn;
+		// none left: from the reset on, one spacing apart until the partner's next response says more
+		long turn = Math.max(now, Math.max(entry.resetAt, entry.next));
+		return new long[] { turn, turn + entry.spacing() };
 	}
 
-	/** Records what a response said: the partner's figures, never more left than this instance's own count. */
+	/**
+	 * Records what a response said. A reset more than a second later than the stored one starts a new window;
+	 * otherwise (the same window, a drifting reset, a late response of the previous window) the estimate never
+	 * rises above either figure.
+	 */
 	void learn(long now, PartnerResponse response) {
-		if (response.retryAfter() != null) {
+		if (response.retryAfter() != null && response.retryAfter().toMillis() > 0) {
 			this.blockedUntil = Math.max(this.blockedUntil, now + response.retryAfter().toMillis());
 		}
 		for (PartnerQuota quota : response.quotas()) {
 			Entry entry = this.entries.get(quota.entry());
+			long resetAt = now + quota.resetSeconds() * 1000;
 			if (entry == null) {
 				if (this.entries.size() >= PartnerHeaders.MAX_QUOTAS) {
 					continue;
 				}
 				entry = new Entry();
+				entry.remaining = quota.remaining();
+				entry.resetAt = resetAt;
 				this.entries.put(quota.entry(), entry);
 			}
-			long resetAt = now + quota.resetSeconds() * 1000;
-			boolean sameWindow = Math.abs(resetAt - entry.resetAt) < 1000;
-			entry.remaining = sameWindow ? Math.min(entry.remaining, quota.remaining()) : quota.remaining();
-			entry.resetAt = resetAt;
-			entry.limit = (quota.limit() != null) ? quota.limit() : 0;
-			entry.windowMillis = (quota.windowSeconds() != null) ? quota.windowSeconds() * 1000 : 0;
+			else if (resetAt > entry.resetAt + 1000) {
+				entry.remaining = quota.remaining();
+				entry.resetAt = resetAt;
+			}
+			else {
+				entry.remaining = Math.min(entry.remaining, quota.remaining());
+				entry.resetAt = Math.max(entry.resetAt, resetAt);
+			}
+			entry.limit = (quota.limit() != null) ? quota.limit() : Math.max(entry.limit, quota.remaining());
+			entry.windowMillis = (quota.windowSeconds() != null) ? quota.windowSeconds() * 1000
+					: Math.max(entry.windowMillis, quota.resetSeconds() * 1000);
 		}
 	}
 

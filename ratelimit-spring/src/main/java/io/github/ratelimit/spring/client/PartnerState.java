@@ -12,12 +12,23 @@ import reactor.core.publisher.Mono;
 public interface PartnerState {
 
 	/**
-	 * Takes the next call's turn.
+	 * Takes the next call's turn, unless it comes later than the budget: then nothing is taken.
 	 * @param partner the partner's name
 	 * @param paceBelow the share of a partner's limit below which calls are spread over the time to its reset
-	 * @return how long the call waits before it goes (zero: at once)
+	 * @param budget the longest the call may wait
+	 * @return how long the call waits before it goes (zero: at once); beyond the budget, it is not sent
 	 */
-	Mono<Duration> reserve(String partner, double paceBelow);
+	Mono<Duration> reserve(String partner, double paceBelow, Duration budget);
+
+	/**
+	 * Takes the next call's turn, however late.
+	 * @param partner the partner's name
+	 * @param paceBelow the share of a partner's limit below which calls are spread over the time to its reset
+	 * @return how long the call waits before it goes
+	 */
+	default Mono<Duration> reserve(String partner, double paceBelow) {
+		return reserve(partner, paceBelow, Duration.ofMillis(Long.MAX_VALUE));
+	}
 
 	/**
 	 * Records what a partner's response said.

@@ -18,9 +18,10 @@ import org.springframework.data.redis.core.script.RedisScript;
 /**
  * Partners' limits kept in Redis for every instance: one hash per partner, {@code <prefix>client:{<partner>}}, a
  * field {@code e:<policy>[|<partition>]} per quota ({@code remaining|resetAt|next|limit|window}, milliseconds of
- * Redis's clock) and {@code blocked} (the end of a Retry-After). Each call is one script (atomic, so two instances
+ * Redis's clock) and {@code blocked} ({@code until|next}: the end of a Retry-After and the next turn of the calls
+ * released after it). Each call is one script (atomic, so two instances
  * never take the same turn) and waits at most {@code timeout}; its failure is signalled, for
- * {@link SharedPartnerState} to fall back. The key expires with the last reset it holds.
+ * {@link SharedPartnerState} to fall back. The key expires one window after the last reset it holds (at least a second from now).
  */
 final class RedisPartnerState implements PartnerState {
 
@@ -37,48 +38,69 @@ final class RedisPartnerState implements PartnerState {
 			end
 			""";
 
-	/** Takes a turn: PartnerBook.reserve and PartnerBook.turn, in Lua. */
+	/** Takes a turn: PartnerBook.reserve and PartnerBook.turn, in Lua; ARGV: pace-below, budget ms. */
 	private static final RedisScript<Long> RESERVE = RedisScript.of(COMMON + """
 			local pace = tonumber(ARGV[1])
-			local wait = 0
-			local blocked = tonumber(redis.call('HGET', KEYS[1], 'blocked') or '0') or 0
-			if blocked > now then wait = blocked - now end
+			local budget = math.max(0, tonumber(ARGV[2]))
+			local b = redis.call('HGET', KEYS[1], 'blocked')
+			local bu, bn = 0, 0
+			if b then bu, bn = string.match(b, '^(%d+)|(%d+)$') end
+			bu, bn = tonumber(bu) or 0, tonumber(bn) or 0
+			local release = math.max(bu, bn)
+			if b and release <= now then redis.call('HDEL', KEYS[1], 'blocked') end
+			local wait = math.max(0, release - now)
+			local spacing = 1000
+			local updates = {}
 			local all = redis.call('HGETALL', KEYS[1])
 			for i = 1, #all, 2 do
 			  local field = all[i]
 			  if string.sub(field, 1, 2) == 'e:' then
 			    local e = parse(all[i + 1])
-			    if not e or e[2] <= now then
+			    if not e or e[2] + math.max(e[5], 1000) <= now then
 			      redis.call('HDEL', KEYS[1], field)
 			    else
 			      local r, reset, nxt, limit, window = e[1], e[2], e[3], e[4], e[5]
+			      local gap = 1000
+			      if limit > 0 and window > 0 then gap = math.max(1, math.floor(window / limit)) end
+			      local paced
+			      if limit > 0 then paced = r < limit * pace else paced = r == 0 end
 			      local turn
-			      if r > 0 and not (limit == 0 or r < limit * pace) then
+			      if r > 0 and not paced then
 			        turn = now
 			      elseif r > 0 then
 			        turn = math.max(now, nxt)
 			        nxt = turn + math.floor(math.max(0, reset - turn) / r)
 			      else
-			        turn = math.max(reset, nxt)
-			        if limit > 0 then nxt = turn + math.floor(window / limit) else nxt = turn end
+			        turn = math.max(now, reset, nxt)
+			        nxt = turn + gap
 			      end
 			      if turn - now > wait then wait = turn - now end
-			      redis.call('HSET', KEYS[1], field, encode(math.max(0, r - 1), reset, nxt, limit, window))
+			      if gap < spacing then spacing = gap end
+			      table.insert(updates, { field, encode(math.max(0, r - 1), reset, nxt, limit, window) })
 			    end
 			  end
+			end
+			if wait > budget then return wait end
+			for _, u in ipairs(updates) do redis.call('HSET', KEYS[1], u[1], u[2]) end
+			if release > now then
+			  redis.call('HSET', KEYS[1], 'blocked', string.format('%d|%d', bu, now + wait + spacing))
+			  local ttl = redis.call('PTTL', KEYS[1])
+			  if ttl < wait + spacing + 1000 then redis.call('PEXPIRE', KEYS[1], wait + spacing + 1000) end
 			end
 			return wait
 			""", Long.class);
 
 	/** Records a response: PartnerBook.learn in Lua; ARGV: retry-after ms (-1: none), most entries, then 5 per quota. */
 	private static final RedisScript<Long> LEARN = RedisScript.of(COMMON + """
-			local expireAt = now
+			local expireAt = now + 1000
 			local retryAfter = tonumber(ARGV[1])
-			if retryAfter >= 0 then
-			  local blocked = tonumber(redis.call('HGET', KEYS[1], 'blocked') or '0') or 0
-			  blocked = math.max(blocked, now + retryAfter)
-			  redis.call('HSET', KEYS[1], 'blocked', string.format('%d', blocked))
-			  expireAt = blocked
+			if retryAfter > 0 then
+			  local b = redis.call('HGET', KEYS[1], 'blocked')
+			  local bu, bn = 0, 0
+			  if b then bu, bn = string.match(b, '^(%d+)|(%d+)$') end
+			  bu, bn = math.max(tonumber(bu) or 0, now + retryAfter), tonumber(bn) or 0
+			  redis.call('HSET', KEYS[1], 'blocked', string.format('%d|%d', bu, bn))
+			  expireAt = math.max(expireAt, bu + 1000, bn + 1000)
 			end
 			local count = 0
 			for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
@@ -87,7 +109,9 @@ final class RedisPartnerState implements PartnerState {
 			for i = 3, #ARGV, 5 do
 			  local field = 'e:' .. ARGV[i]
 			  local r = tonumber(ARGV[i + 1])
-			  local resetAt = now + tonumber(ARGV[i + 2]) * 1000
+			  local resetMillis = tonumber(ARGV[i + 2]) * 1000
+			  local resetAt = now + resetMillis
+			  local limit, window = tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4])
 			  local old = redis.call('HGET', KEYS[1], field)
 			  local e = old and parse(old)
 			  if old or count < tonumber(ARGV[2]) then
@@ -95,15 +119,23 @@ final class RedisPartnerState implements PartnerState {
 			    local nxt = 0
 			    if e then
 			      nxt = e[3]
-			      if math.abs(resetAt - e[2]) < 1000 then r = math.min(r, e[1]) end
+			      if resetAt <= e[2] + 1000 then
+			        r = math.min(r, e[1])
+			        resetAt = math.max(resetAt, e[2])
+			      end
+			      if limit == 0 then limit = math.max(e[4], r) end
+			      if window == 0 then window = math.max(e[5], resetMillis) end
+			    else
+			      if limit == 0 then limit = r end
+			      if window == 0 then window = resetMillis end
 			    end
-			    redis.call('HSET', KEYS[1], field, encode(r, resetAt, nxt, tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4])))
-			    expireAt = math.max(expireAt, resetAt)
+			    redis.call('HSET', KEYS[1], field, encode(r, resetAt, nxt, limit, window))
+			    expireAt = math.max(expireAt, resetAt + math.max(window, 1000))
 			  end
 			end
 			local ttl = redis.call('PTTL', KEYS[1])
 			if ttl > 0 then expireAt = math.max(expireAt, now + ttl) end
-			if expireAt > now then redis.call('PEXPIRE', KEYS[1], expireAt - now) end
+			redis.call('PEXPIRE', KEYS[1], math.max(1000, expireAt - now))
 			return 1
 			""", Long.class);
 
@@ -144,8 +176,9 @@ final class RedisPartnerState implements PartnerState {
 	}
 
 	@Override
-	public Mono<Duration> reserve(String partner, double paceBelow) {
-		return call(RESERVE, partner, List.of(Double.toString(paceBelow))).map(Duration::ofMillis);
+	public Mono<Duration> reserve(String partner, double paceBelow, Duration budget) {
+		return call(RESERVE, partner, List.of(Double.toString(paceBelow), Long.toString(budget.toMillis())))
+			.map(Duration::ofMillis);
 	}
 
 	@Override

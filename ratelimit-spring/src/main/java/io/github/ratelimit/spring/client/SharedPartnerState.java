@@ -40,8 +40,9 @@ public final class SharedPartnerState implements PartnerState {
 	}
 
 	@Override
-	public Mono<Duration> reserve(String partner, double paceBelow) {
-		return shared((state) -> state.reserve(partner, paceBelow), this.local.reserve(partner, paceBelow));
+	public Mono<Duration> reserve(String partner, double paceBelow, Duration budget) {
+		return shared((state) -> state.reserve(partner, paceBelow, budget),
+				this.local.reserve(partner, paceBelow, budget));
 	}
 
 	@Override

@@ -39,6 +39,12 @@ class SharedPartnerStateTests {
 		return new SharedPartnerState(factory, "rl:", TIMEOUT);
 	}
 
+	private static RedisServer flushed() {
+		RedisServer redis = RedisServers.standalone();
+		redis.flushAll();
+		return redis;
+	}
+
 	private static PartnerResponse quota(long remaining, long resetSeconds, long limit) {
 		return new PartnerResponse(200,
 				List.of(new PartnerQuota("p", "AQID", remaining, resetSeconds, limit, resetSeconds)), null);
@@ -46,8 +52,7 @@ class SharedPartnerStateTests {
 
 	@Test
 	void whatOneInstanceLearnedPacesTheOther() {
-		RedisServer redis = RedisServers.standalone();
-		redis.flushAll();
+		RedisServer redis = flushed();
 		SharedPartnerState first = instance(redis);
 		SharedPartnerState second = instance(redis);
 		first.learn("pay", quota(2, 600, 100)).block();
@@ -59,27 +64,50 @@ class SharedPartnerStateTests {
 		assertThat(b).isBetween(1L, 300_000L);
 		assertThat(c).isGreaterThan(b).isLessThanOrEqualTo(600_000L);
 		assertThat(redis.commands().hkeys("rl:client:{pay}")).containsExactly("e:p|AQID");
-		assertThat(redis.commands().pttl("rl:client:{pay}")).isBetween(1L, 600_000L);
+		// kept one window past the reset, for calls queued for it
+		assertThat(redis.commands().pttl("rl:client:{pay}")).isBetween(1L, 1_200_000L);
 		Map<String, Object> known = second.describe("pay").block();
 		assertThat(known).extractingByKey("quotas").asString().contains("p|AQID", "remaining=0", "limit=100");
 	}
 
 	@Test
 	void theEstimateInRedisNeverExceedsWhatThePartnerSaid() {
-		RedisServer redis = RedisServers.standalone();
-		redis.flushAll();
+		RedisServer redis = flushed();
 		SharedPartnerState state = instance(redis);
 		state.learn("pay", quota(5, 600, 100)).block();
 		state.reserve("pay", 0).block();
 		state.reserve("pay", 0).block();
-		state.learn("pay", quota(4, 600, 100)).block();
+		// a reset no later than the stored one is the same window whatever the time between the two learns
+		state.learn("pay", quota(4, 500, 100)).block();
 		assertThat(state.describe("pay").block()).extractingByKey("quotas").asString().contains("remaining=3");
 	}
 
 	@Test
+	void callsRefusedForTheirBudgetTakeNoTurnInRedis() {
+		RedisServer redis = flushed();
+		SharedPartnerState state = instance(redis);
+		state.learn("pay", quota(2, 600, 100)).block();
+		assertThat(state.reserve("pay", 1, Duration.ofMillis(100)).block()).isZero();
+		for (int i = 0; i < 50; i++) {
+			assertThat(state.reserve("pay", 1, Duration.ofMillis(100)).block()).isGreaterThan(Duration.ofMillis(100));
+		}
+		assertThat(state.describe("pay").block()).extractingByKey("quotas").asString().contains("remaining=1");
+	}
+
+	@Test
+	void theKeyAlwaysExpiresAndAnEndedRetryAfterIsNotKept() {
+		RedisServer redis = flushed();
+		SharedPartnerState state = instance(redis);
+		state.learn("pay", new PartnerResponse(429, List.of(), Duration.ZERO)).block();
+		assertThat(redis.commands().pttl("rl:client:{pay}")).isNotEqualTo(-1L);
+		assertThat(redis.commands().hexists("rl:client:{pay}", "blocked")).isFalse();
+		state.learn("pay", quota(3, 0, 100)).block();
+		assertThat(redis.commands().pttl("rl:client:{pay}")).isPositive();
+	}
+
+	@Test
 	void aRetryAfterHoldsEveryInstance() {
-		RedisServer redis = RedisServers.standalone();
-		redis.flushAll();
+		RedisServer redis = flushed();
 		instance(redis).learn("pay", new PartnerResponse(429, List.of(), Duration.ofSeconds(30))).block();
 		assertThat(instance(redis).reserve("pay", 0.5).block()).isPositive();
 	}
