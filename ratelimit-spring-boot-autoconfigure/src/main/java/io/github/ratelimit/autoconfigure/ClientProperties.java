@@ -24,10 +24,12 @@ public record ClientProperties(@DefaultValue Map<String, Partner> partners) {
 	 * reset: 0 paces only when none is left, 1 always. At least 0, at most 1.
 	 * @param shared Whether what one instance learns of the partner is shared with the others through Redis (when
 	 * the application has a Redis connection).
+	 * @param maxBelieved Longest wait a partner's response is believed to impose: a longer reset, window or
+	 * Retry-After counts as this long, so that one odd response cannot stop every call for a day. At least 1s.
 	 */
 	public record Partner(@DefaultValue("30s") Duration maxWait, @DefaultValue("3") int maxRetries,
 			@DefaultValue("false") boolean retryNonIdempotent, @DefaultValue("0.5") double paceBelow,
-			@DefaultValue("true") boolean shared) {
+			@DefaultValue("true") boolean shared, @DefaultValue("10m") Duration maxBelieved) {
 	}
 
 }

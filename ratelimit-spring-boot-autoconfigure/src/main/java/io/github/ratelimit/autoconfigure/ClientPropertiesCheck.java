@@ -35,6 +35,10 @@ final class ClientPropertiesCheck {
 				throw new InvalidConfigurationPropertyValueException(property + ".pace-below", paceBelow,
 						"must be at least 0 and at most 1");
 			}
+			if (partner.maxBelieved() == null || partner.maxBelieved().toSeconds() < 1) {
+				throw new InvalidConfigurationPropertyValueException(property + ".max-believed",
+						partner.maxBelieved(), "must be at least 1s");
+			}
 		});
 	}
 

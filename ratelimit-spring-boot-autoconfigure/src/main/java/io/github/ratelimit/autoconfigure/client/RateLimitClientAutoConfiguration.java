@@ -61,7 +61,7 @@ public final class RateLimitClientAutoConfiguration {
 
 	private static RateLimitedPartner.Settings settings(ClientProperties.Partner partner) {
 		return new RateLimitedPartner.Settings(partner.maxWait(), partner.maxRetries(), partner.retryNonIdempotent(),
-				partner.paceBelow());
+				partner.paceBelow(), partner.maxBelieved());
 	}
 
 	/** The partners' meters, with Micrometer. */

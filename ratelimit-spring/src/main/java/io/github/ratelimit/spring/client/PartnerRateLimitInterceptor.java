@@ -29,7 +29,7 @@ final class PartnerRateLimitInterceptor implements ClientHttpRequestInterceptor 
 		long deadline = this.partner.deadline();
 		PartnerResponse last = null;
 		for (int retries = 0;; retries++) {
-			Waits.await(this.partner.awaitTurn(deadline, last));
+			Waits.await(this.partner.awaitTurn(deadline, retries, last));
 			ClientHttpResponse response = execution.execute(request, body);
 			PartnerResponse seen = seen(response);
 			RateLimitedPartner.Verdict verdict = this.partner.verdict(seen, request.getMethod(), retries);

@@ -33,9 +33,23 @@ public final class RateLimitedPartner {
 	 * @param retryNonIdempotent whether a refused POST or PATCH is sent again too
 	 * @param paceBelow share of the partner's limit below which the quota left is spread over the time to its reset
 	 * (0: only when none is left; 1: always)
+	 * @param maxBelieved the longest wait a partner's figure is believed to impose (a longer reset, window or
+	 * Retry-After counts as this long), so that one odd response cannot stop calls for a day
 	 */
-	public record Settings(Duration maxWait, int maxRetries, boolean retryNonIdempotent, double paceBelow) {
+	public record Settings(Duration maxWait, int maxRetries, boolean retryNonIdempotent, double paceBelow,
+			Duration maxBelieved) {
+
+		/** The default of {@code max-believed}: 10 minutes. */
+		public static final Duration DEFAULT_MAX_BELIEVED = Duration.ofMinutes(10);
+
+		public Settings(Duration maxWait, int maxRetries, boolean retryNonIdempotent, double paceBelow) {
+			this(maxWait, maxRetries, retryNonIdempotent, paceBelow, DEFAULT_MAX_BELIEVED);
+		}
+
 	}
+
+	/** The shortest wait before a retry (doubled on each further retry), whatever the partner said. */
+	static final Duration MIN_RETRY_WAIT = Duration.ofSeconds(1);
 
 	/** What becomes of a response. */
 	enum Verdict {
@@ -110,13 +124,18 @@ public final class RateLimitedPartner {
 	}
 
 	/**
-	 * Takes the call's turn and waits for it; fails when it comes after the deadline. A retry is counted here, once
-	 * it is sure to be sent.
+	 * Takes the call's turn and waits for it; fails when it comes after the deadline (then no turn is taken). A
+	 * retry waits at least {@link #MIN_RETRY_WAIT}, doubled per further retry, and is counted here, once it is sure
+	 * to be sent.
+	 * @param retries how many times the call was sent and refused
 	 * @param last the refusal the call is retried after, or null on its first try
 	 */
-	Mono<Void> awaitTurn(long deadline, @Nullable PartnerResponse last) {
-		return this.state.reserve(this.name, this.settings.paceBelow())
-			.defaultIfEmpty(Duration.ZERO)
+	Mono<Void> awaitTurn(long deadline, int retries, @Nullable PartnerResponse last) {
+		Duration least = (last != null) ? MIN_RETRY_WAIT.multipliedBy(1L << Math.min(retries - 1, 6)) : Duration.ZERO;
+		Duration budget = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+		Mono<Duration> turn = (least.compareTo(budget) > 0) ? Mono.just(least)
+				: this.state.reserve(this.name, this.settings.paceBelow(), budget).defaultIfEmpty(Duration.ZERO);
+		return turn.map((wait) -> (wait.compareTo(least) < 0) ? least : wait)
 			.flatMap((wait) -> {
 				if (!wait.isZero() && System.nanoTime() + wait.toNanos() - deadline > 0) {
 					this.listener.refused(this.name);
@@ -136,7 +155,8 @@ public final class RateLimitedPartner {
 
 	/** Reads a response's limits and records them. */
 	Mono<PartnerResponse> observe(int status, HttpHeaders headers) {
-		PartnerResponse seen = PartnerHeaders.read(headers, status, System.currentTimeMillis());
+		PartnerResponse seen = PartnerHeaders.read(headers, status, System.currentTimeMillis(),
+				this.settings.maxBelieved().toSeconds());
 		if (this.passThrough || (seen.quotas().isEmpty() && seen.retryAfter() == null)) {
 			return Mono.just(seen);
 		}
@@ -148,11 +168,19 @@ public final class RateLimitedPartner {
 	 * a quota with none left) and the request may be sent again; any other response passes.
 	 */
 	Verdict verdict(PartnerResponse seen, HttpMethod method, int retries) {
+		return verdict(seen, method, retries, true);
+	}
+
+	/**
+	 * @param replayable whether the request's body can be sent again (a WebClient body inserter that streams
+	 * cannot: such a call is failed rather than retried)
+	 */
+	Verdict verdict(PartnerResponse seen, HttpMethod method, int retries, boolean replayable) {
 		if (this.passThrough || !seen.refused() || (seen.status() == 503 && seen.retryAfter() == null)) {
 			return Verdict.PASS;
 		}
 		boolean saysWhen = seen.retryAfter() != null || seen.quotas().stream().anyMatch((q) -> q.remaining() == 0);
-		boolean resendable = IDEMPOTENT.contains(method) || this.settings.retryNonIdempotent();
+		boolean resendable = replayable && (IDEMPOTENT.contains(method) || this.settings.retryNonIdempotent());
 		if (saysWhen && resendable && retries < this.settings.maxRetries()) {
 			return Verdict.RETRY; // counted as retried once its turn is taken (within max-wait)
 		}

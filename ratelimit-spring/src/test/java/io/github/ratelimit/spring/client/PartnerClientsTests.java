@@ -134,6 +134,40 @@ class PartnerClientsTests {
 	}
 
 	@Test
+	void webClientDoesNotResendARequestBodyButTheRestClientDoes() {
+		// a WebClient body inserter may stream a one-shot source: the refusal is given with the partner's figures
+		this.script.add(new Answer(429, Map.of("Retry-After", "1")));
+		assertThatExceptionOfType(PartnerRateLimitedException.class)
+			.isThrownBy(() -> webClient(partner(Duration.ofSeconds(30))).put().uri("/x").bodyValue("payload")
+				.retrieve().bodyToMono(String.class).block());
+		assertThat(this.received).hasValue(1);
+		// the RestClient's body is a byte array it holds: sent again
+		this.script.add(new Answer(429, Map.of("Retry-After", "1")));
+		assertThat(restClient(partner(Duration.ofSeconds(30))).put().uri("/x").body("payload").retrieve()
+			.body(String.class)).isEqualTo("body");
+		assertThat(this.received).hasValue(3);
+	}
+
+	@Test
+	void aRetryAfterOfZeroIsNotResentInATightLoop() {
+		// the least wait before a retry (1 s) exceeds a maximum wait of 500 ms: failed, sent once
+		this.script.add(new Answer(429, Map.of("Retry-After", "0")));
+		assertThatExceptionOfType(PartnerRateLimitedException.class)
+			.isThrownBy(() -> restClient(partner(Duration.ofMillis(500))).get().uri("/x").retrieve()
+				.body(String.class));
+		assertThat(this.received).hasValue(1);
+		assertThat(this.retried).hasValue(0);
+		// within a longer wait the retries go, each after its least wait (counted as waits)
+		this.script.add(new Answer(429, Map.of("Retry-After", "0")));
+		this.script.add(new Answer(429, Map.of("Retry-After", "0")));
+		assertThat(restClient(partner(Duration.ofSeconds(30))).get().uri("/x").retrieve().body(String.class))
+			.isEqualTo("body");
+		assertThat(this.received).hasValue(4);
+		assertThat(this.retried).hasValue(2);
+		assertThat(this.waited).hasValue(2);
+	}
+
+	@Test
 	void aPostIsRetriedWhenConfigured() {
 		this.script.add(new Answer(503, Map.of("Retry-After", "1")));
 		String body = restClient(partner(Duration.ofSeconds(30), true)).post().uri("/x").retrieve()
