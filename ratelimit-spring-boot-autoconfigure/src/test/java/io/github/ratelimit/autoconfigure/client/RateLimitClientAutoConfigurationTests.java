@@ -78,7 +78,21 @@ class RateLimitClientAutoConfigurationTests {
 	}
 
 	@Test
+	void aPartnerNameWithDotsIsBoundInTheBracketFormOnly() {
+		this.runner.withPropertyValues("ratelimit.client.partners[api.example.com].max-wait=5s")
+			.run((context) -> assertThat(context.getBean(RateLimitedClients.class).known())
+				.containsOnlyKeys("api.example.com"));
+		// without brackets the dots split the name: partner "api" gets an unknown property, refused by name
+		this.runner.withPropertyValues("ratelimit.client.partners.api.example.com.max-wait=5s")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageContaining("ratelimit.client.partners.api.example.com.max-wait"));
+	}
+
+	@Test
 	void invalidValuesFailTheStartNamingTheProperty() {
+		this.runner.withPropertyValues("ratelimit.client.partners.pay.max-believed=0s")
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(),
+					"ratelimit.client.partners.pay.max-believed", "at least 1s"));
 		this.runner.withPropertyValues("ratelimit.client.partners.pay.pace-below=1.5")
 			.run((context) -> assertInvalidProperty(context.getStartupFailure(),
 					"ratelimit.client.partners.pay.pace-below", "at most 1"));
