@@ -37,6 +37,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param ip How the ip key groups client addresses.
  * @param metrics The rate-limit meters (with Micrometer).
  * @param top The most refused identities per policy, read through the ratelimits Actuator endpoint.
+ * @param client Outgoing calls to rate-limited partners.
  */
 @ConfigurationProperties(prefix = "ratelimit")
 public record RateLimitProperties(@DefaultValue("true") boolean enabled,
@@ -45,7 +46,8 @@ public record RateLimitProperties(@DefaultValue("true") boolean enabled,
 		@NestedConfigurationProperty @DefaultValue RedisBackendProperties redis, @DefaultValue Health health,
 		@DefaultValue Local local, @DefaultValue Overrides overrides, @DefaultValue Gateway gateway,
 		@DefaultValue Filter filter, @DefaultValue Headers headers, @DefaultValue Problem problem,
-		@DefaultValue Ip ip, @DefaultValue Metrics metrics, @DefaultValue Top top) {
+		@DefaultValue Ip ip, @DefaultValue Metrics metrics, @DefaultValue Top top,
+		@NestedConfigurationProperty @DefaultValue ClientProperties client) {
 
 	/**
 	 * @param policy a policy name

@@ -173,6 +173,7 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 		}
 		positive("ratelimit.top.window", top.window());
 		atLeast("ratelimit.top.publish-interval", top.publishInterval(), MIN_PERIOD);
+		ClientPropertiesCheck.check(properties.client());
 	}
 
 	private static ConfiguredPolicy policy(String name, PolicyProperties source, FailureMode defaultFailureMode,

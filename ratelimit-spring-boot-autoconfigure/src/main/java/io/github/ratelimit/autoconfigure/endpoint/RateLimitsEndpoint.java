@@ -18,6 +18,7 @@ import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RuntimeOverride;
 import io.github.ratelimit.spring.TopDenialsSource;
+import io.github.ratelimit.spring.client.RateLimitedClients;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -47,11 +48,16 @@ public class RateLimitsEndpoint {
 	/** The selector of the top denials' operations. */
 	private static final String TOP = "top";
 
+	/** The selector of the rate-limited partners' known quotas. */
+	private static final String PARTNERS = "partners";
+
 	private final RateLimitPolicyRegistry registry;
 
 	private final RateLimitBackend backend;
 
 	private final @Nullable TopDenialsReport top;
+
+	private @Nullable RateLimitedClients clients;
 
 	public RateLimitsEndpoint(RateLimitPolicyRegistry registry, RateLimitBackend backend) {
 		this(registry, backend, null, false);
@@ -113,12 +119,24 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * {@code GET ratelimits/top}: every policy's most refused identities over the window, fleet-wide.
-	 * @param operation {@code top}; anything else is not found
-	 * @return the policies with denials and their top identities, or null (404)
+	 * Answers {@code partners} from these outgoing clients' partners.
+	 * @param clients the rate-limited partners of {@code ratelimit.client.partners}
+	 */
+	public void partners(RateLimitedClients clients) {
+		this.clients = clients;
+	}
+
+	/**
+	 * {@code GET ratelimits/top}: every policy's most refused identities over the window, fleet-wide;
+	 * {@code GET ratelimits/partners}: the rate-limited partners' last known quotas.
+	 * @param operation {@code top} or {@code partners}; anything else is not found
+	 * @return the policies with denials and their top identities, the partners, or null (404)
 	 */
 	@ReadOperation
 	public @Nullable Map<String, Object> fleetTop(@Selector String operation) {
+		if (PARTNERS.equals(operation)) {
+			return (this.clients != null) ? this.clients.known() : Map.of();
+		}
 		if (!TOP.equals(operation)) {
 			return null;
 		}

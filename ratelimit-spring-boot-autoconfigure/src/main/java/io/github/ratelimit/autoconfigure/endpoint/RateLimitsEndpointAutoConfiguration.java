@@ -6,6 +6,7 @@ import io.github.ratelimit.autoconfigure.RateLimitProperties;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RedisTopDenials;
 import io.github.ratelimit.spring.TopDenials;
+import io.github.ratelimit.spring.client.RateLimitedClients;
 import io.github.ratelimit.spring.TopDenialsSource;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -28,13 +29,16 @@ public final class RateLimitsEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitsEndpoint rateLimitsEndpoint(RateLimitPolicyRegistry registry, RateLimitBackend backend,
-			RateLimitProperties properties, ObjectProvider<RedisTopDenials> fleet, ObjectProvider<TopDenials> own) {
+			RateLimitProperties properties, ObjectProvider<RedisTopDenials> fleet, ObjectProvider<TopDenials> own,
+			ObjectProvider<RateLimitedClients> clients) {
 		// every instance's top denials through Redis, else this instance's own, else none
 		TopDenialsSource top = fleet.getIfAvailable();
 		if (top == null) {
 			top = own.getIfAvailable();
 		}
-		return new RateLimitsEndpoint(registry, backend, top, properties.top().digestOnly());
+		RateLimitsEndpoint endpoint = new RateLimitsEndpoint(registry, backend, top, properties.top().digestOnly());
+		clients.ifAvailable(endpoint::partners);
+		return endpoint;
 	}
 
 	@Bean
