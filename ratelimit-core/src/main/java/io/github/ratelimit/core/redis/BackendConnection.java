@@ -134,6 +134,35 @@ final class BackendConnection {
 		return (master != null) ? address(master) : null;
 	}
 
+	/** The node id of the master serving a key's slot (Cluster, Lettuce, once connected); null otherwise. */
+	@Nullable String masterId(String key) {
+		Partitions topology = this.partitions;
+		RedisClusterNode master = (topology != null)
+				? topology.getPartitionBySlot(ClusterSlotHashUtil.calculateSlot(key)) : null;
+		return (master != null) ? master.getNodeId() : null;
+	}
+
+	/**
+	 * The commands of one Cluster node's own connection (Lettuce's, kept by the cluster connection): a command sent
+	 * there is not redirected, so a MOVED or ASK comes back as its error.
+	 */
+	@SuppressWarnings("unchecked")
+	CompletableFuture<NativeConnection> node(String nodeId) {
+		NativeConnection connection;
+		try {
+			connection = nativeConnection();
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+		if (!(connection.commands() instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster)) {
+			return CompletableFuture.failedFuture(new IllegalStateException("Not a Cluster connection"));
+		}
+		return ((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster).getStatefulConnection()
+			.getConnectionAsync(nodeId)
+			.thenApply((node) -> new NativeConnection(connection.holder(), node.async()));
+	}
+
 	/** The addresses of the masters that serve slots in the client's view of the topology (empty off Cluster). */
 	Set<String> masters() {
 		Partitions topology = this.partitions;

@@ -1,0 +1,445 @@
+package io.github.ratelimit.core.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+
+import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.DefaultRateLimiter;
+import io.github.ratelimit.core.RateLimitDecision;
+import io.github.ratelimit.core.RateLimitKeys;
+import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitRequest;
+import io.github.ratelimit.core.RateLimiter;
+import io.github.ratelimit.testkit.HostAndPort;
+import io.github.ratelimit.testkit.RedisBinary;
+import io.github.ratelimit.testkit.RedisClusterServer;
+import io.github.ratelimit.testkit.RedisServers;
+import io.github.ratelimit.testkit.Wait;
+import io.lettuce.core.MigrateArgs;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.SlotHash;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Natural batching on a Cluster, on real Clusters of the test kit: a master's batch decides its calls exactly as the
+ * same calls one by one, decides nothing when one of its keys is not served there (another master's, or moved away
+ * by a migration), and concurrent decisions stay exact while a slot migrates and after a failover. On Redis 6.2,
+ * where nothing is batched, the same decisions are exact with one script call each.
+ */
+class ClusterBatchingTests {
+
+	private static final long T0 = 1_800_000_000_000_000L;
+
+	private static final Duration WAIT = Duration.ofSeconds(60);
+
+	/** A full bucket of 40 per identity that refills one token an hour: exactly 40 admissions each. */
+	private static final RateLimitPolicy HOURLY = RateLimitPolicy.builder("hourly")
+		.algorithm(Algorithm.TOKEN_BUCKET)
+		.limit(1)
+		.window(Duration.ofHours(1))
+		.burst(40)
+		.build();
+
+	private static final RateLimitKeys KEYS = new RateLimitKeys(RateLimitKeys.DEFAULT_PREFIX);
+
+	private static RedisClient client;
+
+	@BeforeAll
+	static void client() {
+		client = RedisClient.create();
+	}
+
+	@AfterAll
+	static void shutdown() {
+		client.shutdown();
+	}
+
+	private static boolean redis7() {
+		return RedisBinary.get().version().isAtLeast(7, 0);
+	}
+
+	private static void assumeRedis7() {
+		Assumptions.assumeTrue(redis7(), "batches of several slots need the allow-cross-slot-keys flag of Redis 7");
+	}
+
+	@Test
+	void aMastersBatchDecidesItsCallsExactlyAsTheSameCallsOneByOne() {
+		assumeRedis7();
+		RedisClusterServer cluster = RedisServers.cluster();
+		HostAndPort master = cluster.masters().get(0);
+		LuaScripts scripts = new LuaScripts();
+		Random random = new Random(11L);
+		try (StatefulRedisConnection<String, String> connection = connect(master)) {
+			RedisCommands<String, String> node = connection.sync();
+			long now = T0;
+			for (int round = 0; round < 40; round++) {
+				now += random.nextInt(200_000);
+				for (RateLimitPolicy policy : BatchingTests.policies()) {
+					List<String> identities = identitiesOn(cluster, master, policy, 6, "r" + round + "-");
+					int n = 2 + random.nextInt(20);
+					List<String> keys = new ArrayList<>();
+					List<String> costs = new ArrayList<>();
+					for (int i = 0; i < n; i++) {
+						keys.add(KEYS.key(policy, identities.get(random.nextInt(identities.size()))));
+						costs.add(Long.toString(1 + random.nextInt((int) Math.min(3, policy.capacity()))));
+					}
+					LuaScripts.PolicyScripts own = scripts.forSingleEntry(policy);
+					List<Long> batch = clusterBatch(node, own, "batch:", keys, costs, Long.toString(now));
+					int figures = policy.algorithm().keepsEntries() ? 5 : 4;
+					assertThat(batch).hasSize(1 + figures * n);
+					for (int i = 0; i < n; i++) {
+						List<Long> single = ScriptReply.toLongs(node.eval(own.single().getScriptAsString(),
+								ScriptOutputType.MULTI, new String[] { "single:" + keys.get(i) }, costs.get(i),
+								Long.toString(now)));
+						List<Long> expected = new ArrayList<>(List.of(batch.get(0)));
+						expected.addAll(batch.subList(1 + figures * i, 1 + figures * (i + 1)));
+						assertThat(expected).as("%s, call %d of %d, round %d", policy.name(), i, n, round)
+							.isEqualTo(single);
+					}
+				}
+			}
+		}
+	}
+
+	@Test
+	void aBatchWithAKeyItsMasterDoesNotServeDecidesNothing() {
+		assumeRedis7();
+		RedisClusterServer cluster = RedisServers.cluster();
+		HostAndPort master = cluster.masters().get(0);
+		HostAndPort other = cluster.masters().get(1);
+		LuaScripts.PolicyScripts own = new LuaScripts().forSingleEntry(HOURLY);
+		List<String> here = identitiesOn(cluster, master, HOURLY, 3, "here-").stream()
+			.map((identity) -> KEYS.key(HOURLY, identity))
+			.toList();
+		String elsewhere = KEYS.key(HOURLY, identitiesOn(cluster, other, HOURLY, 1, "elsewhere-").get(0));
+		try (StatefulRedisConnection<String, String> connection = connect(master)) {
+			RedisCommands<String, String> node = connection.sync();
+			List<String> keys = List.of(here.get(0), here.get(1), elsewhere, here.get(2));
+			assertThat(clusterBatch(node, own, "", keys, List.of("1", "1", "1", "1"), "")).containsExactly(-1L);
+			assertThat(here).as("keys written").allSatisfy((key) -> assertThat(node.exists(key)).isZero());
+			// a migrating slot: its key still here is decided here, a key not here (moved, or new) is not
+			String migrating = here.get(1);
+			String missing = migrating + ":new"; // the same hash tag: the same slot
+			clusterBatch(node, own, "", List.of(migrating), List.of("1"), ""); // the key now exists here
+			int slot = SlotHash.getSlot(migrating);
+			try (StatefulRedisConnection<String, String> target = connect(other)) {
+				target.sync().clusterSetSlotImporting(slot, node.clusterMyId());
+				node.clusterSetSlotMigrating(slot, target.sync().clusterMyId());
+				try {
+					assertThat(clusterBatch(node, own, "", List.of(here.get(0), missing), List.of("1", "1"), ""))
+						.as("a key missing in a migrating slot").containsExactly(-1L);
+					assertThat(node.exists(here.get(0))).isZero();
+					List<Long> decided = clusterBatch(node, own, "", List.of(here.get(0), migrating),
+							List.of("1", "1"), "");
+					assertThat(List.of(decided.get(1), decided.get(5))).as("a key still in its migrating slot")
+						.containsExactly(1L, 1L);
+				}
+				finally {
+					node.clusterSetSlotStable(slot);
+					target.sync().clusterSetSlotStable(slot);
+				}
+			}
+			here.forEach(node::del);
+		}
+	}
+
+	@Test
+	void concurrentDecisionsAreBatchedPerMasterAndAdmittedExactlyUpToTheLimit() {
+		RedisClusterServer cluster = RedisServers.cluster();
+		LettuceConnectionFactory factory = factory(cluster);
+		try {
+			RateLimiter limiter = new DefaultRateLimiter(
+					connected(RedisRateLimitBackend.builder(factory).keyPrefix("cluster-batched:")));
+			List<String> identities = names("batched-", 50);
+			// one by one first: every master has the script (a concurrent first use may count a NOSCRIPT twice)
+			identities.forEach((identity) -> limiter.check(RateLimitRequest.of(HOURLY, identity)));
+			long callsBefore = scriptCalls(cluster.masters());
+			Map<String, Integer> admitted = decide(limiter, identities, 79);
+			long calls = scriptCalls(cluster.masters()) - callsBefore;
+			assertThat(admitted).hasSize(50).allSatisfy((identity, count) -> assertThat(count).isEqualTo(39));
+			if (redis7()) {
+				assertThat(calls).as("script calls for 3,950 decisions").isLessThan(3950);
+			}
+			else {
+				assertThat(calls).as("one script call per decision on Redis 6.2").isEqualTo(3950);
+			}
+		}
+		finally {
+			factory.destroy();
+		}
+	}
+
+	@Test
+	void withFunctionsABatchIsOneFunctionCallPerMaster() {
+		assumeRedis7();
+		RedisClusterServer cluster = RedisServers.cluster();
+		LettuceConnectionFactory factory = factory(cluster);
+		try {
+			RedisRateLimitBackend backend = connected(RedisRateLimitBackend.builder(factory)
+				.keyPrefix("cluster-functions:")
+				.scriptMode(RedisRateLimitBackend.ScriptMode.FUNCTIONS));
+			long callsBefore = calls(cluster.masters(), "cmdstat_fcall:");
+			Map<String, Integer> admitted = decide(new DefaultRateLimiter(backend), names("functions-", 50), 80);
+			long calls = calls(cluster.masters(), "cmdstat_fcall:") - callsBefore;
+			assertThat(admitted).hasSize(50).allSatisfy((identity, count) -> assertThat(count).isEqualTo(40));
+			assertThat(calls).as("function calls for 4,000 decisions").isLessThan(4000);
+		}
+		finally {
+			factory.destroy();
+		}
+	}
+
+	@Test
+	void whileASlotMigratesBatchedDecisionsStayExact() {
+		assumeRedis7();
+		try (RedisClusterServer cluster = RedisClusterServer.start()) {
+			LettuceConnectionFactory factory = factory(cluster);
+			try {
+				RateLimiter limiter = new DefaultRateLimiter(connected(RedisRateLimitBackend.builder(factory)));
+				// identities on every master, eight of them in one slot, which migrates to the next master
+				List<String> identities = names("id", 40);
+				int slot = SlotHash.getSlot(KEYS.key(HOURLY, "id0"));
+				for (int n = 0; identities.size() < 48; n++) {
+					if (SlotHash.getSlot(KEYS.key(HOURLY, "m" + n)) == slot) {
+						identities.add("m" + n);
+					}
+				}
+				Map<String, Integer> before = decide(limiter, identities, 20);
+				HostAndPort source = cluster.masterForSlot(slot);
+				HostAndPort target = cluster.masters().get((cluster.masters().indexOf(source) + 1) % 3);
+				Migration migration = new Migration(source, target, slot);
+				try {
+					migration.start();
+					migration.move(identities.stream().filter((id) -> id.startsWith("m")).limit(4).toList());
+					long askingBefore = calls(List.of(target), "cmdstat_asking:");
+					Map<String, Integer> during = decide(limiter, identities, 15);
+					assertThat(calls(List.of(target), "cmdstat_asking:")).as("calls redirected by ASK to the target")
+						.isGreaterThan(askingBefore);
+					migration.move(identities.stream().filter((id) -> id.startsWith("m") || id.equals("id0")).toList());
+					migration.finish(cluster.masters());
+					Map<String, Integer> after = decide(limiter, identities, 20);
+					for (String identity : identities) {
+						assertThat(before.get(identity) + during.getOrDefault(identity, 0)
+								+ after.getOrDefault(identity, 0)).as(identity).isEqualTo(40);
+					}
+				}
+				finally {
+					migration.close();
+				}
+			}
+			finally {
+				factory.destroy();
+			}
+		}
+	}
+
+	@Test
+	void afterAFailoverBatchedDecisionsStayExact() {
+		assumeRedis7();
+		try (RedisClusterServer cluster = RedisClusterServer.start(3, 1)) {
+			LettuceConnectionFactory factory = factory(cluster);
+			try {
+				RedisRateLimitBackend backend = connected(RedisRateLimitBackend.builder(factory));
+				RateLimiter limiter = new DefaultRateLimiter(backend);
+				List<String> identities = names("id", 30);
+				Map<String, Integer> before = decide(limiter, identities, 25);
+				HostAndPort victim = cluster.masters().get(0);
+				try (StatefulRedisConnection<String, String> connection = connect(victim)) {
+					// every decision so far reached the replica (WAIT counts the replication stream's offset)
+					connection.sync().set("replicated", "yes");
+					assertThat(connection.sync().waitForReplication(1, 10_000)).isEqualTo(1);
+				}
+				cluster.killMaster(victim);
+				List<HostAndPort> masters = cluster.awaitFailover(WAIT);
+				Wait.until(WAIT, () -> backend.shards().equals(addresses(masters)));
+				Map<String, Integer> after = decide(limiter, identities, 30);
+				for (String identity : identities) {
+					assertThat(before.get(identity) + after.getOrDefault(identity, 0)).as(identity).isEqualTo(40);
+				}
+			}
+			finally {
+				factory.destroy();
+			}
+		}
+	}
+
+	/** Each identity's admissions when every identity asks {@code each} times, 64 in flight. */
+	private static Map<String, Integer> decide(RateLimiter limiter, List<String> identities, int each) {
+		List<RateLimitDecision> decisions = Flux.range(0, identities.size() * each)
+			.flatMap((i) -> limiter.checkAsync(RateLimitRequest.of(HOURLY, identities.get(i % identities.size()))),
+					64)
+			.collectList()
+			.block(WAIT);
+		Map<String, Integer> admitted = new ConcurrentHashMap<>();
+		decisions.stream()
+			.filter(RateLimitDecision::allowed)
+			.forEach((d) -> admitted.merge(d.decisions().get(0).identity(), 1, Integer::sum));
+		return admitted;
+	}
+
+	private static List<String> names(String prefix, int count) {
+		List<String> names = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			names.add(prefix + i);
+		}
+		return names;
+	}
+
+	private static RedisRateLimitBackend connected(RedisRateLimitBackend.Builder builder) {
+		RedisRateLimitBackend backend = builder.build();
+		backend.connect();
+		return backend;
+	}
+
+	/** A cluster batch sent to one node, as the backend sends it (the first key declared, the others after the costs). */
+	private static List<Long> clusterBatch(RedisCommands<String, String> node, LuaScripts.PolicyScripts own,
+			String prefix, List<String> keys, List<String> costs, String time) {
+		List<String> args = new ArrayList<>(List.of(time));
+		args.addAll(costs);
+		keys.subList(1, keys.size()).forEach((key) -> args.add(prefix + key));
+		return ScriptReply.toLongs(node.eval(own.clusterBatch().getScriptAsString(), ScriptOutputType.MULTI,
+				new String[] { prefix + keys.get(0) }, args.toArray(String[]::new)));
+	}
+
+	/** Identities whose keys of the policy are in distinct slots of the master. */
+	private static List<String> identitiesOn(RedisClusterServer cluster, HostAndPort master, RateLimitPolicy policy,
+			int count, String prefix) {
+		Map<Integer, String> bySlot = new LinkedHashMap<>();
+		Predicate<String> onMaster = (identity) -> cluster.masterForKey(KEYS.key(policy, identity)).equals(master);
+		for (int n = 0; bySlot.size() < count; n++) {
+			String identity = prefix + n;
+			if (onMaster.test(identity)) {
+				bySlot.putIfAbsent(SlotHash.getSlot(KEYS.key(policy, identity)), identity);
+			}
+		}
+		return new ArrayList<>(bySlot.values());
+	}
+
+	private static Set<String> addresses(List<HostAndPort> masters) {
+		return masters.stream().map(HostAndPort::toString).collect(Collectors.toSet());
+	}
+
+	private static StatefulRedisConnection<String, String> connect(HostAndPort node) {
+		return client.connect(RedisURI.create(node.host(), node.port()));
+	}
+
+	/** EVALSHA and EVAL calls so far, summed over the masters. */
+	private static long scriptCalls(List<HostAndPort> masters) {
+		return calls(masters, "cmdstat_evalsha:", "cmdstat_eval:");
+	}
+
+	/** Calls of the commands so far ({@code INFO commandstats}), summed over the nodes. */
+	private static long calls(List<HostAndPort> nodes, String... commands) {
+		long calls = 0;
+		for (HostAndPort node : nodes) {
+			try (StatefulRedisConnection<String, String> connection = connect(node)) {
+				String stats = connection.sync().info("commandstats");
+				for (String name : commands) {
+					int at = stats.indexOf(name);
+					if (at >= 0) {
+						int start = stats.indexOf("calls=", at) + 6;
+						calls += Long.parseLong(stats.substring(start, stats.indexOf(',', start)));
+					}
+				}
+			}
+		}
+		return calls;
+	}
+
+	/** A cluster factory that follows topology changes (as the starter's is configured to in production). */
+	private static LettuceConnectionFactory factory(RedisClusterServer cluster) {
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisClusterConfiguration(cluster.masters().stream().map(HostAndPort::toString).toList()),
+				LettuceClientConfiguration.builder()
+					.clientOptions(ClusterClientOptions.builder()
+						.topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+							.enableAllAdaptiveRefreshTriggers()
+							.enablePeriodicRefresh(Duration.ofMillis(500))
+							.build())
+						.build())
+					.build());
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
+	}
+
+	/** A slot moving from one master to another, its keys moved a few at a time with MIGRATE. */
+	private static final class Migration implements AutoCloseable {
+
+		private final StatefulRedisConnection<String, String> source;
+
+		private final StatefulRedisConnection<String, String> target;
+
+		private final HostAndPort targetAddress;
+
+		private final int slot;
+
+		Migration(HostAndPort source, HostAndPort target, int slot) {
+			this.source = connect(source);
+			this.target = connect(target);
+			this.targetAddress = target;
+			this.slot = slot;
+		}
+
+		void start() {
+			this.target.sync().clusterSetSlotImporting(this.slot, this.source.sync().clusterMyId());
+			this.source.sync().clusterSetSlotMigrating(this.slot, this.target.sync().clusterMyId());
+		}
+
+		void move(List<String> identities) {
+			List<String> here = this.source.sync().clusterGetKeysInSlot(this.slot, 1000);
+			String[] keys = identities.stream()
+				.map((identity) -> KEYS.key(HOURLY, identity))
+				.filter(here::contains)
+				.toArray(String[]::new);
+			if (keys.length > 0) {
+				this.source.sync()
+					.migrate(this.targetAddress.host(), this.targetAddress.port(), 0, 10_000, MigrateArgs.Builder.keys(keys));
+			}
+		}
+
+		/** The slot is the target's, on every master. */
+		void finish(List<HostAndPort> masters) {
+			String targetId = this.target.sync().clusterMyId();
+			this.target.sync().clusterSetSlotNode(this.slot, targetId);
+			this.source.sync().clusterSetSlotNode(this.slot, targetId);
+			for (HostAndPort master : masters) {
+				try (StatefulRedisConnection<String, String> connection = connect(master)) {
+					connection.sync().clusterSetSlotNode(this.slot, targetId);
+				}
+			}
+		}
+
+		@Override
+		public void close() {
+			this.source.close();
+			this.target.close();
+		}
+
+	}
+
+}
