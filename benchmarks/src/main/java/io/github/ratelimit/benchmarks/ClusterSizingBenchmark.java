@@ -28,7 +28,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * {@value #IN_FLIGHT} calls in flight over 10,000 identities at random, every decision admitted. Measured: the
  * Redis CPU per decision ({@code INFO cpu} {@code used_cpu_sys + used_cpu_user} deltas summed over the masters,
  * over the decisions), the script calls per decision ({@code INFO commandstats}, summed), hence the decisions per
- * second one Redis core can serve. Then requests whose entries span slots: two identities in different slots on
+ * second one Redis core can serve. Each algorithm runs twice back to back: per call (batching off, one script call per
+ * decision) and batched (natural batching per master, the default); the sizing rule follows the batched figures.
+ * Then requests whose entries span slots: two identities in different slots on
  * different masters (both admitted, and one denied, so the other is given back), beside two policies of one
  * identity (one slot).
  */
@@ -66,12 +68,18 @@ final class ClusterSizingBenchmark {
 
 	}
 
+	/**
+	 * The figures of one run.
+	 * @param algorithms per algorithm, batched (the default)
+	 * @param perCall per algorithm, batching off
+	 */
 	record Outcome(String redisVersion, int masters, double idleCpuMicrosPerSecond, List<Row> algorithms,
-			List<Row> spanning) {
+			List<Row> perCall, List<Row> spanning) {
 	}
 
 	Outcome run() throws InterruptedException {
 		List<Row> algorithms = new ArrayList<>();
+		List<Row> perCall = new ArrayList<>();
 		List<Row> spanning = new ArrayList<>();
 		try (RedisClusterServer cluster = RedisClusterServer.start()) {
 			List<HostAndPort> masters = cluster.masters();
@@ -84,11 +92,15 @@ final class ClusterSizingBenchmark {
 				double idle = idleCpuMicrosPerSecond(probes);
 				for (Algorithm algorithm : Algorithm.values()) {
 					RateLimitPolicy policy = open("sizing-" + algorithm.code(), algorithm);
-					DefaultRateLimiter limiter = limiter(factory, "cl-" + algorithm.code() + ":");
-					Row row = measure(algorithm.id() + (algorithm == Algorithm.CONCURRENCY ? " (acquire + release)" : ""),
-							limiter, probes, (i) -> RateLimitRequest.of(policy, "user-" + i));
-					algorithms.add(row);
-					print(row);
+					String load = algorithm.id() + (algorithm == Algorithm.CONCURRENCY ? " (acquire + release)" : "");
+					// per call, then batched, back to back: the two paths under the same conditions
+					for (boolean batching : new boolean[] { false, true }) {
+						DefaultRateLimiter limiter = limiter(factory, "cl-" + algorithm.code() + batching + ":", batching);
+						Row row = measure(load, limiter, probes, (i) -> RateLimitRequest.of(policy, "user-" + i));
+						(batching ? algorithms : perCall).add(row);
+						System.out.print(batching ? "batched  " : "per call ");
+						print(row);
+					}
 				}
 				RateLimitPolicy first = open("span-a", Algorithm.TOKEN_BUCKET);
 				RateLimitPolicy second = open("span-b", Algorithm.TOKEN_BUCKET);
@@ -102,20 +114,20 @@ final class ClusterSizingBenchmark {
 				for (int i = 0; i < IDENTITIES; i++) {
 					partners[i] = partner(cluster, keys, first, "user-" + i);
 				}
-				DefaultRateLimiter oneSlot = limiter(factory, "cl-one:");
+				DefaultRateLimiter oneSlot = limiter(factory, "cl-one:", true);
 				spanning.add(print(measure("one identity, two policies (one slot)", oneSlot, probes,
 						(i) -> RateLimitRequest.builder().add(first, "user-" + i).add(second, "user-" + i).build())));
-				DefaultRateLimiter twoSlots = limiter(factory, "cl-two:");
+				DefaultRateLimiter twoSlots = limiter(factory, "cl-two:", true);
 				spanning.add(print(measure("two identities on two masters, both admitted", twoSlots, probes,
 						(i) -> RateLimitRequest.builder().add(first, "user-" + i).add(second, partners[i]).build())));
-				DefaultRateLimiter denied = limiter(factory, "cl-denied:");
+				DefaultRateLimiter denied = limiter(factory, "cl-denied:", true);
 				for (String partner : partners) {
 					denied.check(RateLimitRequest.of(closed, partner)); // its one request of the hour
 				}
 				spanning.add(print(measure("two identities on two masters, the second denied (the first given back)",
 						denied, probes,
 						(i) -> RateLimitRequest.builder().add(first, "user-" + i).add(closed, partners[i]).build())));
-				return new Outcome(RedisBinary.get().version().toString(), masters.size(), idle, algorithms, spanning);
+				return new Outcome(RedisBinary.get().version().toString(), masters.size(), idle, algorithms, perCall, spanning);
 			}
 			finally {
 				this.backends.forEach(RedisRateLimitBackend::stop);
@@ -135,8 +147,11 @@ final class ClusterSizingBenchmark {
 			.build();
 	}
 
-	private DefaultRateLimiter limiter(LettuceConnectionFactory factory, String prefix) {
-		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory, prefix);
+	private DefaultRateLimiter limiter(LettuceConnectionFactory factory, String prefix, boolean batching) {
+		RedisRateLimitBackend backend = RedisRateLimitBackend.builder(factory)
+			.keyPrefix(prefix)
+			.batching(batching)
+			.build();
 		this.backends.add(backend);
 		backend.connect();
 		return new DefaultRateLimiter(backend);
@@ -226,13 +241,27 @@ final class ClusterSizingBenchmark {
 					+ " summed over the masters (`INFO cpu`), including the masters' idle work (")
 			.append(String.format(Locale.ROOT, "%,.0f", outcome.idleCpuMicrosPerSecond()))
 			.append(" µs per second together while nothing was sent).\n\n");
-		Markdown table = new Markdown("algorithm", "decisions/s", "Redis CPU µs per decision (all masters)",
+		Markdown table = new Markdown("algorithm", "path", "decisions/s", "Redis CPU µs per decision (all masters)",
 				"share per master", "script calls per decision", "decisions/s per Redis core", "denied", "errors");
-		for (Row row : outcome.algorithms()) {
-			table.row(row.load(), row.decisionsPerSecond(), row.redisCpuMicrosPerDecision(), shares(row),
-					row.callsPerDecision(), row.decisionsPerCore(), Figures.percent(row.deniedShare()), row.errors());
+		for (int a = 0; a < outcome.algorithms().size(); a++) {
+			for (Row row : List.of(outcome.perCall().get(a), outcome.algorithms().get(a))) {
+				table.row(row.load(), (row == outcome.perCall().get(a)) ? "per call" : "batched",
+						row.decisionsPerSecond(), row.redisCpuMicrosPerDecision(), shares(row), row.callsPerDecision(),
+						row.decisionsPerCore(), Figures.percent(row.deniedShare()), row.errors());
+			}
 		}
 		out.append(table);
+		out.append("\nBatched against per call, measured back to back in this run:\n\n");
+		Markdown versus = new Markdown("algorithm", "Redis CPU per decision, batched / per call",
+				"decisions/s, batched / per call");
+		for (int a = 0; a < outcome.algorithms().size(); a++) {
+			Row batched = outcome.algorithms().get(a);
+			Row perCall = outcome.perCall().get(a);
+			versus.row(batched.load(),
+					Figures.percent(batched.redisCpuMicrosPerDecision() / perCall.redisCpuMicrosPerDecision()),
+					Figures.percent(batched.decisionsPerSecond() / perCall.decisionsPerSecond()));
+		}
+		out.append(versus);
 		out.append("\nRequests with two entries (token bucket):\n\n");
 		Markdown span = new Markdown("request", "decisions/s", "Redis CPU µs per decision", "script calls per decision",
 				"denied", "errors");
@@ -241,7 +270,7 @@ final class ClusterSizingBenchmark {
 					Figures.percent(row.deniedShare()), row.errors());
 		}
 		out.append(span);
-		out.append("\n**Sizing rule** (from these figures): a master serves about 10^6 / (Redis CPU µs per decision)"
+		out.append("\n**Sizing rule** (from the batched figures): a master serves about 10^6 / (Redis CPU µs per decision)"
 				+ " decisions per second per core it uses; Redis runs commands on one thread, so a master is one core."
 				+ " Planned at ")
 			.append(Figures.percent(PLANNED_UTILISATION))
@@ -270,17 +299,22 @@ final class ClusterSizingBenchmark {
 
 	/** Records decisions per second per core and the masters for the target, per algorithm, for {@link Targets}. */
 	static void figures(Outcome outcome, Figures figures) {
-		for (Row row : outcome.algorithms()) {
-			String at = "cluster." + Figures.part(row.load()) + ".";
+		putAlgorithms(figures, "cluster.", outcome.algorithms());
+		putAlgorithms(figures, "cluster.per-call.", outcome.perCall());
+		for (Row row : outcome.spanning()) {
+			figures.put("cluster.spanning." + Figures.part(row.load()) + ".calls", row.callsPerDecision());
+		}
+		figures.put("cluster.masters", outcome.masters()).put("cluster.utilisation", PLANNED_UTILISATION);
+	}
+
+	private static void putAlgorithms(Figures figures, String prefix, List<Row> rows) {
+		for (Row row : rows) {
+			String at = prefix + Figures.part(row.load()) + ".";
 			figures.put(at + "per-core", row.decisionsPerCore())
 				.put(at + "redis-cpu-micros", row.redisCpuMicrosPerDecision())
 				.put(at + "masters",
 						Math.ceil(TARGET_DECISIONS_PER_SECOND / (row.decisionsPerCore() * PLANNED_UTILISATION)));
 		}
-		for (Row row : outcome.spanning()) {
-			figures.put("cluster.spanning." + Figures.part(row.load()) + ".calls", row.callsPerDecision());
-		}
-		figures.put("cluster.masters", outcome.masters()).put("cluster.utilisation", PLANNED_UTILISATION);
 	}
 
 	private static String shares(Row row) {

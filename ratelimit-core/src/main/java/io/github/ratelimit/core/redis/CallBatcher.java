@@ -133,15 +133,25 @@ final class CallBatcher {
 			replies.get(0).complete(values);
 			return;
 		}
+		List<List<Long>> own = split(calls, values);
+		for (int i = 0; i < calls.size(); i++) {
+			replies.get(i).complete(own.get(i));
+		}
+	}
+
+	/** A batch's reply split into single-entry replies: the time, then four figures per call (five with entries). */
+	static List<List<Long>> split(List<SingleEntryCall> calls, List<Long> values) {
 		Long time = values.get(0);
 		int figures = calls.get(0).figures();
+		List<List<Long>> replies = new ArrayList<>(calls.size());
 		for (int i = 0; i < calls.size(); i++) {
 			int at = 1 + figures * i;
 			List<Long> own = new ArrayList<>(1 + figures);
 			own.add(time);
 			own.addAll(values.subList(at, at + figures));
-			replies.get(i).complete(own);
+			replies.add(own);
 		}
+		return replies;
 	}
 
 	/** The call of several requests of one policy ({@code scripts/batch-call.lua}), on the server's clock. */

@@ -14,8 +14,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Natural batching on a Cluster (architecture, "Natural batching"): one {@link CallBatcher} per master, whose groups
  * go as one {@code cluster-batch-call.lua} call to that master's own connection, with keys of every slot it serves.
- * A batch the master did not run (a key it does not serve: moved, migrating, a failover) is sent again call by
- * call through the cluster connection, which follows redirections. Redis 7 only: 6.2 cannot compile the script's
+ * A call whose key the master does not serve (moved, migrating, a failover), or every call of a batch it refused
+ * before running it, is sent again on its own through the cluster connection, which follows redirections. Redis 7 only: 6.2 cannot compile the script's
  * flags, so on 6.2 nothing is batched.
  */
 final class ClusterBatching {
@@ -26,12 +26,15 @@ final class ClusterBatching {
 	 * Calls in flight per master at most: fewer than on standalone, so that what a master's callers send while it
 	 * works gathers into larger batches (benchmarks, section 10).
 	 */
-	static final int MAX_IN_FLIGHT_PER_MASTER = 2;
+	static final int MAX_IN_FLIGHT_PER_MASTER = 1;
 
 	/** Errors that show a batch did not run: Redis refused it before it started, or could not compile it. */
 	private static final List<String> NOT_RUN = List.of("MOVED ", "ASK ", "CROSSSLOT", "TRYAGAIN", "CLUSTERDOWN",
-			"READONLY", "MASTERDOWN", "LOADING", "non local key", "Error compiling script", "shebang",
+			"READONLY", "MASTERDOWN", "LOADING", "Error compiling script", "shebang",
 			"not known in the cluster view", "Unable to connect");
+
+	/** The admits figure of a call the master did not decide (cluster-batch-call.lua). */
+	private static final long UNDECIDED = -1;
 
 	private final BackendConnection connection;
 
@@ -102,16 +105,18 @@ final class ClusterBatching {
 		return (end > start) ? Integer.parseInt(info.substring(start, end)) : 0;
 	}
 
-	/** One call to the master for a group of one policy; when the master did not run it, each call on its own. */
+	/**
+	 * One call to the master for a group of one policy; the calls it did not decide (admits -1: a key it does not
+	 * serve), or all of them when it refused the call before running it, are sent again one by one.
+	 */
 	private CompletableFuture<?> send(String master, List<SingleEntryCall> calls,
 			List<CompletableFuture<List<Long>>> replies) {
 		EncodedCall batch = batchCall(calls);
 		return this.connection.node(master)
 			.thenCompose((node) -> this.transport.sendTo(node, batch))
 			.handle((values, failure) -> {
-				if (failure == null && values != null && values.get(0) >= 0) {
-					CallBatcher.complete(calls, replies, values, null);
-					return CompletableFuture.completedFuture(null);
+				if (failure == null && values != null) {
+					return completeOrResend(calls, replies, CallBatcher.split(calls, values));
 				}
 				if (failure != null && !notRun(failure)) {
 					CallBatcher.complete(calls, replies, null, failure);
@@ -123,6 +128,23 @@ final class ClusterBatching {
 				return oneByOne(calls, replies);
 			})
 			.thenCompose((done) -> done);
+	}
+
+	/** Completes the calls the master decided; the others, not served there, go one by one. */
+	private CompletableFuture<?> completeOrResend(List<SingleEntryCall> calls,
+			List<CompletableFuture<List<Long>>> replies, List<List<Long>> own) {
+		List<SingleEntryCall> again = new ArrayList<>();
+		List<CompletableFuture<List<Long>>> againReplies = new ArrayList<>();
+		for (int i = 0; i < calls.size(); i++) {
+			if (own.get(i).get(1) == UNDECIDED) {
+				again.add(calls.get(i));
+				againReplies.add(replies.get(i));
+			}
+			else {
+				replies.get(i).complete(own.get(i));
+			}
+		}
+		return again.isEmpty() ? CompletableFuture.completedFuture(null) : oneByOne(again, againReplies);
 	}
 
 	private static boolean notRun(Throwable failure) {

@@ -93,9 +93,14 @@ final class LuaScripts {
 			scripts = this.singleEntry.computeIfAbsent(parameters,
 					(p) -> new PolicyScripts(new AssembledScript(singleEntrySource(p, "", SINGLE_CALL)),
 							new AssembledScript(singleEntrySource(p, "", BATCH_CALL)), new AssembledScript(
-									singleEntrySource(p, CROSS_SLOT_SHEBANG, CLUSTER_BATCH_CALL + "\n" + BATCH_CALL))));
+									singleEntrySource(p, CROSS_SLOT_SHEBANG, clusterBatchCall(p.algorithm())))));
 		}
 		return scripts;
+	}
+
+	/** The call of a Cluster master's batch: which reply an undecided request gets, then the two layers of calls. */
+	private static String clusterBatchCall(Algorithm algorithm) {
+		return "local KEEPS_ENTRIES = " + algorithm.keepsEntries() + "\n" + CLUSTER_BATCH_CALL + "\n" + BATCH_CALL;
 	}
 
 	/** The driver script for entries of these algorithms. */
