@@ -158,9 +158,15 @@ final class BackendConnection {
 		if (!(connection.commands() instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster)) {
 			return CompletableFuture.failedFuture(new IllegalStateException("Not a Cluster connection"));
 		}
-		return ((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster).getStatefulConnection()
-			.getConnectionAsync(nodeId)
-			.thenApply((node) -> new NativeConnection(connection.holder(), node.async()));
+		try {
+			return ((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster).getStatefulConnection()
+				.getConnectionAsync(nodeId)
+				.thenApply((node) -> new NativeConnection(connection.holder(), node.async()));
+		}
+		catch (RuntimeException ex) {
+			// a node the topology no longer knows
+			return CompletableFuture.failedFuture(ex);
+		}
 	}
 
 	/** The addresses of the masters that serve slots in the client's view of the topology (empty off Cluster). */

@@ -31,7 +31,7 @@ final class ClusterBatching {
 	/** Errors that show a batch did not run: Redis refused it before it started, or could not compile it. */
 	private static final List<String> NOT_RUN = List.of("MOVED ", "ASK ", "CROSSSLOT", "TRYAGAIN", "CLUSTERDOWN",
 			"READONLY", "MASTERDOWN", "LOADING", "Error compiling script", "shebang",
-			"not known in the cluster view", "Unable to connect");
+			"partition is not known", "Unable to connect");
 
 	/** The admits figure of a call the master did not decide (cluster-batch-call.lua). */
 	private static final long UNDECIDED = -1;
