@@ -15,8 +15,8 @@ import org.jspecify.annotations.Nullable;
  * Natural batching on a Cluster (architecture, "Natural batching"): one {@link CallBatcher} per master, whose groups
  * go as one {@code cluster-batch-call.lua} call to that master's own connection, with keys of every slot it serves.
  * A call whose key the master does not serve (moved, migrating, a failover), or every call of a batch it refused
- * before running it, is sent again on its own through the cluster connection, which follows redirections. Redis 7 only: 6.2 cannot compile the script's
- * flags, so on 6.2 nothing is batched.
+ * before running it, is sent again on its own through the cluster connection, which follows redirections. Redis 7
+ * only: 6.2 cannot compile the script's flags, so on 6.2 nothing is batched.
  */
 final class ClusterBatching {
 
@@ -28,7 +28,7 @@ final class ClusterBatching {
 	 */
 	static final int MAX_IN_FLIGHT_PER_MASTER = 1;
 
-	/** Errors that show a batch did not run: Redis refused it before it started, or could not compile it. */
+	/** Errors that show a batch did not run: Redis refused it before it started or could not compile it, or no node. */
 	private static final List<String> NOT_RUN = List.of("MOVED ", "ASK ", "CROSSSLOT", "TRYAGAIN", "CLUSTERDOWN",
 			"READONLY", "MASTERDOWN", "LOADING", "Error compiling script", "shebang",
 			"partition is not known", "Unable to connect");
@@ -71,7 +71,7 @@ final class ClusterBatching {
 		}
 	}
 
-	/** Asks the server's version (on a Cluster, of the node Lettuce sends server commands to); asked again on failure. */
+	/** Asks the server's version (of the node Lettuce sends server commands to); asked again after a failure. */
 	CompletableFuture<?> knowVersion() {
 		try {
 			return this.connection.nativeConnection().commands().info("server").toCompletableFuture()

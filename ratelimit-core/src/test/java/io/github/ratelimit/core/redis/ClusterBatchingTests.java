@@ -47,8 +47,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Natural batching on a Cluster, on real Clusters of the test kit: a master's batch decides its calls exactly as the
  * same calls one by one, leaves a call whose key is not served there (another master's, or moved away by a
- * migration) undecided and untouched, and concurrent decisions stay exact while a slot migrates and after a failover. On Redis 6.2,
- * where nothing is batched, the same decisions are exact with one script call each.
+ * migration) undecided and untouched, and concurrent decisions stay exact while a slot migrates and after a
+ * failover. On Redis 6.2, where nothing is batched, the same decisions are exact with one script call each.
  */
 class ClusterBatchingTests {
 
