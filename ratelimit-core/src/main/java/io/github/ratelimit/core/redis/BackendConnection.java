@@ -142,18 +142,23 @@ final class BackendConnection {
 		return (master != null) ? master.getNodeId() : null;
 	}
 
+	/** Whether the node is a master serving slots in the client's view of the topology. */
+	boolean isMaster(String nodeId) {
+		Partitions topology = this.partitions;
+		RedisClusterNode node = (topology != null) ? topology.getPartitionByNodeId(nodeId) : null;
+		return node != null && !node.hasNoSlots();
+	}
+
 	/**
 	 * The commands of one Cluster node's own connection (Lettuce's, kept by the cluster connection): a command sent
-	 * there is not redirected, so a MOVED or ASK comes back as its error.
+	 * there is not redirected, so a MOVED or ASK comes back as its error. Fails, opening nothing on this thread (an
+	 * event loop), when the cluster connection is not open.
 	 */
 	@SuppressWarnings("unchecked")
 	CompletableFuture<NativeConnection> node(String nodeId) {
-		NativeConnection connection;
-		try {
-			connection = nativeConnection();
-		}
-		catch (RuntimeException ex) {
-			return CompletableFuture.failedFuture(ex);
+		NativeConnection connection = this.nativeConnection;
+		if (connection == null) {
+			return CompletableFuture.failedFuture(new IllegalStateException("The connection is not open"));
 		}
 		if (!(connection.commands() instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster)) {
 			return CompletableFuture.failedFuture(new IllegalStateException("Not a Cluster connection"));

@@ -97,10 +97,6 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	 */
 	public void connect() {
 		this.connection.open();
-		ClusterBatching cluster = this.clusterBatching;
-		if (isCluster() && cluster != null && this.connection.isLettuce()) {
-			this.connection.await(cluster.knowVersion()); // so that the first decisions are batched
-		}
 		long now = System.currentTimeMillis() * 1000;
 		for (Algorithm algorithm : Algorithm.values()) {
 			RateLimitPolicy policy = RateLimitPolicy.builder(WARM_UP)

@@ -7,7 +7,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
@@ -147,27 +149,105 @@ class ClusterBatchingTests {
 			String migrating = here.get(1);
 			String missing = migrating + ":new"; // the same hash tag: the same slot
 			int slot = SlotHash.getSlot(migrating);
-			target.sync().clusterSetSlotImporting(slot, node.clusterMyId());
-			node.clusterSetSlotMigrating(slot, target.sync().clusterMyId());
-			try {
+			whileMigrating(node, target.sync(), slot, () -> {
 				assertThat(admits(clusterBatch(node, own, "", List.of(here.get(0), missing, migrating),
 						List.of("1", "1", "1"), "")))
 					.as("a key missing in a migrating slot undecided, one still in it decided")
 					.containsExactly(1L, -1L, 1L);
 				assertThat(node.clusterCountKeysInSlot(slot)).as("keys in the migrating slot").isEqualTo(1);
-			}
-			finally {
-				node.clusterSetSlotStable(slot);
-				target.sync().clusterSetSlotStable(slot);
-			}
+			});
 			here.forEach(node::del);
+		}
+	}
+
+	@Test
+	void everyAlgorithmLeavesAKeyMissingInAMigratingSlotUndecidedAndUnwritten() {
+		assumeRedis7();
+		RedisClusterServer cluster = RedisServers.cluster();
+		HostAndPort master = cluster.masters().get(0);
+		HostAndPort other = cluster.masters().get(1);
+		try (StatefulRedisConnection<String, String> connection = connect(master);
+				StatefulRedisConnection<String, String> target = connect(other)) {
+			RedisCommands<String, String> node = connection.sync();
+			for (RateLimitPolicy policy : BatchingTests.policies()) {
+				// the first command of sliding window log and concurrency writes (ZREMRANGEBYSCORE): it must fail
+				List<String> keys = identitiesOn(cluster, master, policy, 2, "migrating-").stream()
+					.map((identity) -> KEYS.key(policy, identity))
+					.toList();
+				String missing = keys.get(1) + ":new";
+				int slot = SlotHash.getSlot(missing);
+				whileMigrating(node, target.sync(), slot, () -> {
+					long keysBefore = node.clusterCountKeysInSlot(slot);
+					List<Long> reply = clusterBatch(node, new LuaScripts().forSingleEntry(policy), "",
+							List.of(keys.get(0), missing), List.of("1", "1"), "");
+					assertThat(admits(reply, policy.algorithm().keepsEntries() ? 5 : 4)).as(policy.name())
+						.containsExactly(1L, -1L);
+					assertThat(node.clusterCountKeysInSlot(slot)).as(policy.name()).isEqualTo(keysBefore);
+					assertThat(target.sync().clusterCountKeysInSlot(slot)).as(policy.name()).isZero();
+				});
+				keys.forEach(node::del);
+			}
+		}
+	}
+
+	@Test
+	void aGroupForANodeTheTopologyDoesNotKnowIsDecidedCallByCall() {
+		RedisClusterServer cluster = RedisServers.cluster();
+		LettuceConnectionFactory factory = factory(cluster);
+		try {
+			BackendConnection connection = new BackendConnection(factory);
+			connection.open();
+			assertThat(connection.node("0000000000000000000000000000000000000000"))
+				.as("an unknown node fails the future, throws nothing").isCompletedExceptionally();
+			ScriptTransport transport = new ScriptTransport(connection, RedisRateLimitBackend.ScriptMode.EVALSHA);
+			ClusterBatching batching = new ClusterBatching(connection, transport);
+			LuaScripts.PolicyScripts own = new LuaScripts().forSingleEntry(HOURLY);
+			RateLimitKeys keys = new RateLimitKeys("cluster-unknown:");
+			List<SingleEntryCall> calls = new ArrayList<>();
+			List<CompletableFuture<List<Long>>> replies = new ArrayList<>();
+			for (int i = 0; i < 45; i++) {
+				String identity = "id" + (i % 3);
+				calls.add(SingleEntryCall.of(own, keys.key(HOURLY, identity),
+						RateLimitRequest.of(HOURLY, identity).entries().get(0), -1));
+				replies.add(new CompletableFuture<>());
+			}
+			// a master id no longer in the topology: its queued calls go through the cluster connection
+			batching.send("0000000000000000000000000000000000000000", calls, replies).get(60, TimeUnit.SECONDS);
+			long admitted = replies.stream().filter((reply) -> reply.join().get(1) == 1L).count();
+			assertThat(admitted).as("3 identities of 40 tokens, 15 calls each").isEqualTo(45);
+			connection.stop();
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException(ex);
+		}
+		finally {
+			factory.destroy();
+		}
+	}
+
+	/** Runs the checks while the slot is marked migrating from the node to the target, then marks it stable. */
+	private static void whileMigrating(RedisCommands<String, String> node, RedisCommands<String, String> target,
+			int slot, Runnable checks) {
+		target.clusterSetSlotImporting(slot, node.clusterMyId());
+		node.clusterSetSlotMigrating(slot, target.clusterMyId());
+		try {
+			checks.run();
+		}
+		finally {
+			node.clusterSetSlotStable(slot);
+			target.clusterSetSlotStable(slot);
 		}
 	}
 
 	/** The admits figure of each call of a batch of the token bucket (four figures per call). */
 	private static List<Long> admits(List<Long> reply) {
+		return admits(reply, 4);
+	}
+
+	/** The admits figure of each call of a batch whose calls have the given number of figures. */
+	private static List<Long> admits(List<Long> reply, int figures) {
 		List<Long> admits = new ArrayList<>();
-		for (int at = 1; at < reply.size(); at += 4) {
+		for (int at = 1; at < reply.size(); at += figures) {
 			admits.add(reply.get(at));
 		}
 		return admits;
@@ -191,7 +271,8 @@ class ClusterBatchingTests {
 				assertThat(calls).as("script calls for 3,950 decisions").isLessThan(3950);
 			}
 			else {
-				assertThat(calls).as("one script call per decision on Redis 6.2").isEqualTo(3950);
+				// a master's first batch fails to compile (EVALSHA's NOSCRIPT, then EVAL): its calls go one by one
+				assertThat(calls).as("about one script call per decision on Redis 6.2").isBetween(3950L, 3950L + 40);
 			}
 		}
 		finally {
@@ -200,7 +281,7 @@ class ClusterBatchingTests {
 	}
 
 	@Test
-	void withFunctionsABatchIsOneFunctionCallPerMaster() {
+	void withFunctionsBatchesAreFunctionCallsAndDecideExactly() {
 		assumeRedis7();
 		RedisClusterServer cluster = RedisServers.cluster();
 		LettuceConnectionFactory factory = factory(cluster);
@@ -209,10 +290,12 @@ class ClusterBatchingTests {
 				.keyPrefix("cluster-functions:")
 				.scriptMode(RedisRateLimitBackend.ScriptMode.FUNCTIONS));
 			long callsBefore = calls(cluster.masters(), "cmdstat_fcall:");
+			long scriptsBefore = scriptCalls(cluster.masters());
 			Map<String, Integer> admitted = decide(new DefaultRateLimiter(backend), names("functions-", 50), 80);
 			long calls = calls(cluster.masters(), "cmdstat_fcall:") - callsBefore;
 			assertThat(admitted).hasSize(50).allSatisfy((identity, count) -> assertThat(count).isEqualTo(40));
-			assertThat(calls).as("function calls for 4,000 decisions").isLessThan(4000);
+			assertThat(calls).as("function calls for 4,000 decisions: some batched").isLessThan(4000);
+			assertThat(scriptCalls(cluster.masters())).as("no EVAL or EVALSHA").isEqualTo(scriptsBefore);
 		}
 		finally {
 			factory.destroy();
