@@ -15,6 +15,7 @@ import java.util.stream.Collectors;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.DefaultRateLimiter;
+import io.github.ratelimit.core.FailureMode;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.RateLimitPolicy;
@@ -64,6 +65,15 @@ class ClusterBatchingTests {
 		.limit(1)
 		.window(Duration.ofHours(1))
 		.burst(40)
+		.build();
+
+	/** {@link #HOURLY} refusing when Redis cannot decide: an admission is one Redis made. */
+	private static final RateLimitPolicy CLOSED_HOURLY = RateLimitPolicy.builder("closed-hourly")
+		.algorithm(Algorithm.TOKEN_BUCKET)
+		.limit(1)
+		.window(Duration.ofHours(1))
+		.burst(40)
+		.failureMode(FailureMode.CLOSED)
 		.build();
 
 	private static final RateLimitKeys KEYS = new RateLimitKeys(RateLimitKeys.DEFAULT_PREFIX);
@@ -347,6 +357,40 @@ class ClusterBatchingTests {
 	}
 
 	@Test
+	void batchesInFlightDuringAFailoverNeverAdmitMoreThanTheLimit() {
+		assumeRedis7();
+		try (RedisClusterServer cluster = RedisClusterServer.start(3, 1)) {
+			LettuceConnectionFactory factory = factory(cluster);
+			try {
+				RedisRateLimitBackend backend = connected(RedisRateLimitBackend.builder(factory));
+				RateLimiter limiter = new DefaultRateLimiter(backend);
+				List<String> identities = names("id", 30);
+				HostAndPort promoted = cluster.replicas().get(0);
+				// decisions in flight while the replica takes over (CLUSTER FAILOVER: it catches up first, no write
+				// is lost); a call that fails is refused (failure mode closed) and takes nothing
+				CompletableFuture<Map<String, Integer>> during = CompletableFuture
+					.supplyAsync(() -> decide(limiter, identities, 30, CLOSED_HOURLY));
+				try (StatefulRedisConnection<String, String> connection = connect(promoted)) {
+					connection.sync().clusterFailover(false);
+					Wait.until(WAIT, () -> connection.sync().info("replication").contains("role:master"));
+				}
+				Wait.until(WAIT, () -> backend.shards().contains(promoted.toString()));
+				Map<String, Integer> first = during.join();
+				Map<String, Integer> after = decide(limiter, identities, 45, CLOSED_HOURLY);
+				for (String identity : identities) {
+					int admitted = first.getOrDefault(identity, 0) + after.getOrDefault(identity, 0);
+					assertThat(admitted).as(identity).isLessThanOrEqualTo(40);
+				}
+				assertThat(identities.stream().mapToInt((id) -> first.getOrDefault(id, 0) + after.getOrDefault(id, 0))
+					.sum()).as("admissions of 30 identities of 40").isEqualTo(30 * 40);
+			}
+			finally {
+				factory.destroy();
+			}
+		}
+	}
+
+	@Test
 	void afterAFailoverBatchedDecisionsStayExact() {
 		assumeRedis7();
 		try (RedisClusterServer cluster = RedisClusterServer.start(3, 1)) {
@@ -378,8 +422,14 @@ class ClusterBatchingTests {
 
 	/** Each identity's admissions when every identity asks {@code each} times, 64 in flight. */
 	private static Map<String, Integer> decide(RateLimiter limiter, List<String> identities, int each) {
+		return decide(limiter, identities, each, HOURLY);
+	}
+
+	/** Each identity's admissions of the policy when every identity asks {@code each} times, 64 in flight. */
+	private static Map<String, Integer> decide(RateLimiter limiter, List<String> identities, int each,
+			RateLimitPolicy policy) {
 		List<RateLimitDecision> decisions = Flux.range(0, identities.size() * each)
-			.flatMap((i) -> limiter.checkAsync(RateLimitRequest.of(HOURLY, identities.get(i % identities.size()))),
+			.flatMap((i) -> limiter.checkAsync(RateLimitRequest.of(policy, identities.get(i % identities.size()))),
 					64)
 			.collectList()
 			.block(WAIT);
