@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
@@ -358,61 +359,59 @@ class ClusterBatchingTests {
 
 	@Test
 	void batchesInFlightDuringAFailoverNeverAdmitMoreThanTheLimit() {
-		assumeRedis7();
-		try (RedisClusterServer cluster = RedisClusterServer.start(3, 1)) {
-			LettuceConnectionFactory factory = factory(cluster);
-			try {
-				RedisRateLimitBackend backend = connected(RedisRateLimitBackend.builder(factory));
-				RateLimiter limiter = new DefaultRateLimiter(backend);
-				List<String> identities = names("id", 30);
-				HostAndPort promoted = cluster.replicas().get(0);
-				// decisions in flight while the replica takes over (CLUSTER FAILOVER: it catches up first, no write
-				// is lost); a call that fails is refused (failure mode closed) and takes nothing
-				CompletableFuture<Map<String, Integer>> during = CompletableFuture
-					.supplyAsync(() -> decide(limiter, identities, 30, CLOSED_HOURLY));
-				try (StatefulRedisConnection<String, String> connection = connect(promoted)) {
-					connection.sync().clusterFailover(false);
-					Wait.until(WAIT, () -> connection.sync().info("replication").contains("role:master"));
-				}
-				Wait.until(WAIT, () -> backend.shards().contains(promoted.toString()));
-				Map<String, Integer> first = during.join();
-				Map<String, Integer> after = decide(limiter, identities, 45, CLOSED_HOURLY);
-				for (String identity : identities) {
-					int admitted = first.getOrDefault(identity, 0) + after.getOrDefault(identity, 0);
-					assertThat(admitted).as(identity).isLessThanOrEqualTo(40);
-				}
-				assertThat(identities.stream().mapToInt((id) -> first.getOrDefault(id, 0) + after.getOrDefault(id, 0))
-					.sum()).as("admissions of 30 identities of 40").isEqualTo(30 * 40);
+		withReplicatedCluster((cluster, backend) -> {
+			RateLimiter limiter = new DefaultRateLimiter(backend);
+			List<String> identities = names("id", 30);
+			HostAndPort promoted = cluster.replicas().get(0);
+			// decisions in flight while the replica takes over (CLUSTER FAILOVER: it catches up first, no write is
+			// lost); a call that fails is refused (failure mode closed) and takes nothing
+			CompletableFuture<Map<String, Integer>> during = CompletableFuture
+				.supplyAsync(() -> decide(limiter, identities, 30, CLOSED_HOURLY));
+			try (StatefulRedisConnection<String, String> connection = connect(promoted)) {
+				connection.sync().clusterFailover(false);
+				Wait.until(WAIT, () -> connection.sync().info("replication").contains("role:master"));
 			}
-			finally {
-				factory.destroy();
+			Wait.until(WAIT, () -> backend.shards().contains(promoted.toString()));
+			Map<String, Integer> first = during.join();
+			Map<String, Integer> after = decide(limiter, identities, 45, CLOSED_HOURLY);
+			for (String identity : identities) {
+				int admitted = first.getOrDefault(identity, 0) + after.getOrDefault(identity, 0);
+				assertThat(admitted).as(identity).isLessThanOrEqualTo(40);
 			}
-		}
+			assertThat(identities.stream().mapToInt((id) -> first.getOrDefault(id, 0) + after.getOrDefault(id, 0))
+				.sum()).as("admissions of 30 identities of 40").isEqualTo(30 * 40);
+		});
 	}
 
 	@Test
 	void afterAFailoverBatchedDecisionsStayExact() {
+		withReplicatedCluster((cluster, backend) -> {
+			RateLimiter limiter = new DefaultRateLimiter(backend);
+			List<String> identities = names("id", 30);
+			Map<String, Integer> before = decide(limiter, identities, 25);
+			HostAndPort victim = cluster.masters().get(0);
+			try (StatefulRedisConnection<String, String> connection = connect(victim)) {
+				// every decision so far reached the replica (WAIT counts the replication stream's offset)
+				connection.sync().set("replicated", "yes");
+				assertThat(connection.sync().waitForReplication(1, 10_000)).isEqualTo(1);
+			}
+			cluster.killMaster(victim);
+			List<HostAndPort> masters = cluster.awaitFailover(WAIT);
+			Wait.until(WAIT, () -> backend.shards().equals(addresses(masters)));
+			Map<String, Integer> after = decide(limiter, identities, 30);
+			for (String identity : identities) {
+				assertThat(before.get(identity) + after.getOrDefault(identity, 0)).as(identity).isEqualTo(40);
+			}
+		});
+	}
+
+	/** Runs the test against a backend connected to a new Cluster of three masters with a replica each (Redis 7). */
+	private static void withReplicatedCluster(BiConsumer<RedisClusterServer, RedisRateLimitBackend> test) {
 		assumeRedis7();
 		try (RedisClusterServer cluster = RedisClusterServer.start(3, 1)) {
 			LettuceConnectionFactory factory = factory(cluster);
 			try {
-				RedisRateLimitBackend backend = connected(RedisRateLimitBackend.builder(factory));
-				RateLimiter limiter = new DefaultRateLimiter(backend);
-				List<String> identities = names("id", 30);
-				Map<String, Integer> before = decide(limiter, identities, 25);
-				HostAndPort victim = cluster.masters().get(0);
-				try (StatefulRedisConnection<String, String> connection = connect(victim)) {
-					// every decision so far reached the replica (WAIT counts the replication stream's offset)
-					connection.sync().set("replicated", "yes");
-					assertThat(connection.sync().waitForReplication(1, 10_000)).isEqualTo(1);
-				}
-				cluster.killMaster(victim);
-				List<HostAndPort> masters = cluster.awaitFailover(WAIT);
-				Wait.until(WAIT, () -> backend.shards().equals(addresses(masters)));
-				Map<String, Integer> after = decide(limiter, identities, 30);
-				for (String identity : identities) {
-					assertThat(before.get(identity) + after.getOrDefault(identity, 0)).as(identity).isEqualTo(40);
-				}
+				test.accept(cluster, connected(RedisRateLimitBackend.builder(factory)));
 			}
 			finally {
 				factory.destroy();
