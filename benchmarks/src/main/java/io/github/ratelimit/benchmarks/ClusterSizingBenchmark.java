@@ -28,8 +28,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * {@value #IN_FLIGHT} calls in flight over 10,000 identities at random, every decision admitted. Measured: the
  * Redis CPU per decision ({@code INFO cpu} {@code used_cpu_sys + used_cpu_user} deltas summed over the masters,
  * over the decisions), the script calls per decision ({@code INFO commandstats}, summed), hence the decisions per
- * second one Redis core can serve. Each algorithm runs twice back to back: per call (batching off, one script call per
- * decision) and batched (natural batching per master, the default); the sizing rule follows the batched figures.
+ * second one Redis core can serve. Each algorithm runs both paths in {@value #ROUNDS} rounds, their order alternating
+ * (per call first, then batched first): per call (batching off, one script call per decision) and batched (natural
+ * batching per master, the default); the sizing rule follows the batched figures.
  * Then requests whose entries span slots: two identities in different slots on
  * different masters (both admitted, and one denied, so the other is given back), beside two policies of one
  * identity (one slot).
@@ -37,6 +38,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 final class ClusterSizingBenchmark {
 
 	static final int IN_FLIGHT = 64;
+
+	/** Rounds per algorithm, each measuring both paths, in alternating order. */
+	static final int ROUNDS = 2;
 
 	static final int IDENTITIES = 10_000;
 
@@ -93,14 +97,23 @@ final class ClusterSizingBenchmark {
 				for (Algorithm algorithm : Algorithm.values()) {
 					RateLimitPolicy policy = open("sizing-" + algorithm.code(), algorithm);
 					String load = algorithm.id() + (algorithm == Algorithm.CONCURRENCY ? " (acquire + release)" : "");
-					// per call, then batched, back to back: the two paths under the same conditions
-					for (boolean batching : new boolean[] { false, true }) {
-						DefaultRateLimiter limiter = limiter(factory, "cl-" + algorithm.code() + batching + ":", batching);
-						Row row = measure(load, limiter, probes, (i) -> RateLimitRequest.of(policy, "user-" + i));
-						(batching ? algorithms : perCall).add(row);
-						System.out.print(batching ? "batched  " : "per call ");
-						print(row);
+					// the two paths alternate in rounds (per call first, then batched first): the same conditions
+					List<DefaultRateLimiter> limiters = List.of(
+							limiter(factory, "cl-" + algorithm.code() + "false:", false),
+							limiter(factory, "cl-" + algorithm.code() + "true:", true));
+					List<List<Row>> rounds = List.of(new ArrayList<>(), new ArrayList<>());
+					for (int round = 0; round < ROUNDS; round++) {
+						for (int k = 0; k < 2; k++) {
+							int path = (round % 2 == 0) ? k : 1 - k;
+							Row row = measure(load, limiters.get(path), probes,
+									(i) -> RateLimitRequest.of(policy, "user-" + i));
+							rounds.get(path).add(row);
+							System.out.print((path == 1) ? "batched  " : "per call ");
+							print(row);
+						}
 					}
+					perCall.add(merge(rounds.get(0)));
+					algorithms.add(merge(rounds.get(1)));
 				}
 				RateLimitPolicy first = open("span-a", Algorithm.TOKEN_BUCKET);
 				RateLimitPolicy second = open("span-b", Algorithm.TOKEN_BUCKET);
@@ -225,6 +238,31 @@ final class ClusterSizingBenchmark {
 				(double) calls / decisions, counts.deniedShare(), counts.errors());
 	}
 
+	/** The rounds of one path as one row: totals over the rounds (decisions/s their mean). */
+	static Row merge(List<Row> rounds) {
+		long decisions = 0;
+		double cpu = 0;
+		double calls = 0;
+		double denied = 0;
+		double perSecond = 0;
+		long errors = 0;
+		double[] shares = new double[rounds.get(0).cpuShareByMaster().length];
+		for (Row row : rounds) {
+			decisions += row.decisions();
+			cpu += row.redisCpuMicrosPerDecision() * row.decisions();
+			calls += row.callsPerDecision() * row.decisions();
+			denied += row.deniedShare() * row.decisions();
+			perSecond += row.decisionsPerSecond() / rounds.size();
+			errors += row.errors();
+			for (int m = 0; m < shares.length; m++) {
+				shares[m] += row.cpuShareByMaster()[m] / rounds.size();
+			}
+		}
+		long total = Math.max(1, decisions);
+		return new Row(rounds.get(0).load(), perSecond, decisions, cpu / total, shares, calls / total,
+				denied / total, errors);
+	}
+
 	private static Row print(Row row) {
 		System.out.printf(Locale.ROOT, "cluster %-72s %,8.0f decisions/s %6.1f µs Redis CPU/decision %.2f calls/decision%n",
 				row.load(), row.decisionsPerSecond(), row.redisCpuMicrosPerDecision(), row.callsPerDecision());
@@ -251,7 +289,8 @@ final class ClusterSizingBenchmark {
 			}
 		}
 		out.append(table);
-		out.append("\nBatched against per call, measured back to back in this run:\n\n");
+		out.append("\nBatched against per call, measured in this run in " + ROUNDS + " rounds whose order alternates"
+				+ " (per call first, then batched first), totals over the rounds:\n\n");
 		Markdown versus = new Markdown("algorithm", "Redis CPU per decision, batched / per call",
 				"decisions/s, batched / per call");
 		for (int a = 0; a < outcome.algorithms().size(); a++) {
@@ -272,7 +311,10 @@ final class ClusterSizingBenchmark {
 		out.append(span);
 		out.append("\n**Sizing rule** (from the batched figures): a master serves about 10^6 / (Redis CPU µs per decision)"
 				+ " decisions per second per core it uses; Redis runs commands on one thread, so a master is one core."
-				+ " Planned at ")
+				+ " The batched figures assume each instance keeps about " + IN_FLIGHT + " calls in flight over the"
+				+ " masters (here about " + IN_FLIGHT / 3 + " per master): a batch holds only what one instance has in"
+				+ " flight to one master, so many lightly loaded instances approach the per-call cost. Plan with the"
+				+ " per-call figures unless each instance is busy. Planned at ")
 			.append(Figures.percent(PLANNED_UTILISATION))
 			.append(" of a core (headroom for spikes, a failover's extra load and the fork of a persistence"
 					+ " snapshot), masters for ")
