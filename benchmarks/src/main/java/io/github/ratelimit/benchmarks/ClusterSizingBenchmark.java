@@ -28,13 +28,19 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * {@value #IN_FLIGHT} calls in flight over 10,000 identities at random, every decision admitted. Measured: the
  * Redis CPU per decision ({@code INFO cpu} {@code used_cpu_sys + used_cpu_user} deltas summed over the masters,
  * over the decisions), the script calls per decision ({@code INFO commandstats}, summed), hence the decisions per
- * second one Redis core can serve. Then requests whose entries span slots: two identities in different slots on
+ * second one Redis core can serve. Each algorithm runs both paths in {@value #ROUNDS} rounds, their order alternating
+ * (per call first, then batched first): per call (batching off, one script call per decision) and batched (natural
+ * batching per master, the default); the sizing rule follows the batched figures.
+ * Then requests whose entries span slots: two identities in different slots on
  * different masters (both admitted, and one denied, so the other is given back), beside two policies of one
  * identity (one slot).
  */
 final class ClusterSizingBenchmark {
 
 	static final int IN_FLIGHT = 64;
+
+	/** Rounds per algorithm, each measuring both paths, in alternating order. */
+	static final int ROUNDS = 2;
 
 	static final int IDENTITIES = 10_000;
 
@@ -66,12 +72,18 @@ final class ClusterSizingBenchmark {
 
 	}
 
+	/**
+	 * The figures of one run.
+	 * @param algorithms per algorithm, batched (the default)
+	 * @param perCall per algorithm, batching off
+	 */
 	record Outcome(String redisVersion, int masters, double idleCpuMicrosPerSecond, List<Row> algorithms,
-			List<Row> spanning) {
+			List<Row> perCall, List<Row> spanning) {
 	}
 
 	Outcome run() throws InterruptedException {
 		List<Row> algorithms = new ArrayList<>();
+		List<Row> perCall = new ArrayList<>();
 		List<Row> spanning = new ArrayList<>();
 		try (RedisClusterServer cluster = RedisClusterServer.start()) {
 			List<HostAndPort> masters = cluster.masters();
@@ -84,11 +96,24 @@ final class ClusterSizingBenchmark {
 				double idle = idleCpuMicrosPerSecond(probes);
 				for (Algorithm algorithm : Algorithm.values()) {
 					RateLimitPolicy policy = open("sizing-" + algorithm.code(), algorithm);
-					DefaultRateLimiter limiter = limiter(factory, "cl-" + algorithm.code() + ":");
-					Row row = measure(algorithm.id() + (algorithm == Algorithm.CONCURRENCY ? " (acquire + release)" : ""),
-							limiter, probes, (i) -> RateLimitRequest.of(policy, "user-" + i));
-					algorithms.add(row);
-					print(row);
+					String load = algorithm.id() + (algorithm == Algorithm.CONCURRENCY ? " (acquire + release)" : "");
+					// the two paths alternate in rounds (per call first, then batched first): the same conditions
+					List<DefaultRateLimiter> limiters = List.of(
+							limiter(factory, "cl-" + algorithm.code() + "false:", false),
+							limiter(factory, "cl-" + algorithm.code() + "true:", true));
+					List<List<Row>> rounds = List.of(new ArrayList<>(), new ArrayList<>());
+					for (int round = 0; round < ROUNDS; round++) {
+						for (int k = 0; k < 2; k++) {
+							int path = (round % 2 == 0) ? k : 1 - k;
+							Row row = measure(load, limiters.get(path), probes,
+									(i) -> RateLimitRequest.of(policy, "user-" + i));
+							rounds.get(path).add(row);
+							System.out.print((path == 1) ? "batched  " : "per call ");
+							print(row);
+						}
+					}
+					perCall.add(merge(rounds.get(0)));
+					algorithms.add(merge(rounds.get(1)));
 				}
 				RateLimitPolicy first = open("span-a", Algorithm.TOKEN_BUCKET);
 				RateLimitPolicy second = open("span-b", Algorithm.TOKEN_BUCKET);
@@ -102,20 +127,20 @@ final class ClusterSizingBenchmark {
 				for (int i = 0; i < IDENTITIES; i++) {
 					partners[i] = partner(cluster, keys, first, "user-" + i);
 				}
-				DefaultRateLimiter oneSlot = limiter(factory, "cl-one:");
+				DefaultRateLimiter oneSlot = limiter(factory, "cl-one:", true);
 				spanning.add(print(measure("one identity, two policies (one slot)", oneSlot, probes,
 						(i) -> RateLimitRequest.builder().add(first, "user-" + i).add(second, "user-" + i).build())));
-				DefaultRateLimiter twoSlots = limiter(factory, "cl-two:");
+				DefaultRateLimiter twoSlots = limiter(factory, "cl-two:", true);
 				spanning.add(print(measure("two identities on two masters, both admitted", twoSlots, probes,
 						(i) -> RateLimitRequest.builder().add(first, "user-" + i).add(second, partners[i]).build())));
-				DefaultRateLimiter denied = limiter(factory, "cl-denied:");
+				DefaultRateLimiter denied = limiter(factory, "cl-denied:", true);
 				for (String partner : partners) {
 					denied.check(RateLimitRequest.of(closed, partner)); // its one request of the hour
 				}
 				spanning.add(print(measure("two identities on two masters, the second denied (the first given back)",
 						denied, probes,
 						(i) -> RateLimitRequest.builder().add(first, "user-" + i).add(closed, partners[i]).build())));
-				return new Outcome(RedisBinary.get().version().toString(), masters.size(), idle, algorithms, spanning);
+				return new Outcome(RedisBinary.get().version().toString(), masters.size(), idle, algorithms, perCall, spanning);
 			}
 			finally {
 				this.backends.forEach(RedisRateLimitBackend::stop);
@@ -135,8 +160,11 @@ final class ClusterSizingBenchmark {
 			.build();
 	}
 
-	private DefaultRateLimiter limiter(LettuceConnectionFactory factory, String prefix) {
-		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory, prefix);
+	private DefaultRateLimiter limiter(LettuceConnectionFactory factory, String prefix, boolean batching) {
+		RedisRateLimitBackend backend = RedisRateLimitBackend.builder(factory)
+			.keyPrefix(prefix)
+			.batching(batching)
+			.build();
 		this.backends.add(backend);
 		backend.connect();
 		return new DefaultRateLimiter(backend);
@@ -210,6 +238,31 @@ final class ClusterSizingBenchmark {
 				(double) calls / decisions, counts.deniedShare(), counts.errors());
 	}
 
+	/** The rounds of one path as one row: totals over the rounds (decisions/s their mean). */
+	static Row merge(List<Row> rounds) {
+		long decisions = 0;
+		double cpu = 0;
+		double calls = 0;
+		double denied = 0;
+		double perSecond = 0;
+		long errors = 0;
+		double[] shares = new double[rounds.get(0).cpuShareByMaster().length];
+		for (Row row : rounds) {
+			decisions += row.decisions();
+			cpu += row.redisCpuMicrosPerDecision() * row.decisions();
+			calls += row.callsPerDecision() * row.decisions();
+			denied += row.deniedShare() * row.decisions();
+			perSecond += row.decisionsPerSecond() / rounds.size();
+			errors += row.errors();
+			for (int m = 0; m < shares.length; m++) {
+				shares[m] += row.cpuShareByMaster()[m] / rounds.size();
+			}
+		}
+		long total = Math.max(1, decisions);
+		return new Row(rounds.get(0).load(), perSecond, decisions, cpu / total, shares, calls / total,
+				denied / total, errors);
+	}
+
 	private static Row print(Row row) {
 		System.out.printf(Locale.ROOT, "cluster %-72s %,8.0f decisions/s %6.1f µs Redis CPU/decision %.2f calls/decision%n",
 				row.load(), row.decisionsPerSecond(), row.redisCpuMicrosPerDecision(), row.callsPerDecision());
@@ -226,13 +279,28 @@ final class ClusterSizingBenchmark {
 					+ " summed over the masters (`INFO cpu`), including the masters' idle work (")
 			.append(String.format(Locale.ROOT, "%,.0f", outcome.idleCpuMicrosPerSecond()))
 			.append(" µs per second together while nothing was sent).\n\n");
-		Markdown table = new Markdown("algorithm", "decisions/s", "Redis CPU µs per decision (all masters)",
+		Markdown table = new Markdown("algorithm", "path", "decisions/s", "Redis CPU µs per decision (all masters)",
 				"share per master", "script calls per decision", "decisions/s per Redis core", "denied", "errors");
-		for (Row row : outcome.algorithms()) {
-			table.row(row.load(), row.decisionsPerSecond(), row.redisCpuMicrosPerDecision(), shares(row),
-					row.callsPerDecision(), row.decisionsPerCore(), Figures.percent(row.deniedShare()), row.errors());
+		for (int a = 0; a < outcome.algorithms().size(); a++) {
+			for (Row row : List.of(outcome.perCall().get(a), outcome.algorithms().get(a))) {
+				table.row(row.load(), (row == outcome.perCall().get(a)) ? "per call" : "batched",
+						row.decisionsPerSecond(), row.redisCpuMicrosPerDecision(), shares(row), row.callsPerDecision(),
+						row.decisionsPerCore(), Figures.percent(row.deniedShare()), row.errors());
+			}
 		}
 		out.append(table);
+		out.append("\nBatched against per call, measured in this run in " + ROUNDS + " rounds whose order alternates"
+				+ " (per call first, then batched first), totals over the rounds:\n\n");
+		Markdown versus = new Markdown("algorithm", "Redis CPU per decision, batched / per call",
+				"decisions/s, batched / per call");
+		for (int a = 0; a < outcome.algorithms().size(); a++) {
+			Row batched = outcome.algorithms().get(a);
+			Row perCall = outcome.perCall().get(a);
+			versus.row(batched.load(),
+					Figures.percent(batched.redisCpuMicrosPerDecision() / perCall.redisCpuMicrosPerDecision()),
+					Figures.percent(batched.decisionsPerSecond() / perCall.decisionsPerSecond()));
+		}
+		out.append(versus);
 		out.append("\nRequests with two entries (token bucket):\n\n");
 		Markdown span = new Markdown("request", "decisions/s", "Redis CPU µs per decision", "script calls per decision",
 				"denied", "errors");
@@ -241,9 +309,12 @@ final class ClusterSizingBenchmark {
 					Figures.percent(row.deniedShare()), row.errors());
 		}
 		out.append(span);
-		out.append("\n**Sizing rule** (from these figures): a master serves about 10^6 / (Redis CPU µs per decision)"
+		out.append("\n**Sizing rule** (from the batched figures): a master serves about 10^6 / (Redis CPU µs per decision)"
 				+ " decisions per second per core it uses; Redis runs commands on one thread, so a master is one core."
-				+ " Planned at ")
+				+ " The batched figures assume each instance keeps about " + IN_FLIGHT + " calls in flight over the"
+				+ " masters (here about " + IN_FLIGHT / 3 + " per master): a batch holds only what one instance has in"
+				+ " flight to one master, so many lightly loaded instances approach the per-call cost. Plan with the"
+				+ " per-call figures unless each instance is busy. Planned at ")
 			.append(Figures.percent(PLANNED_UTILISATION))
 			.append(" of a core (headroom for spikes, a failover's extra load and the fork of a persistence"
 					+ " snapshot), masters for ")
@@ -270,17 +341,22 @@ final class ClusterSizingBenchmark {
 
 	/** Records decisions per second per core and the masters for the target, per algorithm, for {@link Targets}. */
 	static void figures(Outcome outcome, Figures figures) {
-		for (Row row : outcome.algorithms()) {
-			String at = "cluster." + Figures.part(row.load()) + ".";
+		putAlgorithms(figures, "cluster.", outcome.algorithms());
+		putAlgorithms(figures, "cluster.per-call.", outcome.perCall());
+		for (Row row : outcome.spanning()) {
+			figures.put("cluster.spanning." + Figures.part(row.load()) + ".calls", row.callsPerDecision());
+		}
+		figures.put("cluster.masters", outcome.masters()).put("cluster.utilisation", PLANNED_UTILISATION);
+	}
+
+	private static void putAlgorithms(Figures figures, String prefix, List<Row> rows) {
+		for (Row row : rows) {
+			String at = prefix + Figures.part(row.load()) + ".";
 			figures.put(at + "per-core", row.decisionsPerCore())
 				.put(at + "redis-cpu-micros", row.redisCpuMicrosPerDecision())
 				.put(at + "masters",
 						Math.ceil(TARGET_DECISIONS_PER_SECOND / (row.decisionsPerCore() * PLANNED_UTILISATION)));
 		}
-		for (Row row : outcome.spanning()) {
-			figures.put("cluster.spanning." + Figures.part(row.load()) + ".calls", row.callsPerDecision());
-		}
-		figures.put("cluster.masters", outcome.masters()).put("cluster.utilisation", PLANNED_UTILISATION);
 	}
 
 	private static String shares(Row row) {

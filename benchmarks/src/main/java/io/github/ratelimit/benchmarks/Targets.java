@@ -266,11 +266,16 @@ final class Targets {
 		double perCore = this.figures.number("cluster.token-bucket.per-core");
 		double masters = this.figures.number("cluster.token-bucket.masters");
 		double utilisation = this.figures.number("cluster.utilisation");
-		this.table.row("Cluster sizing rule and masters for 500,000 decisions per second (section 10)",
+		double ratio = this.figures.number("cluster.token-bucket.redis-cpu-micros")
+				/ this.figures.number("cluster.per-call.token-bucket.redis-cpu-micros");
+		this.table.row("Cluster sizing rule and masters for 500,000 decisions per second, batched: Redis CPU per"
+				+ " token-bucket decision at most 40% of the per-call path's, 5 masters or fewer (section 10)",
 				Double.isNaN(perCore) ? "n/a"
 						: String.format(Locale.ROOT, "%,.0f token-bucket decisions per second per master core; %.0f"
-								+ " masters at %.0f%% of a core each", perCore, masters, 100 * utilisation),
-				Double.isNaN(perCore) ? "**not measured**" : "yes");
+								+ " masters at %.0f%% of a core each; Redis CPU per decision %s of per call's", perCore,
+								masters, 100 * utilisation, Double.isNaN(ratio) ? "n/a" : Figures.percent(ratio)),
+				Double.isNaN(perCore) || Double.isNaN(ratio) ? "**not measured**"
+						: (ratio <= 0.4 && masters <= 5) ? "**yes**" : "**no**");
 	}
 
 	private void verdict(String target, String measured, int misses, int missing, String why) {

@@ -12,8 +12,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param timeout Longest a decision waits for Redis before the policies' failure modes decide.
  * @param maxReconnectDelay Longest delay between two reconnect attempts of the Lettuce client Spring Boot creates; 0
  * leaves Lettuce's default (up to 30s).
- * @param batching Whether single-policy decisions arriving while calls are in flight go as one call per policy
- * (standalone and Sentinel only).
+ * @param batching Whether single-policy decisions arriving while calls are in flight go as one call per policy (on
+ * a Cluster, per master and policy, on Redis 7 or later).
  * @param scriptMode How the rate-limit scripts run: evalsha (any Redis) or functions (Redis 7+, FCALL of persisted,
  * replicated function libraries).
  * @param circuitBreaker The circuit breaker (Resilience4j) around Redis.

@@ -134,6 +134,46 @@ final class BackendConnection {
 		return (master != null) ? address(master) : null;
 	}
 
+	/** The node id of the master serving a key's slot (Cluster, Lettuce, once connected); null otherwise. */
+	@Nullable String masterId(String key) {
+		Partitions topology = this.partitions;
+		RedisClusterNode master = (topology != null)
+				? topology.getPartitionBySlot(ClusterSlotHashUtil.calculateSlot(key)) : null;
+		return (master != null) ? master.getNodeId() : null;
+	}
+
+	/** Whether the node is a master serving slots in the client's view of the topology. */
+	boolean isMaster(String nodeId) {
+		Partitions topology = this.partitions;
+		RedisClusterNode node = (topology != null) ? topology.getPartitionByNodeId(nodeId) : null;
+		return node != null && !node.hasNoSlots();
+	}
+
+	/**
+	 * The commands of one Cluster node's own connection (Lettuce's, kept by the cluster connection): a command sent
+	 * there is not redirected, so a MOVED or ASK comes back as its error. Fails, opening nothing on this thread (an
+	 * event loop), when the cluster connection is not open.
+	 */
+	@SuppressWarnings("unchecked")
+	CompletableFuture<NativeConnection> node(String nodeId) {
+		NativeConnection connection = this.nativeConnection;
+		if (connection == null) {
+			return CompletableFuture.failedFuture(new IllegalStateException("The connection is not open"));
+		}
+		if (!(connection.commands() instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster)) {
+			return CompletableFuture.failedFuture(new IllegalStateException("Not a Cluster connection"));
+		}
+		try {
+			return ((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) cluster).getStatefulConnection()
+				.getConnectionAsync(nodeId)
+				.thenApply((node) -> new NativeConnection(connection.holder(), node.async()));
+		}
+		catch (RuntimeException ex) {
+			// a node the topology no longer knows
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
 	/** The addresses of the masters that serve slots in the client's view of the topology (empty off Cluster). */
 	Set<String> masters() {
 		Partitions topology = this.partitions;

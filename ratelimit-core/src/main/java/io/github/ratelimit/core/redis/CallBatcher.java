@@ -10,9 +10,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.stream.Stream;
 
+import org.jspecify.annotations.Nullable;
+
 /**
- * Natural batching of single-entry acquires on one connection (architecture, "Natural batching"): what arrives while
- * {@value #MAX_IN_FLIGHT} calls are in flight goes, when one answers, as one {@code batch-call.lua} call per policy.
+ * Natural batching of single-entry acquires on one connection, or to one Cluster master (architecture, "Natural
+ * batching"): what arrives while the most calls are in flight goes, when one answers, as one call per policy.
  */
 final class CallBatcher {
 
@@ -20,7 +22,7 @@ final class CallBatcher {
 	static final int MAX_BATCH = 128;
 
 	/** Calls in flight at most (with one, Redis idled while each batch's answer travelled back: benchmarks 1). */
-	private static final int MAX_IN_FLIGHT = 8;
+	static final int MAX_IN_FLIGHT = 8;
 
 	private final ConcurrentLinkedQueue<Pending> queue = new ConcurrentLinkedQueue<>();
 
@@ -28,14 +30,32 @@ final class CallBatcher {
 
 	private final ScriptTransport transport;
 
+	private final int maxInFlight;
+
+	private final GroupSender groups;
+
 	/** What every answer (or failure) of a call in flight does: frees its place and sends what queued meanwhile. */
 	private final BiConsumer<Object, Throwable> answered = (ignored, failure) -> {
 		this.inFlight.decrementAndGet();
 		drain();
 	};
 
+	/** A batcher of one standalone (or Sentinel) connection: a group is one {@code batch-call.lua} call. */
 	CallBatcher(ScriptTransport transport) {
+		this(transport, MAX_IN_FLIGHT, (calls, replies) -> {
+			EncodedCall batch = batchCall(calls);
+			return transport.send(batch).whenComplete((values, failure) -> complete(calls, replies, values, failure));
+		});
+	}
+
+	/**
+	 * A batcher whose groups of several calls go through the given sender.
+	 * @param maxInFlight calls in flight at most
+	 */
+	CallBatcher(ScriptTransport transport, int maxInFlight, GroupSender groups) {
 		this.transport = transport;
+		this.maxInFlight = maxInFlight;
+		this.groups = groups;
 	}
 
 	/** Decides a call on the server's clock, alone or in the next batch; the reply as {@code single-call.lua}'s. */
@@ -73,8 +93,9 @@ final class CallBatcher {
 
 	/** Takes a place among the calls in flight, if one is free; the answer of the call sent in it frees it. */
 	private boolean takePlace() {
-		int before = this.inFlight.getAndUpdate((running) -> (running < MAX_IN_FLIGHT) ? running + 1 : running);
-		return before < MAX_IN_FLIGHT;
+		int before = this.inFlight
+			.getAndUpdate((running) -> (running < this.maxInFlight) ? running + 1 : running);
+		return before < this.maxInFlight;
 	}
 
 	/** One script call per policy of the batch, all sent at once; completes when every one has answered. */
@@ -83,42 +104,69 @@ final class CallBatcher {
 		for (Pending pending : batch) {
 			byPolicy.computeIfAbsent(pending.call.scripts(), (scripts) -> new ArrayList<>()).add(pending);
 		}
-		return CompletableFuture.allOf(byPolicy.entrySet()
-			.stream()
-			.map((group) -> sendGroup(group.getKey(), group.getValue()))
-			.toArray(CompletableFuture[]::new));
+		return CompletableFuture.allOf(
+				byPolicy.values().stream().map(this::sendGroup).toArray(CompletableFuture[]::new));
 	}
 
-	private CompletableFuture<?> sendGroup(LuaScripts.PolicyScripts scripts, List<Pending> group) {
-		CompletableFuture<List<Long>> reply = this.transport
-			.send((group.size() == 1) ? group.get(0).call.encoded() : batchCall(scripts, group));
-		return reply.whenComplete((values, failure) -> {
-			if (failure != null) {
-				group.forEach((pending) -> pending.reply.completeExceptionally(failure));
-			}
-			else if (group.size() == 1) {
-				group.get(0).reply.complete(values);
-			}
-			else {
-				// the time, then four figures per call (five where entries are kept)
-				Long time = values.get(0);
-				int figures = group.get(0).call.figures();
-				for (int i = 0; i < group.size(); i++) {
-					int at = 1 + figures * i;
-					List<Long> own = new ArrayList<>(1 + figures);
-					own.add(time);
-					own.addAll(values.subList(at, at + figures));
-					group.get(i).reply.complete(own);
-				}
-			}
-		});
+	private CompletableFuture<?> sendGroup(List<Pending> group) {
+		List<SingleEntryCall> calls = group.stream().map(Pending::call).toList();
+		List<CompletableFuture<List<Long>>> replies = group.stream().map(Pending::reply).toList();
+		if (group.size() == 1) {
+			return this.transport.send(calls.get(0).encoded())
+				.whenComplete((values, failure) -> complete(calls, replies, values, failure));
+		}
+		return this.groups.send(calls, replies);
+	}
+
+	/**
+	 * Completes the calls of a group with its answer: one call's own reply, or a batch's split into single-entry
+	 * replies (the time, then four figures per call, five where entries are kept); a failure fails each call.
+	 */
+	static void complete(List<SingleEntryCall> calls, List<CompletableFuture<List<Long>>> replies,
+			@Nullable List<Long> values, @Nullable Throwable failure) {
+		if (failure != null || values == null) {
+			Throwable error = (failure != null) ? failure : new IllegalStateException("A batch answered nothing");
+			replies.forEach((reply) -> reply.completeExceptionally(error));
+			return;
+		}
+		if (calls.size() == 1) {
+			replies.get(0).complete(values);
+			return;
+		}
+		List<List<Long>> own = split(calls, values);
+		for (int i = 0; i < calls.size(); i++) {
+			replies.get(i).complete(own.get(i));
+		}
+	}
+
+	/** A batch's reply split into single-entry replies: the time, then four figures per call (five with entries). */
+	static List<List<Long>> split(List<SingleEntryCall> calls, List<Long> values) {
+		Long time = values.get(0);
+		int figures = calls.get(0).figures();
+		List<List<Long>> replies = new ArrayList<>(calls.size());
+		for (int i = 0; i < calls.size(); i++) {
+			int at = 1 + figures * i;
+			List<Long> own = new ArrayList<>(1 + figures);
+			own.add(time);
+			own.addAll(values.subList(at, at + figures));
+			replies.add(own);
+		}
+		return replies;
 	}
 
 	/** The call of several requests of one policy ({@code scripts/batch-call.lua}), on the server's clock. */
-	private static EncodedCall batchCall(LuaScripts.PolicyScripts scripts, List<Pending> group) {
-		Stream<String> costs = group.stream().map((pending) -> pending.call.cost());
-		return EncodedCall.of(scripts.batch(), group.stream().map((pending) -> pending.call.key()).toList(),
+	private static EncodedCall batchCall(List<SingleEntryCall> calls) {
+		Stream<String> costs = calls.stream().map(SingleEntryCall::cost);
+		return EncodedCall.of(calls.get(0).scripts().batch(), calls.stream().map(SingleEntryCall::key).toList(),
 				Stream.concat(Stream.of(""), costs).toArray(String[]::new)); // ARGV[1] empty: the server's time
+	}
+
+	/** Sends a group of several calls of one policy and completes each call's reply; done when all are. */
+	@FunctionalInterface
+	interface GroupSender {
+
+		CompletableFuture<?> send(List<SingleEntryCall> calls, List<CompletableFuture<List<Long>>> replies);
+
 	}
 
 	private record Pending(SingleEntryCall call, CompletableFuture<List<Long>> reply) {

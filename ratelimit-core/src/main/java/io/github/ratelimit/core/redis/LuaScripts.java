@@ -46,6 +46,11 @@ final class LuaScripts {
 
 	private static final String BATCH_CALL = read("batch-call.lua");
 
+	private static final String CLUSTER_BATCH_CALL = read("cluster-batch-call.lua");
+
+	/** The first line of a script that reads keys of several slots of its node (Redis 7; 6.2 cannot compile it). */
+	static final String CROSS_SLOT_SHEBANG = "#!lua flags=allow-cross-slot-keys\n";
+
 	/** Single-entry scripts made at most (parameter sets, overrides included), so Redis' script cache stays small. */
 	static final int MAX_SINGLE_ENTRY_SCRIPTS = 1024;
 
@@ -64,9 +69,12 @@ final class LuaScripts {
 
 	private final Map<Parameters, PolicyScripts> singleEntry = new ConcurrentHashMap<>();
 
-	/** The two scripts of one set of policy parameters: the call of one request, and of several (a batch). */
+	/**
+	 * The scripts of one set of policy parameters: the call of one request, of several (a batch), and of several
+	 * whose keys are in several slots of one Cluster master.
+	 */
 	@SuppressWarnings("rawtypes")
-	record PolicyScripts(RedisScript<List> single, RedisScript<List> batch) {
+	record PolicyScripts(RedisScript<List> single, RedisScript<List> batch, RedisScript<List> clusterBatch) {
 	}
 
 	/** What a single-entry script has written into it: the policy's parameters that decide. */
@@ -82,10 +90,17 @@ final class LuaScripts {
 				policy.burst(), policy.minIntervalMicros());
 		PolicyScripts scripts = this.singleEntry.get(parameters);
 		if (scripts == null && this.singleEntry.size() < MAX_SINGLE_ENTRY_SCRIPTS) {
-			scripts = this.singleEntry.computeIfAbsent(parameters, (p) -> new PolicyScripts(
-					new AssembledScript(singleEntrySource(p, false)), new AssembledScript(singleEntrySource(p, true))));
+			scripts = this.singleEntry.computeIfAbsent(parameters,
+					(p) -> new PolicyScripts(new AssembledScript(singleEntrySource(p, "", SINGLE_CALL)),
+							new AssembledScript(singleEntrySource(p, "", BATCH_CALL)), new AssembledScript(
+									singleEntrySource(p, CROSS_SLOT_SHEBANG, clusterBatchCall(p.algorithm())))));
 		}
 		return scripts;
+	}
+
+	/** The call of a Cluster master's batch: which reply an undecided request gets, then the two layers of calls. */
+	private static String clusterBatchCall(Algorithm algorithm) {
+		return "local KEEPS_ENTRIES = " + algorithm.keepsEntries() + "\n" + CLUSTER_BATCH_CALL + "\n" + BATCH_CALL;
 	}
 
 	/** The driver script for entries of these algorithms. */
@@ -134,11 +149,20 @@ final class LuaScripts {
 				: FUNCTION_PREFIX + script.getSha1();
 	}
 
-	/** The library ({@code FUNCTION LOAD}) registering a script as a function: the body is its callback. */
+	/**
+	 * The library ({@code FUNCTION LOAD}) registering a script as a function: the body is its callback, and a
+	 * script's cross-slot shebang becomes the function's flag.
+	 */
 	static String library(RedisScript<?> script) {
 		String name = functionName(script);
-		return "#!lua name=" + name + "\nredis.register_function('" + name + "', function(KEYS, ARGV)\n"
-				+ script.getScriptAsString() + "\nend)\n";
+		String body = script.getScriptAsString();
+		if (body.startsWith(CROSS_SLOT_SHEBANG)) {
+			return "#!lua name=" + name + "\nredis.register_function{ function_name = '" + name
+					+ "', flags = { 'allow-cross-slot-keys' }, callback = function(KEYS, ARGV)\n"
+					+ body.substring(CROSS_SLOT_SHEBANG.length()) + "\nend }\n";
+		}
+		return "#!lua name=" + name + "\nredis.register_function('" + name + "', function(KEYS, ARGV)\n" + body
+				+ "\nend)\n";
 	}
 
 	/** The driver script's source for an algorithm mask (bit {@code ordinal} per algorithm). */
@@ -148,10 +172,15 @@ final class LuaScripts {
 			.toString();
 	}
 
-	/** A single-entry script's source, the parameters in its first line; a batch's, or one request's. */
-	private static String singleEntrySource(Parameters p, boolean batch) {
+	/**
+	 * A single-entry script's source: the shebang if any, the parameters in the next line, decide(), and the call
+	 * (one request's, a batch's or a Cluster master's batch).
+	 */
+	private static String singleEntrySource(Parameters p, String shebang, String call) {
 		Algorithm algorithm = p.algorithm();
-		StringBuilder source = new StringBuilder("local CODE, LIMIT, WINDOW, BURST, MIN = '").append(algorithm.code())
+		boolean batch = !SINGLE_CALL.equals(call);
+		StringBuilder source = new StringBuilder(shebang).append("local CODE, LIMIT, WINDOW, BURST, MIN = '")
+			.append(algorithm.code())
 			.append("', " + p.limit() + ", " + p.windowMicros() + ", ")
 			.append(p.burst() + ", " + p.minIntervalMicros() + "\n")
 			.append(batch ? "local EXPLICIT_TIME = ARGV[1] ~= ''\n" : "local EXPLICIT_TIME = ARGV[2] ~= nil\n");
@@ -162,7 +191,7 @@ final class LuaScripts {
 		else {
 			assemble(source, 1 << algorithm.ordinal()).append('\n').append(SINGLE);
 		}
-		return source.append('\n').append(batch ? BATCH_CALL : SINGLE_CALL).toString();
+		return source.append('\n').append(call).toString();
 	}
 
 	private static StringBuilder assemble(StringBuilder source, int mask) {

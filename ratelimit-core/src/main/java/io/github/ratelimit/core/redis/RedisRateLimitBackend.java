@@ -43,6 +43,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	/** Null when batching is off. */
 	private final @Nullable CallBatcher batcher;
 
+	/** Null when batching is off. */
+	private final @Nullable ClusterBatching clusterBatching;
+
 	/** Off only in tests, to compare the single-entry scripts with the driver. */
 	private final boolean singleEntryScripts;
 
@@ -72,6 +75,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		this.connection = new BackendConnection(builder.connectionFactory);
 		this.transport = new ScriptTransport(this.connection, builder.scriptMode);
 		this.batcher = builder.batching ? new CallBatcher(this.transport) : null;
+		this.clusterBatching = builder.batching ? new ClusterBatching(this.connection, this.transport) : null;
 		this.singleEntryScripts = builder.singleEntryScripts;
 		this.slotCalls = new SlotCalls(this.keys, this.scripts, this.connection, this.transport);
 		this.reset = new KeyReset(this.keys, this.connection);
@@ -93,7 +97,6 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	 */
 	public void connect() {
 		this.connection.open();
-		isCluster();
 		long now = System.currentTimeMillis() * 1000;
 		for (Algorithm algorithm : Algorithm.values()) {
 			RateLimitPolicy policy = RateLimitPolicy.builder(WARM_UP)
@@ -233,17 +236,23 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 				request.explicitTimeMicros()) : null;
 	}
 
-	/** The batcher if batching is on, the connection open and standalone, on the server's clock; else null. */
+	/**
+	 * The batcher if batching is on, the connection open, on the server's clock: the connection's, or on a Cluster
+	 * the one of the key's master (Redis 7 or later); else null.
+	 */
 	private @Nullable CallBatcher batcherFor(SingleEntryCall single) {
 		CallBatcher batcher = this.batcher;
-		if (batcher == null) {
+		ClusterBatching cluster = this.clusterBatching;
+		if (batcher == null || cluster == null) {
 			return null;
 		}
 		// a restarted factory: the unbatched path opens the new connection, off the caller's thread
 		this.connection.forgetIfRestarted();
+		if (!this.connection.isConnected() || single.explicitTime()) {
+			return null;
+		}
 		// only a Lettuce call sets connected, and Lettuce knows the topology: isCluster opens nothing
-		return (this.connection.isConnected() && !single.explicitTime() && !this.connection.isCluster()) ? batcher
-				: null;
+		return this.connection.isCluster() ? cluster.batcherFor(single.key()) : batcher;
 	}
 
 	/** How the backend runs its scripts on Redis (see {@link Builder#scriptMode}). */
@@ -286,7 +295,7 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 		/**
 		 * Whether single-entry acquires on the server's clock are batched (each still atomic, in arrival order). On by
-		 * default; never on a Cluster.
+		 * default; on a Cluster, per master, on Redis 7 or later.
 		 * @param enabled false to send every acquire as its own call
 		 * @return this builder
 		 */

@@ -92,6 +92,17 @@ final class ScriptTransport {
 		}).toCompletableFuture();
 	}
 
+	/** Sends a call on the given connection (a Cluster node's), once, failing with Spring's exceptions. */
+	CompletableFuture<List<Long>> sendTo(NativeConnection connection, EncodedCall call) {
+		try {
+			return evaluate(connection, call).toCompletableFuture()
+				.exceptionallyCompose((ex) -> CompletableFuture.failedFuture(BackendConnection.translate(ex)));
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(BackendConnection.translate(ex));
+		}
+	}
+
 	private CompletionStage<List<Long>> evaluate(NativeConnection connection, EncodedCall call) {
 		if (this.functions) {
 			return callFunction(connection, call);
@@ -151,7 +162,7 @@ final class ScriptTransport {
 			.thenCompose((started) -> started);
 	}
 
-	private static boolean hasMessage(Throwable error, String text) {
+	static boolean hasMessage(Throwable error, String text) {
 		for (Throwable cause = error; cause != null; cause = cause.getCause()) {
 			if (cause.getMessage() != null && cause.getMessage().contains(text)) {
 				return true;

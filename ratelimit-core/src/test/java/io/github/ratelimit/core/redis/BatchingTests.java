@@ -59,7 +59,7 @@ class BatchingTests {
 		factory.destroy();
 	}
 
-	private static List<RateLimitPolicy> policies() {
+	static List<RateLimitPolicy> policies() {
 		return List.of(
 				RateLimitPolicy.builder("tb").algorithm(Algorithm.TOKEN_BUCKET).limit(7).window(Duration.ofMillis(700)).burst(5).build(),
 				RateLimitPolicy.builder("gc").algorithm(Algorithm.GCRA).limit(9).window(Duration.ofMillis(1300)).burst(4).build(),
@@ -217,7 +217,7 @@ class BatchingTests {
 	}
 
 	@Test
-	void aClusterNeverBatches() {
+	void aClusterAdmitsExactlyUpToTheLimit() {
 		RedisClusterServer cluster = RedisServers.cluster();
 		LettuceConnectionFactory clusterFactory = new LettuceConnectionFactory(new RedisClusterConfiguration(
 				cluster.nodes().stream().map((node) -> node.host() + ":" + node.port()).toList()));
