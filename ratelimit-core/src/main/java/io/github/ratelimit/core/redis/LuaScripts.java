@@ -46,6 +46,10 @@ final class LuaScripts {
 
 	private static final String BATCH_CALL = read("batch-call.lua");
 
+	/** Taking and giving back slices of leased policies' quota ({@code scripts/lease.lua}): parameters in ARGV. */
+	@SuppressWarnings("rawtypes")
+	static final RedisScript<List> LEASE = new AssembledScript(read("lease.lua"));
+
 	/** Single-entry scripts made at most (parameter sets, overrides included), so Redis' script cache stays small. */
 	static final int MAX_SINGLE_ENTRY_SCRIPTS = 1024;
 

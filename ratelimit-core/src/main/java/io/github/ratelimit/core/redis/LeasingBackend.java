@@ -1,0 +1,340 @@
+package io.github.ratelimit.core.redis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import io.github.ratelimit.core.PolicyDecision;
+import io.github.ratelimit.core.RateLimitBackend;
+import io.github.ratelimit.core.RateLimitRequest;
+import io.github.ratelimit.core.RateLimitRequest.Entry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Leased quotas over the Redis backend: a leased policy's single-entry requests are decided from a slice of its quota
+ * this instance took from Redis in one atomic call; the slice is topped up before it runs out, given back when the
+ * key goes idle and when the instance stops, and lapses at a bound. Nothing is admitted that was not taken from Redis
+ * first, so the limit holds across instances (architecture, "Leased quotas"). Other requests go to the backend.
+ */
+public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
+
+	/** Stops before the backend's connection closes (its phase), after the web server's graceful shutdown. */
+	public static final int PHASE = RedisRateLimitBackend.PHASE + 1;
+
+	private static final Log logger = LogFactory.getLog(LeasingBackend.class);
+
+	/** The longest a stop waits for its give-backs: a silent Redis must not hold the shutdown. */
+	private static final Duration STOP_WAIT = Duration.ofSeconds(2);
+
+	private final RedisRateLimitBackend backend;
+
+	private final Map<String, LeaseSettings> leases;
+
+	/** This instance's name on Redis' records of slices (token bucket). */
+	private final String instance = UUID.randomUUID().toString().substring(0, 13);
+
+	private final Map<String, LeasedSlice> slices = new ConcurrentHashMap<>();
+
+	private final LeasedRequests mixed = new LeasedRequests(this);
+
+	private volatile @Nullable Disposable sweeper;
+
+	/**
+	 * @param backend the Redis backend the slices are taken from and every other request goes to
+	 * @param leases the leased policies' settings by policy name; each policy a token bucket or a fixed window
+	 */
+	public LeasingBackend(RedisRateLimitBackend backend, Map<String, LeaseSettings> leases) {
+		this.backend = backend;
+		this.leases = Map.copyOf(leases);
+		start();
+	}
+
+	/** {@return the leased policies' settings by name} */
+	public Map<String, LeaseSettings> leases() {
+		return this.leases;
+	}
+
+	@Override
+	public Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
+		if (request.hasExplicitTime() || request.entries().stream().noneMatch(this::leased)) {
+			return this.backend.acquire(request, requestId);
+		}
+		if (request.entries().size() == 1) {
+			Entry entry = request.entries().get(0);
+			return Mono.defer(() -> spendOrTake(entry));
+		}
+		return this.mixed.acquire(request, requestId);
+	}
+
+	/** Whether an entry is decided from a slice: its policy is leased, and its algorithm can be. */
+	boolean leased(Entry entry) {
+		return this.leases.containsKey(entry.policy().name()) && LeaseSettings.supports(entry.policy().algorithm());
+	}
+
+	RedisRateLimitBackend backend() {
+		return this.backend;
+	}
+
+	/** Spends from the slice, else waits for the take in flight or starts one, and tries again once it answered. */
+	Mono<Acquisition> spendOrTake(Entry entry) {
+		LeaseSettings settings = settings(entry);
+		LeasedSlice slice = slice(entry);
+		CompletableFuture<LeaseCall.Reply> call;
+		synchronized (slice) {
+			if (slice.retired()) {
+				return spendOrTake(entry);
+			}
+			long now = System.nanoTime();
+			Acquisition spent = slice.spend(entry, now);
+			if (spent != null) {
+				if (slice.low(settings, now) && isRunning()) {
+					take(slice, entry, settings, 1, now);
+				}
+				return Mono.just(spent);
+			}
+			CompletableFuture<LeaseCall.Reply> inFlight = slice.inFlight();
+			call = (inFlight != null) ? inFlight : take(slice, entry, settings, entry.cost(), now);
+		}
+		return Mono.fromFuture(call, true).flatMap((reply) -> afterCall(slice, entry, reply));
+	}
+
+	/** After a call: spend what it brought; a take that granted something may be followed by another. */
+	private Mono<Acquisition> afterCall(LeasedSlice slice, Entry entry, LeaseCall.Reply reply) {
+		synchronized (slice) {
+			long now = System.nanoTime();
+			Acquisition spent = slice.retired() ? null : slice.spend(entry, now);
+			if (spent != null) {
+				return Mono.just(spent);
+			}
+			if (reply.take() && reply.granted() == 0) {
+				return Mono.just(slice.denied(entry, reply, now));
+			}
+		}
+		// others spent what it brought, or it was a give-back: ask again (Redis denies once nothing is left)
+		return spendOrTake(entry);
+	}
+
+	/** What a request of the entry's cost would find now in this instance's slice and Redis' last figures. */
+	PolicyDecision asIs(Entry entry) {
+		LeasedSlice slice = slice(entry);
+		synchronized (slice) {
+			return slice.asIs(entry, System.nanoTime());
+		}
+	}
+
+	/** Starts a take on the slice (holding its monitor); the future completes once the reply is applied. */
+	private CompletableFuture<LeaseCall.Reply> take(LeasedSlice slice, Entry entry, LeaseSettings settings,
+			long need, long now) {
+		long held = slice.held(now);
+		long want = slice.nextWant(settings, entry.policy(), need, now);
+		String[] args = LeaseCall.take(entry.policy(), this.instance, held, slice.windowStart(), want, need,
+				TimeUnit.NANOSECONDS.toMicros(settings.lapseAfter().toNanos()));
+		return send(slice, entry, args, true, now);
+	}
+
+	/** Gives back what the slice holds (holding its monitor). */
+	private CompletableFuture<LeaseCall.Reply> giveBack(LeasedSlice slice, Entry entry, long now) {
+		long held = slice.handBack(now);
+		return send(slice, entry, LeaseCall.giveBack(entry.policy(), this.instance, held, slice.windowStart()), false,
+				now);
+	}
+
+	private CompletableFuture<LeaseCall.Reply> send(LeasedSlice slice, Entry entry, String[] args, boolean take,
+			long sent) {
+		CompletableFuture<LeaseCall.Reply> call = this.backend.lease(entry, args)
+			.map((reply) -> LeaseCall.Reply.of(take, reply))
+			.toFuture()
+			.whenComplete((reply, error) -> {
+				if (reply != null) {
+					synchronized (slice) {
+						slice.apply(reply, sent, System.nanoTime());
+					}
+				}
+				else if (logger.isDebugEnabled()) {
+					logger.debug("A lease call for " + entry.policy().name() + " failed", error);
+				}
+			});
+		slice.inFlight(call);
+		return call;
+	}
+
+	private LeaseSettings settings(Entry entry) {
+		LeaseSettings settings = this.leases.get(entry.policy().name());
+		if (settings == null) {
+			throw new IllegalStateException("Policy " + entry.policy().name() + " is not leased");
+		}
+		return settings;
+	}
+
+	private LeasedSlice slice(Entry entry) {
+		String key = this.backend.key(entry.policy(), entry.identity());
+		return this.slices.computeIfAbsent(key, (k) -> new LeasedSlice(entry, System.nanoTime()));
+	}
+
+	/** Gives back idle slices and forgets the slices of keys left idle with nothing to give. */
+	private void sweep() {
+		long now = System.nanoTime();
+		this.slices.forEach((key, slice) -> {
+			synchronized (slice) {
+				if (slice.callInFlight()) {
+					return;
+				}
+				Entry entry = slice.entry();
+				LeaseSettings settings = this.leases.get(entry.policy().name());
+				if (settings == null || !slice.idle(settings, now)) {
+					return;
+				}
+				if (slice.held(now) > 0) {
+					giveBack(slice, entry, now);
+				}
+				else {
+					slice.retire();
+					this.slices.remove(key, slice);
+				}
+			}
+		});
+	}
+
+	/** A leased release gives nothing back: what was spent from a slice stays spent (the limit still holds). */
+	@Override
+	public Mono<Void> release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros,
+			List<Long> sequences) {
+		return this.mixed.release(entries, requestId, acquiredAtMicros, sequences);
+	}
+
+	@Override
+	public List<PolicyDecision> inspect(RateLimitRequest request) {
+		return this.backend.inspect(request);
+	}
+
+	/** Resets the keys, and forgets this instance's slices of them (other instances spend theirs until they lapse). */
+	@Override
+	public void reset(List<Entry> entries) {
+		entries.forEach((entry) -> forget(this.backend.key(entry.policy(), entry.identity())));
+		this.backend.reset(entries);
+	}
+
+	@Override
+	public long resetMatching(@Nullable String policyName, @Nullable String identity) {
+		this.slices.keySet().forEach(this::forget);
+		return this.backend.resetMatching(policyName, identity);
+	}
+
+	private void forget(String key) {
+		LeasedSlice slice = this.slices.remove(key);
+		if (slice != null) {
+			synchronized (slice) {
+				slice.handBack(System.nanoTime());
+				slice.retire();
+			}
+		}
+	}
+
+	@Override
+	public String kind() {
+		return this.backend.kind();
+	}
+
+	@Override
+	public @Nullable String shard(Entry entry) {
+		return this.backend.shard(entry);
+	}
+
+	@Override
+	public Set<String> shards() {
+		return this.backend.shards();
+	}
+
+	/** Sweeps for idle slices every half of the shortest idle time. */
+	@Override
+	public synchronized void start() {
+		if (this.sweeper != null) {
+			return;
+		}
+		long period = this.leases.values()
+			.stream()
+			.mapToLong((settings) -> settings.idleAfter().toNanos() / 2)
+			.min()
+			.orElse(TimeUnit.SECONDS.toNanos(1));
+		period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), period);
+		this.sweeper = Schedulers.parallel().schedulePeriodically(this::sweepSafely, period, period, TimeUnit.NANOSECONDS);
+	}
+
+	private void sweepSafely() {
+		try {
+			sweep();
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Sweeping idle rate-limit leases failed", ex);
+		}
+	}
+
+	/**
+	 * Gives back every slice, waiting for Redis at most two seconds: another instance can use the quota at once. A
+	 * request after the stop takes a slice again (given back at the next stop, or lapsing).
+	 */
+	@Override
+	public void stop() {
+		Disposable sweeper;
+		synchronized (this) {
+			sweeper = this.sweeper;
+			this.sweeper = null;
+		}
+		if (sweeper != null) {
+			sweeper.dispose();
+		}
+		List<CompletableFuture<?>> calls = this.slices.values().stream().map(this::giveBackOnStop).toList();
+		try {
+			CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new))
+				.get(STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (Exception ex) {
+			if (ex instanceof InterruptedException) {
+				Thread.currentThread().interrupt();
+			}
+			logger.warn("Not every rate-limit lease was given back on stop: the rest lapses at its bound", ex);
+		}
+	}
+
+	/** Gives back what the slice holds once the call in flight (a take: what it brings goes back too) landed. */
+	private CompletableFuture<?> giveBackOnStop(LeasedSlice slice) {
+		CompletableFuture<LeaseCall.Reply> inFlight;
+		synchronized (slice) {
+			inFlight = slice.inFlight();
+		}
+		CompletableFuture<?> landed = (inFlight != null) ? inFlight.handle((reply, error) -> true)
+				: CompletableFuture.completedFuture(true);
+		return landed.thenCompose((ignored) -> {
+			synchronized (slice) {
+				long now = System.nanoTime();
+				if (slice.retired() || slice.callInFlight() || slice.held(now) == 0) {
+					return CompletableFuture.completedFuture(true);
+				}
+				return giveBack(slice, slice.entry(), now).thenApply((reply) -> true);
+			}
+		});
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.sweeper != null;
+	}
+
+	@Override
+	public int getPhase() {
+		return PHASE;
+	}
+
+}
