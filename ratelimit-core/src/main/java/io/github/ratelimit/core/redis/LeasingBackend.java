@@ -83,6 +83,11 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 		return this.leases.containsKey(entry.policy().name()) && LeaseSettings.supports(entry.policy().algorithm());
 	}
 
+	/** This instance's name in Redis' records of slices. */
+	String instance() {
+		return this.instance;
+	}
+
 	RedisRateLimitBackend backend() {
 		return this.backend;
 	}

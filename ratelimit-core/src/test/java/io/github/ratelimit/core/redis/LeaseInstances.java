@@ -17,15 +17,22 @@ final class LeaseInstances implements AutoCloseable {
 
 	private final List<LettuceConnectionFactory> factories = new ArrayList<>();
 
-	private final RedisServer server;
+	private final String host;
+
+	private final int port;
 
 	LeaseInstances(RedisServer server) {
-		this.server = server;
+		this(server.host(), server.port());
+	}
+
+	LeaseInstances(String host, int port) {
+		this.host = host;
+		this.port = port;
 	}
 
 	LeasingBackend start(Map<String, LeaseSettings> leases) {
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration(this.server.host(), this.server.port()));
+				new RedisStandaloneConfiguration(this.host, this.port));
 		factory.afterPropertiesSet();
 		factory.start();
 		this.factories.add(factory);
