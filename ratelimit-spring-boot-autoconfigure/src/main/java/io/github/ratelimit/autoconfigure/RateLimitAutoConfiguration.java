@@ -6,6 +6,7 @@ import io.github.ratelimit.core.RateLimitDenialCache;
 import io.github.ratelimit.core.RateLimitObservationConvention;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.core.redis.LeasingBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
 import io.github.ratelimit.spring.RateLimitEnforcer;
@@ -23,6 +24,7 @@ import org.apache.commons.logging.LogFactory;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -86,7 +88,8 @@ public final class RateLimitAutoConfiguration {
 	RateLimiter rateLimiter(RateLimitBackend backend, RateLimitProperties properties,
 			ObjectProvider<ObservationRegistry> observationRegistry,
 			ObjectProvider<RateLimitObservationConvention> observationConvention,
-			ObjectProvider<RateLimitOverrides> overrides) {
+			ObjectProvider<RateLimitOverrides> overrides,
+			@Qualifier("rateLimitLeasingBackend") ObjectProvider<LeasingBackend> leasing) {
 		ObservationRegistry observations = observationRegistry.getIfUnique(() -> ObservationRegistry.NOOP);
 		RateLimitObservationConvention convention = observationConvention.getIfUnique();
 		if (backend instanceof LocalRateLimitBackend) {
@@ -95,7 +98,9 @@ public final class RateLimitAutoConfiguration {
 		RedisBackendProperties redis = properties.redis();
 		LocalRateLimitBackend fallback = new LocalRateLimitBackend(properties.local().maximumKeys(),
 				LocalRateLimitBackend.systemClock());
-		DefaultRateLimiter.Builder builder = DefaultRateLimiter.builder(backend)
+		// leased policies decide from their slices below the guard: a take that fails follows the failure mode
+		LeasingBackend leased = leasing.getIfAvailable();
+		DefaultRateLimiter.Builder builder = DefaultRateLimiter.builder((leased != null) ? leased : backend)
 			.observationRegistry(observations)
 			.timeout(redis.timeout())
 			.fallback(fallback);
