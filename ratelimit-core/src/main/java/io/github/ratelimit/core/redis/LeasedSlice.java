@@ -43,6 +43,9 @@ final class LeasedSlice {
 
 	private long lastGrant;
 
+	/** Whether a take can push the deadline out (false when it is a fixed window's end, not the lapse bound). */
+	private boolean renewable;
+
 	/** The call in flight (a take or a give-back): at most one per slice, so the record is never raced. */
 	private @Nullable CompletableFuture<LeaseCall.Reply> inFlight;
 
@@ -142,11 +145,14 @@ final class LeasedSlice {
 			return false;
 		}
 		long quarter = settings.lapseAfter().toNanos() / 4;
-		return this.permits * 2 < this.lastGrant || this.deadlineNanos - nowNanos < quarter;
+		return this.permits * 2 < this.lastGrant || (this.renewable && this.deadlineNanos - nowNanos < quarter);
 	}
 
-	/** Applies a take's reply; a give-back's only refreshes what Redis has left. */
-	void apply(LeaseCall.Reply reply, long sentNanos, long nowNanos) {
+	/**
+	 * Applies a take's reply; a give-back's only refreshes what Redis has left.
+	 * @param boundMicros the lapse bound the take asked for (0 for a give-back)
+	 */
+	void apply(LeaseCall.Reply reply, long boundMicros, long sentNanos, long nowNanos) {
 		this.redisRemaining = reply.remaining();
 		this.redisTimeMicros = reply.timeMicros();
 		this.replyNanos = nowNanos;
@@ -162,6 +168,7 @@ final class LeasedSlice {
 			// counted from when the call was sent, so the slice lapses here no later than in Redis
 			this.deadlineNanos = sentNanos + reply.lapseAfterMicros() * 1000;
 			this.windowStart = reply.windowStart();
+			this.renewable = reply.lapseAfterMicros() >= boundMicros;
 		}
 	}
 

@@ -144,27 +144,27 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 			long need, long now) {
 		long held = slice.held(now);
 		long want = slice.nextWant(settings, entry.policy(), need, now);
-		String[] args = LeaseCall.take(entry.policy(), this.instance, held, slice.windowStart(), want, need,
-				TimeUnit.NANOSECONDS.toMicros(settings.lapseAfter().toNanos()));
-		return send(slice, entry, args, true, now);
+		long bound = TimeUnit.NANOSECONDS.toMicros(settings.lapseAfter().toNanos());
+		String[] args = LeaseCall.take(entry.policy(), this.instance, held, slice.windowStart(), want, need, bound);
+		return send(slice, entry, args, bound, now);
 	}
 
 	/** Gives back what the slice holds (holding its monitor). */
 	private CompletableFuture<LeaseCall.Reply> giveBack(LeasedSlice slice, Entry entry, long now) {
 		long held = slice.handBack(now);
-		return send(slice, entry, LeaseCall.giveBack(entry.policy(), this.instance, held, slice.windowStart()), false,
-				now);
+		return send(slice, entry, LeaseCall.giveBack(entry.policy(), this.instance, held, slice.windowStart()), 0, now);
 	}
 
-	private CompletableFuture<LeaseCall.Reply> send(LeasedSlice slice, Entry entry, String[] args, boolean take,
+	/** Sends a take (with its lapse bound) or a give-back (bound 0); the future completes once the slice applied it. */
+	private CompletableFuture<LeaseCall.Reply> send(LeasedSlice slice, Entry entry, String[] args, long boundMicros,
 			long sent) {
 		CompletableFuture<LeaseCall.Reply> call = this.backend.lease(entry, args)
-			.map((reply) -> LeaseCall.Reply.of(take, reply))
+			.map((reply) -> LeaseCall.Reply.of(boundMicros > 0, reply))
 			.toFuture()
 			.whenComplete((reply, error) -> {
 				if (reply != null) {
 					synchronized (slice) {
-						slice.apply(reply, sent, System.nanoTime());
+						slice.apply(reply, boundMicros, sent, System.nanoTime());
 					}
 				}
 				else if (logger.isDebugEnabled()) {
