@@ -4,7 +4,8 @@
 -- KEYS[1] the key. ARGV: 1 mode ('t' take, 'g' give back), 2 algorithm code ('tb' or 'fw'), 3 limit, 4 window (us),
 -- 5 burst, 6 the instance's id, 7 what the instance still holds of its slice, 8 the start (us) of the window its
 -- slice was taken in (fixed window; -1 for none), 9 how much to take, 10 the least a take may grant (the cost of the
--- request waiting for it; less than that and it grants nothing), 11 the lapse bound (us).
+-- request waiting for it; less than that and it grants nothing), 11 the lapse bound (us), 12 the take's number
+-- (increasing per instance: a take that reaches Redis after a later one, say after a client timeout, changes nothing).
 -- Returns: the time used, granted, kept (of what the instance held, what stays its own), remaining in Redis,
 -- reset-after, retry-after (when nothing was granted), lapse-after (how long the slice may be spent, -1 when a take
 -- granted nothing and the slice kept its lapse), and the start of the slice's window (fixed window; 0 otherwise).
@@ -13,7 +14,7 @@ local key = KEYS[1]
 local mode, code = ARGV[1], ARGV[2]
 local LIMIT, WINDOW, BURST = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local me, held, held_window = 'i:' .. ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
-local want, need, bound = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local want, need, bound, seq = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 
@@ -27,7 +28,7 @@ local function pexpire(us)
   redis.call('PEXPIRE', key, string.format('%d', ms))
 end
 
--- Token bucket with slices on record: field i:<instance> = "<amount> <lapse time>". The bucket never refills above
+-- Token bucket with slices on record: field i:<instance> = "<amount> <lapse time> <take number>". The bucket never refills above
 -- the burst minus what is on record, so what instances spend at their own times always fits the bucket; a record
 -- that lapsed counts as spent from its lapse on (the bucket is refilled up to each lapse under the cap before it).
 local function token_bucket()
@@ -41,8 +42,8 @@ local function token_bucket()
     elseif f == 's' then
       s = tonumber(v)
     elseif string.sub(f, 1, 2) == 'i:' then
-      local amount, lapse = string.match(v, '^(%S+) (%S+)$')
-      records[#records + 1] = { f = f, a = tonumber(amount), l = tonumber(lapse) }
+      local amount, lapse, n = string.match(v, '^(%S+) (%S+) (%S+)$')
+      records[#records + 1] = { f = f, a = tonumber(amount), l = tonumber(lapse), n = tonumber(n) }
       outstanding = outstanding + tonumber(amount)
     end
   end
@@ -70,6 +71,10 @@ local function token_bucket()
     s = now
   end
   local kept, granted, retry, lapse_after = 0, 0, 0, -1
+  if mine and mode == 't' and seq <= mine.n then
+    -- overtaken by a later take of this instance: it keeps nothing of this one
+    return { now, 0, 0, math.floor(tokens + 1e-12 * math.max(1, BURST)), 0, 1, -1, 0 }
+  end
   if mine then
     kept = math.min(held, mine.a)
     outstanding = outstanding - mine.a + kept
@@ -101,7 +106,7 @@ local function token_bucket()
   local amount = kept + granted
   if amount > 0 then
     local lapse = (granted > 0) and (now + bound) or mine.l
-    redis.call('HSET', key, me, num(amount) .. ' ' .. num(lapse))
+    redis.call('HSET', key, me, num(amount) .. ' ' .. num(lapse) .. ' ' .. num(seq))
     if lapse > last_lapse then last_lapse = lapse end
   elseif mine then
     redis.call('HDEL', key, me)

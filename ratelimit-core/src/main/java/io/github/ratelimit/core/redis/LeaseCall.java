@@ -15,20 +15,21 @@ final class LeaseCall {
 
 	/** A take of up to {@code want}, granting nothing unless at least {@code need} is there. */
 	static String[] take(RateLimitPolicy policy, String instance, long held, long heldWindow, long want, long need,
-			long lapseMicros) {
-		return args("t", policy, instance, held, heldWindow, want, need, lapseMicros);
+			long lapseMicros, long number) {
+		return args("t", policy, instance, held, heldWindow, want, need, lapseMicros, number);
 	}
 
 	/** A give-back of what the instance still holds of its slice. */
 	static String[] giveBack(RateLimitPolicy policy, String instance, long held, long heldWindow) {
-		return args("g", policy, instance, held, heldWindow, 0, 0, 0);
+		return args("g", policy, instance, held, heldWindow, 0, 0, 0, 0);
 	}
 
 	private static String[] args(String mode, RateLimitPolicy policy, String instance, long held, long heldWindow,
-			long want, long need, long lapseMicros) {
+			long want, long need, long lapseMicros, long number) {
 		return new String[] { mode, policy.algorithm().code(), Long.toString(policy.limit()),
 				Long.toString(policy.windowMicros()), Long.toString(policy.burst()), instance, Long.toString(held),
-				Long.toString(heldWindow), Long.toString(want), Long.toString(need), Long.toString(lapseMicros) };
+				Long.toString(heldWindow), Long.toString(want), Long.toString(need), Long.toString(lapseMicros),
+				Long.toString(number) };
 	}
 
 	/**

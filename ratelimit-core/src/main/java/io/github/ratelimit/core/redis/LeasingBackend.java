@@ -8,6 +8,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitBackend;
@@ -46,6 +47,9 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 	private final String instance = UUID.randomUUID().toString().substring(0, 13);
 
 	private final Map<String, LeasedSlice> slices = new ConcurrentHashMap<>();
+
+	/** Numbers this instance's takes in the order they are sent (scripts/lease.lua ignores one overtaken). */
+	private final AtomicLong takes = new AtomicLong();
 
 	private final LeasedRequests mixed = new LeasedRequests(this);
 
@@ -145,7 +149,8 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 		long held = slice.held(now);
 		long want = slice.nextWant(settings, entry.policy(), need, now);
 		long bound = TimeUnit.NANOSECONDS.toMicros(settings.lapseAfter().toNanos());
-		String[] args = LeaseCall.take(entry.policy(), this.instance, held, slice.windowStart(), want, need, bound);
+		String[] args = LeaseCall.take(entry.policy(), this.instance, held, slice.windowStart(), want, need, bound,
+				this.takes.incrementAndGet());
 		return send(slice, entry, args, bound, now);
 	}
 
@@ -158,8 +163,11 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 	/** Sends a take (with its lapse bound) or a give-back (bound 0); the future completes once the slice applied it. */
 	private CompletableFuture<LeaseCall.Reply> send(LeasedSlice slice, Entry entry, String[] args, long boundMicros,
 			long sent) {
+		// a call unanswered for the lapse bound could only bring a lapsed slice: the next request sends another
+		Duration timeout = settings(entry).lapseAfter();
 		CompletableFuture<LeaseCall.Reply> call = this.backend.lease(entry, args)
 			.map((reply) -> LeaseCall.Reply.of(boundMicros > 0, reply))
+			.timeout(timeout)
 			.toFuture()
 			.whenComplete((reply, error) -> {
 				if (reply != null) {

@@ -3,6 +3,7 @@ package io.github.ratelimit.core.redis;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 import io.github.ratelimit.core.RateLimitBackend.Acquisition;
 import io.github.ratelimit.core.RateLimitPolicy;
@@ -41,7 +42,8 @@ final class LeaseInstances implements AutoCloseable {
 
 	/** One request of cost 1, waited for: whether it was admitted. */
 	static boolean admits(LeasingBackend backend, RateLimitPolicy policy, String identity) {
-		Acquisition acquisition = backend.acquire(RateLimitRequest.of(policy, identity), "r").block();
+		Acquisition acquisition = backend.acquire(RateLimitRequest.of(policy, identity), UUID.randomUUID().toString())
+			.block();
 		return acquisition != null && acquisition.decisions().get(0).allowed();
 	}
 
