@@ -53,6 +53,16 @@ class LeasedRequestsTests {
 			.allMatch((d) -> d.allowed());
 	}
 
+	private static RateLimitRequest both(RateLimitPolicy leased, RateLimitPolicy exact, String identity) {
+		return RateLimitRequest.builder().add(leased, identity).add(exact, identity).build();
+	}
+
+	private static void deniedRepeatedly(LeasingBackend backend, RateLimitRequest request) {
+		for (int i = 0; i < 5; i++) {
+			assertThat(admitsAll(backend, request)).isFalse();
+		}
+	}
+
 	/** A request the exact policy denies spends nothing of the leased one: its whole limit is still there. */
 	@Test
 	void aLeasedEntrySpendsOnlyWhenTheOtherEntriesAdmit() {
@@ -60,12 +70,10 @@ class LeasedRequestsTests {
 		RateLimitPolicy exact = fixedWindow("exact-part", 2);
 		LeasingBackend backend = this.instances.start(leased(leasedPolicy, 10, Duration.ofMinutes(10)));
 		String identity = UUID.randomUUID().toString();
-		RateLimitRequest both = RateLimitRequest.builder().add(leasedPolicy, identity).add(exact, identity).build();
+		RateLimitRequest both = both(leasedPolicy, exact, identity);
 		assertThat(admitsAll(backend, both)).isTrue();
 		assertThat(admitsAll(backend, both)).isTrue();
-		for (int i = 0; i < 5; i++) {
-			assertThat(admitsAll(backend, both)).isFalse();
-		}
+		deniedRepeatedly(backend, both);
 		assertThat(drain(backend, leasedPolicy, identity)).isEqualTo(98);
 	}
 
@@ -77,10 +85,8 @@ class LeasedRequestsTests {
 		LeasingBackend backend = this.instances.start(leased(leasedPolicy, 3, Duration.ofMinutes(10)));
 		String identity = UUID.randomUUID().toString();
 		assertThat(drain(backend, leasedPolicy, identity)).isEqualTo(3);
-		RateLimitRequest both = RateLimitRequest.builder().add(leasedPolicy, identity).add(exact, identity).build();
-		for (int i = 0; i < 5; i++) {
-			assertThat(admitsAll(backend, both)).isFalse();
-		}
+		RateLimitRequest both = both(leasedPolicy, exact, identity);
+		deniedRepeatedly(backend, both);
 		assertThat(drain(backend, exact, identity)).isEqualTo(2);
 	}
 
