@@ -4,12 +4,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 import io.github.ratelimit.core.RateLimitBackend.Acquisition;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest;
+import io.github.ratelimit.testkit.RedisClusterServer;
 import io.github.ratelimit.testkit.RedisServer;
 
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -18,22 +22,23 @@ final class LeaseInstances implements AutoCloseable {
 
 	private final List<LettuceConnectionFactory> factories = new ArrayList<>();
 
-	private final String host;
-
-	private final int port;
+	private final Supplier<RedisConfiguration> configuration;
 
 	LeaseInstances(RedisServer server) {
 		this(server.host(), server.port());
 	}
 
 	LeaseInstances(String host, int port) {
-		this.host = host;
-		this.port = port;
+		this.configuration = () -> new RedisStandaloneConfiguration(host, port);
+	}
+
+	LeaseInstances(RedisClusterServer cluster) {
+		this.configuration = () -> new RedisClusterConfiguration(
+				cluster.nodes().stream().map((node) -> node.host() + ":" + node.port()).toList());
 	}
 
 	LeasingBackend start(Map<String, LeaseSettings> leases) {
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration(this.host, this.port));
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(this.configuration.get());
 		factory.afterPropertiesSet();
 		factory.start();
 		this.factories.add(factory);

@@ -140,6 +140,37 @@ class LeasedQuotaTests {
 		assertThat(others + holders).isLessThanOrEqualTo(100 + refillDuring(policy, started));
 	}
 
+	/**
+	 * On a Cluster (the lease script goes to the master of its key's slot): two instances taking turns admit no more
+	 * than the limit, and once both gave back on stop, a third admits exactly the rest.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = { "TOKEN_BUCKET", "FIXED_WINDOW" })
+	void twoInstancesOnAClusterShareTheLimit(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 100, Duration.ofHours(1));
+		Map<String, LeaseSettings> leases = Map.of(policy.name(),
+				new LeaseSettings(10, Duration.ofMinutes(10), Duration.ofMinutes(10)));
+		try (LeaseInstances cluster = new LeaseInstances(RedisServers.cluster())) {
+			LeasingBackend first = cluster.start(leases);
+			LeasingBackend second = cluster.start(leases);
+			String identity = identity();
+			long started = System.nanoTime();
+			long admitted = 0;
+			boolean any = true;
+			while (any) {
+				boolean one = admits(first, policy, identity);
+				boolean two = admits(second, policy, identity);
+				admitted += (one ? 1 : 0) + (two ? 1 : 0);
+				any = one || two;
+			}
+			first.stop();
+			second.stop();
+			assertThat(admitted).isLessThanOrEqualTo(100 + refillDuring(policy, started));
+			long rest = drain(cluster.start(leases), policy, identity);
+			assertThat(admitted + rest).isBetween(100L, 100 + refillDuring(policy, started));
+		}
+	}
+
 	/** Slices of the whole quota, kept for ten minutes unless given back on stop. */
 	private static Map<String, LeaseSettings> wholeQuotaSlices(RateLimitPolicy policy) {
 		return Map.of(policy.name(), new LeaseSettings(policy.capacity(), Duration.ofMinutes(10),
