@@ -4,8 +4,10 @@
 -- KEYS[1] the key. ARGV: 1 mode ('t' take, 'g' give back), 2 algorithm code ('tb' or 'fw'), 3 limit, 4 window (us),
 -- 5 burst, 6 the instance's id, 7 what the instance still holds of its slice, 8 the start (us) of the window its
 -- slice was taken in (fixed window; -1 for none), 9 how much to take, 10 the least a take may grant (the cost of the
--- request waiting for it; less than that and it grants nothing), 11 the lapse bound (us), 12 the take's number
--- (increasing per instance: a take that reaches Redis after a later one, say after a client timeout, changes nothing).
+-- request waiting for it; less than that and it grants nothing), 11 the lapse bound (us), 12 the call's number (takes
+-- and give-backs numbered from one counter per instance). A call whose number is not above the one on the instance's
+-- record (a replay after a reconnect, a re-send, a call overtaken by a later one) writes nothing; an exact replay of
+-- the take that wrote the record answers that record each time.
 -- Returns: the time used, granted, kept (of what the instance held, what stays its own), remaining in Redis,
 -- reset-after, retry-after (when nothing was granted), lapse-after (how long the slice may be spent, -1 when a take
 -- granted nothing and the slice kept its lapse), and the start of the slice's window (fixed window; 0 otherwise).
@@ -28,13 +30,32 @@ local function pexpire(us)
   redis.call('PEXPIRE', key, string.format('%d', ms))
 end
 
--- Token bucket with slices on record: field i:<instance> = "<amount> <lapse time> <take number>". The bucket never refills above
--- the burst minus what is on record, so what instances spend at their own times always fits the bucket; a record
--- that lapsed counts as spent from its lapse on (the bucket is refilled up to each lapse under the cap before it).
+-- The instance's record: "<amount> <lapse time> <number>" (token bucket: every slice; fixed window: slices of the
+-- window whose end or lapse bound its lapse time is).
+local function parse(v)
+  if not v then return nil end
+  local amount, lapse, n = string.match(v, '^(%S+) (%S+) (%S+)$')
+  return { a = tonumber(amount), l = tonumber(lapse), n = tonumber(n) }
+end
+
+-- A call not newer than the record: nothing written. An exact replay of a live record's take answers the record (what
+-- the instance holds of it kept, the rest granted, its lapse); any other answers nothing granted.
+local function stale(mine, remaining, reset, start)
+  local kept, granted, lapse_after = 0, 0, -1
+  if mode == 't' and seq == mine.n and mine.l > now then
+    kept = math.min(held, mine.a)
+    granted, lapse_after = mine.a - kept, mine.l - now
+  end
+  return { now, granted, kept, remaining, reset, (granted > 0) and 0 or 1, lapse_after, start }
+end
+
+-- Token bucket with slices on record: field i:<instance>. The bucket never refills above the burst minus what is on
+-- record, so what instances spend at their own times always fits the bucket; a record that lapsed counts as spent
+-- from its lapse on (the bucket is refilled up to each lapse under the cap before it).
 local function token_bucket()
   local raw = redis.call('HGETALL', key)
   local tokens, s
-  local records, outstanding = {}, 0
+  local records, outstanding, own = {}, 0, nil
   for i = 1, #raw, 2 do
     local f, v = raw[i], raw[i + 1]
     if f == 't' then
@@ -42,17 +63,20 @@ local function token_bucket()
     elseif f == 's' then
       s = tonumber(v)
     elseif string.sub(f, 1, 2) == 'i:' then
-      local amount, lapse, n = string.match(v, '^(%S+) (%S+) (%S+)$')
-      records[#records + 1] = { f = f, a = tonumber(amount), l = tonumber(lapse), n = tonumber(n) }
-      outstanding = outstanding + tonumber(amount)
+      local r = parse(v)
+      r.f = f
+      records[#records + 1] = r
+      outstanding = outstanding + r.a
+      if f == me then own = r end
     end
   end
   if not tokens or not s then
     tokens, s = BURST - outstanding, now
   end
   local rate = LIMIT / WINDOW
+  local tol = 1e-12 * math.max(1, BURST)
   table.sort(records, function(x, y) return x.l < y.l end)
-  local mine, last_lapse = nil, now
+  local mine, last_lapse, lapsed = nil, now, {}
   for _, r in ipairs(records) do
     if r.l <= now then
       if r.l > s then
@@ -60,7 +84,7 @@ local function token_bucket()
         s = r.l
       end
       outstanding = outstanding - r.a
-      redis.call('HDEL', key, r.f)
+      lapsed[#lapsed + 1] = r.f
     else
       if r.f == me then mine = r end
       if r.l > last_lapse then last_lapse = r.l end
@@ -70,16 +94,17 @@ local function token_bucket()
     tokens = math.min(BURST - outstanding, tokens + (now - s) * rate)
     s = now
   end
-  local kept, granted, retry, lapse_after = 0, 0, 0, -1
-  if mine and mode == 't' and seq <= mine.n then
-    -- overtaken by a later take of this instance: it keeps nothing of this one
-    return { now, 0, 0, math.floor(tokens + 1e-12 * math.max(1, BURST)), 0, 1, -1, 0 }
+  if own and seq <= own.n then
+    return stale(own, math.floor(tokens + tol), math.ceil((BURST - tokens) / rate), 0)
   end
+  for _, f in ipairs(lapsed) do
+    redis.call('HDEL', key, f)
+  end
+  local kept, granted, retry, lapse_after = 0, 0, 0, -1
   if mine then
     kept = math.min(held, mine.a)
     outstanding = outstanding - mine.a + kept
   end
-  local tol = 1e-12 * math.max(1, BURST)
   if mode == 't' then
     local avail = math.floor(tokens + tol)
     if avail >= need then
@@ -108,7 +133,7 @@ local function token_bucket()
     local lapse = (granted > 0) and (now + bound) or mine.l
     redis.call('HSET', key, me, num(amount) .. ' ' .. num(lapse) .. ' ' .. num(seq))
     if lapse > last_lapse then last_lapse = lapse end
-  elseif mine then
+  elseif own then
     redis.call('HDEL', key, me)
   end
   redis.call('HSET', key, 't', num(tokens), 's', num(s))
@@ -117,11 +142,12 @@ local function token_bucket()
   return { now, granted, kept, math.floor(tokens + tol), fill, retry, lapse_after, 0 }
 end
 
--- Fixed window: a slice is counted in the window it is taken in and spent only within it, so it needs no record; a
--- take or give-back names the window of the slice held (a slice of an earlier window is spent or void).
+-- Fixed window: a slice is counted in the window it is taken in and spent only within it (it lapses at the window's
+-- end at the latest). The instance's record (field i:<instance>) says how much of its slice a give-back may refund,
+-- so a give-back delivered twice or late refunds no more than the slice; records of ended windows are dropped.
 local function fixed_window()
   local k = math.floor(now / WINDOW)
-  local st = redis.call('HMGET', key, 'w', 'c', 'l')
+  local st = redis.call('HMGET', key, 'w', 'c', 'l', me)
   local current, length, count = k, WINDOW, 0
   if st[1] then
     local w, n, l = tonumber(st[1]), tonumber(st[2]), tonumber(st[3]) or WINDOW
@@ -133,9 +159,21 @@ local function fixed_window()
   end
   local start = current * length
   local window_end = start + length - now
+  local own = parse(st[4])
+  if own and seq <= own.n then
+    return stale(own, LIMIT - count, window_end, start)
+  end
+  if st[1] and tonumber(st[1]) * (tonumber(st[3]) or WINDOW) ~= start then
+    -- a new window: the records of the one before are void
+    for _, f in ipairs(redis.call('HKEYS', key)) do
+      if string.sub(f, 1, 2) == 'i:' then redis.call('HDEL', key, f) end
+    end
+    own = nil
+  end
+  local mine = (own and own.l > now and held_window == start) and own or nil
   local kept, granted, retry, lapse_after = 0, 0, 0, -1
-  if held_window == start then
-    kept = held
+  if mine then
+    kept = math.min(held, mine.a)
   end
   if mode == 't' then
     if LIMIT - count >= need then
@@ -148,6 +186,13 @@ local function fixed_window()
   else
     count = math.max(0, count - kept)
     kept = 0
+  end
+  local amount = kept + granted
+  if amount > 0 then
+    local lapse = (granted > 0) and (now + lapse_after) or mine.l
+    redis.call('HSET', key, me, num(amount) .. ' ' .. num(lapse) .. ' ' .. num(seq))
+  elseif own then
+    redis.call('HDEL', key, me)
   end
   redis.call('HSET', key, 'w', num(current), 'l', num(length), 'c', num(count))
   pexpire(window_end)

@@ -19,9 +19,9 @@ final class LeaseCall {
 		return args("t", policy, instance, held, heldWindow, want, need, lapseMicros, number);
 	}
 
-	/** A give-back of what the instance still holds of its slice. */
-	static String[] giveBack(RateLimitPolicy policy, String instance, long held, long heldWindow) {
-		return args("g", policy, instance, held, heldWindow, 0, 0, 0, 0);
+	/** A give-back of what the instance still holds of its slice (0 clears its record), numbered like takes. */
+	static String[] giveBack(RateLimitPolicy policy, String instance, long held, long heldWindow, long number) {
+		return args("g", policy, instance, held, heldWindow, 0, 0, 0, number);
 	}
 
 	private static String[] args(String mode, RateLimitPolicy policy, String instance, long held, long heldWindow,

@@ -33,8 +33,10 @@ final class LeasedRequests {
 		rest.forEach((entry) -> others.add(entry.policy(), entry.identity(), entry.cost()));
 		return this.leasing.backend().acquire(others.build(), requestId).flatMap((acquired) -> {
 			if (acquired.decisions().stream().allMatch(PolicyDecision::allowed)) {
-				return spendLeased(request, acquired).flatMap((combined) -> givenBackWhenDenied(combined, rest,
-						acquired, requestId));
+				// when the leased part fails, what the others admitted goes back before the error does
+				return spendLeased(request, acquired)
+					.onErrorResume((ex) -> giveBackOthers(rest, acquired, requestId).then(Mono.error(ex)))
+					.flatMap((combined) -> givenBackWhenDenied(combined, rest, acquired, requestId));
 			}
 			List<Acquisition> asIs = leasedEntries(request).stream()
 				.map((entry) -> new Acquisition(List.of(this.leasing.asIs(entry)), acquired.timeMicros()))
@@ -64,10 +66,13 @@ final class LeasedRequests {
 		if (combined.decisions().stream().allMatch(PolicyDecision::allowed)) {
 			return Mono.just(combined);
 		}
+		return giveBackOthers(rest, acquired, requestId).thenReturn(combined);
+	}
+
+	private Mono<Void> giveBackOthers(List<Entry> rest, Acquisition acquired, String requestId) {
 		return this.leasing.backend()
 			.release(rest, requestId, acquired.entryTimesMicros(), acquired.entrySequences())
-			.onErrorResume((ex) -> Mono.empty())
-			.thenReturn(combined);
+			.onErrorResume((ex) -> Mono.empty());
 	}
 
 	/** The request's decisions in its order: the backend's part (or none) and the leased entries' acquisitions. */
@@ -82,7 +87,7 @@ final class LeasedRequests {
 				Acquisition spent = leased.get(lease++);
 				decisions.add(spent.decisions().get(0));
 				times.add(spent.timeMicros());
-				sequences.add(0L);
+				sequences.add(spent.entrySequences().get(0));
 			}
 			else {
 				decisions.add(acquired.decisions().get(other));
@@ -97,13 +102,16 @@ final class LeasedRequests {
 		return request.entries().stream().filter(this.leasing::leased).toList();
 	}
 
-	/** Gives back the entries that are not leased: what a slice paid for stays spent. */
+	/** Gives back the entries that are not leased; a leased one's cost goes back into its slice if still exact. */
 	Mono<Void> release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros, List<Long> sequences) {
 		List<Entry> rest = new ArrayList<>();
 		List<Long> times = new ArrayList<>();
 		List<Long> restSequences = new ArrayList<>();
 		for (int i = 0; i < entries.size(); i++) {
-			if (!this.leasing.leased(entries.get(i))) {
+			if (this.leasing.leased(entries.get(i))) {
+				this.leasing.putBack(entries.get(i), sequences.get(i));
+			}
+			else {
 				rest.add(entries.get(i));
 				times.add(acquiredAtMicros.get(i));
 				restSequences.add(sequences.get(i));

@@ -49,11 +49,20 @@ final class LeasedSlice {
 	/** The call in flight (a take or a give-back): at most one per slice, so the record is never raced. */
 	private @Nullable CompletableFuture<LeaseCall.Reply> inFlight;
 
+	/** Changed by every call sent and applied (unique across slices); 0 before the first. */
+	private long mark;
+
+	/** What was spent since the mark: the most that can be put back (a release delivered twice puts back once). */
+	private long spentSinceMark;
+
 	/** Set when the slice leaves its map: a request that still holds it looks the key up again. */
 	private boolean retired;
 
 	/** The last entry spent from it: the policy (as overrides make it) and identity a give-back names. */
 	private Entry entry;
+
+	/** The entry of the last take: the slice's quota is that policy's; null once handed back. */
+	private @Nullable Entry takenFor;
 
 	LeasedSlice(Entry entry, long nowNanos) {
 		this.entry = entry;
@@ -73,6 +82,27 @@ final class LeasedSlice {
 		return this.entry;
 	}
 
+	/** The entry a give-back names: the one the slice was taken for (its policy's limits), else the last spent. */
+	Entry givingBackAs() {
+		Entry taken = this.takenFor;
+		return (taken != null) ? taken : this.entry;
+	}
+
+	void takenFor(Entry entry) {
+		this.takenFor = entry;
+	}
+
+	/** Whether the slice was taken under other limits than the policy's now (a runtime override changed them). */
+	boolean takenUnderOther(RateLimitPolicy policy) {
+		Entry taken = this.takenFor;
+		if (taken == null) {
+			return false;
+		}
+		RateLimitPolicy was = taken.policy();
+		return was.algorithm() != policy.algorithm() || was.limit() != policy.limit() || was.burst() != policy.burst()
+				|| was.windowMicros() != policy.windowMicros();
+	}
+
 	long windowStart() {
 		return this.windowStart;
 	}
@@ -86,6 +116,7 @@ final class LeasedSlice {
 		}
 		this.permits -= entry.cost();
 		this.spentSinceTake += entry.cost();
+		this.spentSinceMark += entry.cost();
 		PolicyDecision decision = PolicyDecision.of(entry, true, remaining(entry.policy()),
 				resetAfterMicros(entry.policy(), nowNanos), 0);
 		return acquisition(decision, nowNanos);
@@ -106,9 +137,31 @@ final class LeasedSlice {
 				resetAfterMicros(entry.policy(), nowNanos), 0);
 	}
 
+	/** An acquisition whose sequence is the slice's mark: its release may put the cost back ({@link #putBack}). */
 	private Acquisition acquisition(PolicyDecision decision, long nowNanos) {
 		long time = this.redisTimeMicros + (nowNanos - this.replyNanos) / 1000;
-		return new Acquisition(List.of(decision), time);
+		return new Acquisition(List.of(decision), time, List.of(time), List.of(this.mark));
+	}
+
+	/** Marks a call sent or applied: what was spent before it can no longer be put back. */
+	void mark(long mark) {
+		this.mark = mark;
+		this.spentSinceMark = 0;
+	}
+
+	/**
+	 * Puts a released entry's cost back into the slice if the slice is as it was when the cost was spent (no call
+	 * sent or applied since: Redis' record still covers it) and has not lapsed; answers whether it did.
+	 */
+	boolean putBack(Entry entry, long spentAt, long nowNanos) {
+		if (this.retired || spentAt == 0 || spentAt != this.mark || this.spentSinceMark < entry.cost()
+				|| !onRecord(nowNanos) || takenUnderOther(entry.policy())) {
+			return false;
+		}
+		this.spentSinceMark -= entry.cost();
+		this.permits += entry.cost();
+		this.spentSinceTake = Math.max(0, this.spentSinceTake - entry.cost());
+		return true;
 	}
 
 	/** Remaining: this instance's unspent slice and what Redis had left at the last reply (others' slices not). */
@@ -172,11 +225,18 @@ final class LeasedSlice {
 		}
 	}
 
-	/** Hands the whole slice back: the caller sends the give-back of what this answers. */
+	/** Hands the whole slice back (it lapses here): the caller sends the give-back of what this answers. */
 	long handBack(long nowNanos) {
 		long held = held(nowNanos);
 		this.permits = 0;
+		this.deadlineNanos = nowNanos;
+		this.takenFor = null;
 		return held;
+	}
+
+	/** Whether Redis may still have this slice on record: it has not lapsed (even when all of it was spent). */
+	boolean onRecord(long nowNanos) {
+		return nowNanos - this.deadlineNanos < 0;
 	}
 
 	boolean idle(LeaseSettings settings, long nowNanos) {

@@ -29,7 +29,7 @@ import org.springframework.context.SmartLifecycle;
  * key goes idle and when the instance stops, and lapses at a bound. Nothing is admitted that was not taken from Redis
  * first, so the limit holds across instances (architecture, "Leased quotas"). Other requests go to the backend.
  */
-public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
+public final class LeasingBackend implements RateLimitBackend, SmartLifecycle, AutoCloseable {
 
 	/** Stops before the backend's connection closes (its phase), after the web server's graceful shutdown. */
 	public static final int PHASE = RedisRateLimitBackend.PHASE + 1;
@@ -43,15 +43,18 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 
 	private final Map<String, LeaseSettings> leases;
 
-	/** This instance's name on Redis' records of slices (token bucket). */
-	private final String instance = UUID.randomUUID().toString().substring(0, 13);
+	/** This instance's name on Redis' records of slices: new at each start (a restored checkpoint is another). */
+	private volatile String instance = newInstance();
 
 	private final Map<String, LeasedSlice> slices = new ConcurrentHashMap<>();
 
-	/** Numbers this instance's takes in the order they are sent (scripts/lease.lua ignores one overtaken). */
-	private final AtomicLong takes = new AtomicLong();
+	/** Numbers this instance's calls in the order they are sent (scripts/lease.lua ignores one overtaken). */
+	private final AtomicLong calls = new AtomicLong();
 
 	private final LeasedRequests mixed = new LeasedRequests(this);
+
+	/** Marks of the slices' states ({@link LeasedSlice#putBack}): unique for the backend's life. */
+	private final AtomicLong marks = new AtomicLong();
 
 	private volatile @Nullable Disposable sweeper;
 
@@ -62,7 +65,10 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 	public LeasingBackend(RedisRateLimitBackend backend, Map<String, LeaseSettings> leases) {
 		this.backend = backend;
 		this.leases = Map.copyOf(leases);
-		start();
+	}
+
+	private static String newInstance() {
+		return UUID.randomUUID().toString().substring(0, 13);
 	}
 
 	/** {@return the leased policies' settings by name} */
@@ -106,6 +112,12 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 				return spendOrTake(entry);
 			}
 			long now = System.nanoTime();
+			if (slice.takenUnderOther(entry.policy())) {
+				// an override changed the limits: the slice goes back, and the next take is under the new ones
+				CompletableFuture<LeaseCall.Reply> inFlight = slice.inFlight();
+				call = (inFlight != null) ? inFlight : giveBack(slice, slice.givingBackAs(), now);
+				return Mono.fromFuture(call, true).flatMap((reply) -> spendOrTake(entry));
+			}
 			Acquisition spent = slice.spend(entry, now);
 			if (spent != null) {
 				if (slice.low(settings, now) && isRunning()) {
@@ -135,6 +147,16 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 		return spendOrTake(entry);
 	}
 
+	/** Puts a released leased entry's cost back into its slice, if that is still exact ({@link LeasedSlice#putBack}). */
+	void putBack(Entry entry, long spentAt) {
+		LeasedSlice slice = this.slices.get(this.backend.key(entry.policy(), entry.identity()));
+		if (slice != null) {
+			synchronized (slice) {
+				slice.putBack(entry, spentAt, System.nanoTime());
+			}
+		}
+	}
+
 	/** What a request of the entry's cost would find now in this instance's slice and Redis' last figures. */
 	PolicyDecision asIs(Entry entry) {
 		LeasedSlice slice = slice(entry);
@@ -149,15 +171,18 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 		long held = slice.held(now);
 		long want = slice.nextWant(settings, entry.policy(), need, now);
 		long bound = TimeUnit.NANOSECONDS.toMicros(settings.lapseAfter().toNanos());
+		slice.takenFor(entry);
 		String[] args = LeaseCall.take(entry.policy(), this.instance, held, slice.windowStart(), want, need, bound,
-				this.takes.incrementAndGet());
+				this.calls.incrementAndGet());
 		return send(slice, entry, args, bound, now);
 	}
 
 	/** Gives back what the slice holds (holding its monitor). */
 	private CompletableFuture<LeaseCall.Reply> giveBack(LeasedSlice slice, Entry entry, long now) {
 		long held = slice.handBack(now);
-		return send(slice, entry, LeaseCall.giveBack(entry.policy(), this.instance, held, slice.windowStart()), 0, now);
+		String[] args = LeaseCall.giveBack(entry.policy(), this.instance, held, slice.windowStart(),
+				this.calls.incrementAndGet());
+		return send(slice, entry, args, 0, now);
 	}
 
 	/** Sends a take (with its lapse bound) or a give-back (bound 0); the future completes once the slice applied it. */
@@ -173,6 +198,7 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 				if (reply != null) {
 					synchronized (slice) {
 						slice.apply(reply, boundMicros, sent, System.nanoTime());
+						slice.mark(this.marks.incrementAndGet());
 					}
 				}
 				else if (logger.isDebugEnabled()) {
@@ -180,6 +206,7 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 				}
 			});
 		slice.inFlight(call);
+		slice.mark(this.marks.incrementAndGet());
 		return call;
 	}
 
@@ -204,12 +231,12 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 				if (slice.callInFlight()) {
 					return;
 				}
-				Entry entry = slice.entry();
+				Entry entry = slice.givingBackAs();
 				LeaseSettings settings = this.leases.get(entry.policy().name());
 				if (settings == null || !slice.idle(settings, now)) {
 					return;
 				}
-				if (slice.held(now) > 0) {
+				if (slice.onRecord(now)) {
 					giveBack(slice, entry, now);
 				}
 				else {
@@ -220,7 +247,10 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 		});
 	}
 
-	/** A leased release gives nothing back: what was spent from a slice stays spent (the limit still holds). */
+	/**
+	 * Releases the entries that are not leased to the backend; a leased one's cost goes back into its slice when
+	 * nothing was sent or applied since it was spent (a refused or cancelled request), else it stays spent.
+	 */
 	@Override
 	public Mono<Void> release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros,
 			List<Long> sequences) {
@@ -270,12 +300,18 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 		return this.backend.shards();
 	}
 
-	/** Sweeps for idle slices every half of the shortest idle time. */
+	/**
+	 * Takes a new name and numbers calls from 0 (a JVM restored from a checkpoint must not share another's), and
+	 * sweeps for idle slices every half of the shortest idle time.
+	 */
 	@Override
 	public synchronized void start() {
 		if (this.sweeper != null) {
 			return;
 		}
+		this.slices.keySet().forEach(this::forget);
+		this.instance = newInstance();
+		this.calls.set(0);
 		long period = this.leases.values()
 			.stream()
 			.mapToLong((settings) -> settings.idleAfter().toNanos() / 2)
@@ -332,12 +368,18 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle {
 		return landed.thenCompose((ignored) -> {
 			synchronized (slice) {
 				long now = System.nanoTime();
-				if (slice.retired() || slice.callInFlight() || slice.held(now) == 0) {
+				if (slice.retired() || slice.callInFlight() || !slice.onRecord(now)) {
 					return CompletableFuture.completedFuture(true);
 				}
-				return giveBack(slice, slice.entry(), now).thenApply((reply) -> true);
+				return giveBack(slice, slice.givingBackAs(), now).thenApply((reply) -> true);
 			}
 		});
+	}
+
+	/** Stops: gives back every slice. */
+	@Override
+	public void close() {
+		stop();
 	}
 
 	@Override

@@ -59,6 +59,7 @@ class LeasedQuotaTests {
 	@EnumSource(value = Algorithm.class, names = { "TOKEN_BUCKET", "FIXED_WINDOW" })
 	void twoInstancesUnderConcurrencyNeverAdmitAboveTheLimit(Algorithm algorithm) throws Exception {
 		RateLimitPolicy policy = policy(algorithm, 600, Duration.ofHours(1));
+		this.instances.awayFromWindowEnd(policy.window());
 		Map<String, LeaseSettings> leases = Map.of(policy.name(),
 				new LeaseSettings(40, Duration.ofSeconds(30), Duration.ofMillis(50)));
 		LeasingBackend first = this.instances.start(leases);
@@ -108,6 +109,7 @@ class LeasedQuotaTests {
 	@EnumSource(value = Algorithm.class, names = { "TOKEN_BUCKET", "FIXED_WINDOW" })
 	void aSliceGivenBackOnStopIsUsableByTheOtherInstanceAtOnce(Algorithm algorithm) {
 		RateLimitPolicy policy = policy(algorithm, 100, Duration.ofHours(1));
+		this.instances.awayFromWindowEnd(policy.window());
 		LeasingBackend holder = this.instances.start(wholeQuotaSlices(policy));
 		LeasingBackend other = this.instances.start(wholeQuotaSlices(policy));
 		String identity = identity();
@@ -151,6 +153,7 @@ class LeasedQuotaTests {
 		Map<String, LeaseSettings> leases = Map.of(policy.name(),
 				new LeaseSettings(10, Duration.ofMinutes(10), Duration.ofMinutes(10)));
 		try (LeaseInstances cluster = new LeaseInstances(RedisServers.cluster())) {
+			cluster.awayFromWindowEnd(policy.window());
 			LeasingBackend first = cluster.start(leases);
 			LeasingBackend second = cluster.start(leases);
 			String identity = identity();
@@ -181,6 +184,7 @@ class LeasedQuotaTests {
 	@Test
 	void remainingIsTheSliceAndWhatRedisHadLeft() {
 		RateLimitPolicy policy = policy(Algorithm.FIXED_WINDOW, 100, Duration.ofHours(1));
+		this.instances.awayFromWindowEnd(policy.window());
 		LeasingBackend backend = this.instances.start(Map.of(policy.name(),
 				new LeaseSettings(10, Duration.ofMinutes(10), Duration.ofMinutes(10))));
 		String identity = identity();
@@ -190,6 +194,40 @@ class LeasedQuotaTests {
 		// a slice of 10 taken, one spent: 9 here and 90 in Redis
 		assertThat(decision.remaining()).isEqualTo(99);
 		assertThat(decision.resetAfter()).isPositive().isLessThanOrEqualTo(Duration.ofHours(1));
+	}
+
+	/** A runtime override lowering the limit: the slice taken under the old one goes back, the new limit holds. */
+	@Test
+	void aSliceTakenUnderLimitsAnOverrideChangedIsHandedBack() {
+		RateLimitPolicy policy = policy(Algorithm.FIXED_WINDOW, 1000, Duration.ofHours(1));
+		this.instances.awayFromWindowEnd(policy.window());
+		RateLimitPolicy lowered = policy(Algorithm.FIXED_WINDOW, 10, Duration.ofHours(1));
+		LeasingBackend backend = this.instances.start(Map.of(policy.name(),
+				new LeaseSettings(100, Duration.ofMinutes(10), Duration.ofMinutes(10))));
+		String identity = identity();
+		assertThat(admits(backend, policy, identity)).isTrue();
+		// one spent of the slice of 100; the other 99 go back, and 9 are left under the limit of 10
+		assertThat(drain(backend, lowered, identity)).isEqualTo(9);
+	}
+
+	/** A leased admission released (a refused or cancelled request) goes back into the slice: nothing is used up. */
+	@Test
+	void aReleasedLeasedAdmissionGoesBackIntoTheSlice() {
+		RateLimitPolicy policy = policy(Algorithm.FIXED_WINDOW, 10, Duration.ofHours(1));
+		this.instances.awayFromWindowEnd(policy.window());
+		LeasingBackend backend = this.instances.start(Map.of(policy.name(),
+				new LeaseSettings(10, Duration.ofMinutes(10), Duration.ofMinutes(10))));
+		String identity = identity();
+		RateLimitRequest request = RateLimitRequest.of(policy, identity);
+		Acquisition acquisition = backend.acquire(request, "refused").block();
+		assertThat(acquisition).isNotNull();
+		assertThat(acquisition.decisions().get(0).allowed()).isTrue();
+		backend.release(request.entries(), "refused", acquisition.entryTimesMicros(), acquisition.entrySequences())
+			.block();
+		// released twice (a duplicate): put back once
+		backend.release(request.entries(), "refused", acquisition.entryTimesMicros(), acquisition.entrySequences())
+			.block();
+		assertThat(drain(backend, policy, identity)).isEqualTo(10);
 	}
 
 }
