@@ -78,9 +78,16 @@ public final class RateLimitAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitBackend rateLimitBackend(RateLimitProperties properties) {
+		LeasesInUse.refuseWithoutRedis(properties);
 		logger.warn("No Redis connection: rate limits are kept in this instance's memory and are NOT shared with "
 				+ "other instances. Add spring-boot-starter-data-redis and configure spring.data.redis.* to share them.");
 		return new LocalRateLimitBackend(properties.local().maximumKeys(), LocalRateLimitBackend.systemClock());
+	}
+
+	/** Warns when a lease is configured that the limiter in use does not apply. */
+	@Bean
+	LeasesInUse rateLimitLeasesInUse(RateLimitProperties properties, ObjectProvider<RateLimiter> limiter) {
+		return new LeasesInUse(properties, limiter);
 	}
 
 	@Bean

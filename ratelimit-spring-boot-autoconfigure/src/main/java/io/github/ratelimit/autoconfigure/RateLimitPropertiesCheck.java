@@ -54,6 +54,9 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 	/** The shortest publish interval of the top identities (a write per policy per interval): 100 ms. */
 	private static final Duration MIN_PERIOD = Duration.ofMillis(100);
 
+	/** How many times {@code ratelimit.redis.timeout} a lease's {@code lapse-after} must be at least. */
+	private static final int LAPSE_PER_TIMEOUT = 3;
+
 	private @Nullable ConfigurableListableBeanFactory beanFactory;
 
 	private @Nullable KeyResolvers keys;
@@ -83,7 +86,8 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 			ConfiguredPolicy policy = policy(name, source, properties.failureMode(), keys);
 			policies.add(policy);
 			if (source.lease().enabled()) {
-				leases.put(name, lease(POLICIES + name + ".lease", source.lease(), policy.policy()));
+				leases.put(name, lease(POLICIES + name + ".lease", source.lease(), policy.policy(),
+						properties.redis().timeout()));
 			}
 		});
 		this.leases = Map.copyOf(leases);
@@ -138,11 +142,22 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 	}
 
 	/** A leased policy's settings: its algorithm must be one whose quota can be leased exactly. */
-	private static LeaseSettings lease(String property, PolicyProperties.Lease lease, RateLimitPolicy policy) {
+	private static LeaseSettings lease(String property, PolicyProperties.Lease lease, RateLimitPolicy policy,
+			Duration timeout) {
 		if (!LeaseSettings.supports(policy.algorithm())) {
 			throw invalid(property + ".enabled", true, "applies to token-bucket and fixed-window only (their slices "
 					+ "never let instances admit above the limit), not to " + policy.algorithm().id());
 		}
+		LeaseSettings settings = settings(property, lease);
+		// a slice must outlive the calls that take it, else takes fail and open the breaker for every policy
+		if (settings.lapseAfter().compareTo(timeout.multipliedBy(LAPSE_PER_TIMEOUT)) < 0) {
+			throw invalid(property + ".lapse-after", lease.lapseAfter(), "must be at least " + LAPSE_PER_TIMEOUT
+					+ " times ratelimit.redis.timeout (" + timeout + ")");
+		}
+		return settings;
+	}
+
+	private static LeaseSettings settings(String property, PolicyProperties.Lease lease) {
 		try {
 			return new LeaseSettings(lease.maxSlice(), lease.lapseAfter(), lease.idleAfter());
 		}

@@ -2,19 +2,24 @@ package io.github.ratelimit.autoconfigure;
 
 import java.util.UUID;
 
+import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimiter;
+import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.LeasingBackend;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import static io.github.ratelimit.autoconfigure.InvalidProperties.assertInvalidProperty;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -56,11 +61,43 @@ class LeaseAutoConfigurationTests {
 	}
 
 	@Test
+	void aLapseBoundWithinAFewRedisTimeoutsFailsTheStartNamingBothProperties() {
+		this.runner.withPropertyValues("ratelimit.policies.api.lease.enabled=true",
+				"ratelimit.policies.api.lease.lapse-after=20ms", "ratelimit.policies.api.lease.idle-after=10ms",
+				"ratelimit.redis.timeout=50ms")
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(),
+					"ratelimit.policies.api.lease.lapse-after", "ratelimit.redis.timeout"));
+	}
+
+	@Test
 	void anIdleTimeLongerThanTheLapseBoundFailsTheStartNamingTheProperty() {
 		this.runner.withPropertyValues("ratelimit.policies.api.lease.enabled=true",
 				"ratelimit.policies.api.lease.idle-after=5s")
 			.run((context) -> assertInvalidProperty(context.getStartupFailure(),
 					"ratelimit.policies.api.lease.idle-after", "lapse-after"));
+	}
+
+	@Test
+	void aLeaseWithoutRedisFailsTheStartNamingTheProperty() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+			.withPropertyValues("ratelimit.policies.api.algorithm=fixed-window", "ratelimit.policies.api.limit=50",
+					"ratelimit.policies.api.window=1h", "ratelimit.policies.api.key=global",
+					"ratelimit.policies.api.lease.enabled=true")
+			.run((context) -> assertInvalidProperty(context.getStartupFailure(), "ratelimit.policies.api.lease.enabled",
+					"no Redis connection"));
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void theApplicationsOwnLimiterLeavesTheLeaseUnusedWithAWarning(CapturedOutput output) {
+		this.runner.withPropertyValues("ratelimit.policies.api.lease.enabled=true",
+				"ratelimit.policies.api.lease.lapse-after=10s")
+			.withBean(RateLimiter.class, () -> new DefaultRateLimiter(
+					new LocalRateLimitBackend(100, LocalRateLimitBackend.systemClock())))
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(output).contains("ratelimit.policies.api.lease.enabled set, but has no effect");
+			});
 	}
 
 	/** One application holds the whole limit in a slice; once it stops, the other admits all it did not spend. */
