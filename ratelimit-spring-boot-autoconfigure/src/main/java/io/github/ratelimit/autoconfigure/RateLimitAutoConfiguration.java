@@ -86,6 +86,7 @@ public final class RateLimitAutoConfiguration {
 
 	/** Warns when a lease is configured that the limiter in use does not apply. */
 	@Bean
+	@ConditionalOnMissingBean
 	LeasesInUse rateLimitLeasesInUse(RateLimitProperties properties, ObjectProvider<RateLimiter> limiter) {
 		return new LeasesInUse(properties, limiter);
 	}
