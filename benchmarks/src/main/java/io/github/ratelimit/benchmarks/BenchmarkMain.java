@@ -16,7 +16,7 @@ import io.github.ratelimit.testkit.RedisServer;
 /**
  * Runs the benchmarks and writes their tables and chart under an output directory.
  * <p>
- * {@code java -jar benchmarks/target/benchmarks.jar [all|report|engine|script|functions|memory|accuracy|http|http-wrk|http-compare|profile|failure|zset|harness|hot|top|cluster]... [--quick] [--out DIR]}
+ * {@code java -jar benchmarks/target/benchmarks.jar [all|report|engine|script|functions|memory|accuracy|http|http-wrk|http-compare|lease|profile|failure|zset|harness|hot|top|cluster]... [--quick] [--out DIR]}
  * <p>
  * Every section's file starts with the {@code redis-server} version it ran on. {@code benchmarks/run} runs this on the
  * distribution's Redis 7 when it can be had (the test kit's embedded Redis 6.2 otherwise).
@@ -25,7 +25,7 @@ public final class BenchmarkMain {
 
 	/** The order sections run in: the one that kills and freezes its own server last. */
 	private static final List<String> ORDER = List.of("engine", "script", "functions", "memory", "accuracy", "http",
-			"http-wrk", "http-compare", "profile", "zset", "harness", "hot", "top", "cluster", "failure");
+			"http-wrk", "http-compare", "lease", "profile", "zset", "harness", "hot", "top", "cluster", "failure");
 
 	private BenchmarkMain() {
 	}
@@ -134,6 +134,11 @@ public final class BenchmarkMain {
 					HttpCompareBenchmark.Outcome outcome = new HttpCompareBenchmark(this.quick).run();
 					write(this.out.resolve(HttpCompareBenchmark.FILE), HttpCompareBenchmark.report(outcome));
 					HttpCompareBenchmark.figures(outcome, this.figures);
+				}
+				case "lease" -> {
+					LeaseBenchmark.Outcome outcome = new LeaseBenchmark(this.quick).run();
+					write(this.out.resolve("lease.md"), LeaseBenchmark.report(outcome));
+					LeaseBenchmark.figures(outcome, this.figures);
 				}
 				case "profile" -> write(this.out.resolve("profile.md"), ProfileBenchmark
 					.report(new ProfileBenchmark(warmup(), measure(), this.out).run(this.redis)));

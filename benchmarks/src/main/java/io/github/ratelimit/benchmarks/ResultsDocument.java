@@ -25,7 +25,7 @@ import java.util.regex.Pattern;
 final class ResultsDocument {
 
 	static final List<String> SECTIONS = List.of("engine", "script", "functions", "memory", "accuracy", "http", "http-wrk",
-			"http-compare", "profile", "failure", "zset", "harness", "hot", "top", "cluster");
+			"http-compare", "lease", "profile", "failure", "zset", "harness", "hot", "top", "cluster");
 
 	private static final Pattern DIRECTIVE = Pattern.compile("\\{\\{(\\w[\\w-]*)(?: ([^}]*))?\\}\\}");
 

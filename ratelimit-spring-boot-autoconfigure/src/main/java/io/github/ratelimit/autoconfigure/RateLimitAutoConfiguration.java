@@ -6,6 +6,7 @@ import io.github.ratelimit.core.RateLimitDenialCache;
 import io.github.ratelimit.core.RateLimitObservationConvention;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.core.redis.LeasingBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
 import io.github.ratelimit.spring.RateLimitEnforcer;
@@ -23,6 +24,7 @@ import org.apache.commons.logging.LogFactory;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -76,9 +78,17 @@ public final class RateLimitAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitBackend rateLimitBackend(RateLimitProperties properties) {
+		LeasesInUse.refuseWithoutRedis(properties);
 		logger.warn("No Redis connection: rate limits are kept in this instance's memory and are NOT shared with "
 				+ "other instances. Add spring-boot-starter-data-redis and configure spring.data.redis.* to share them.");
 		return new LocalRateLimitBackend(properties.local().maximumKeys(), LocalRateLimitBackend.systemClock());
+	}
+
+	/** Warns when a lease is configured that the limiter in use does not apply. */
+	@Bean
+	@ConditionalOnMissingBean
+	LeasesInUse rateLimitLeasesInUse(RateLimitProperties properties, ObjectProvider<RateLimiter> limiter) {
+		return new LeasesInUse(properties, limiter);
 	}
 
 	@Bean
@@ -86,7 +96,8 @@ public final class RateLimitAutoConfiguration {
 	RateLimiter rateLimiter(RateLimitBackend backend, RateLimitProperties properties,
 			ObjectProvider<ObservationRegistry> observationRegistry,
 			ObjectProvider<RateLimitObservationConvention> observationConvention,
-			ObjectProvider<RateLimitOverrides> overrides) {
+			ObjectProvider<RateLimitOverrides> overrides,
+			@Qualifier("rateLimitLeasingBackend") ObjectProvider<LeasingBackend> leasing) {
 		ObservationRegistry observations = observationRegistry.getIfUnique(() -> ObservationRegistry.NOOP);
 		RateLimitObservationConvention convention = observationConvention.getIfUnique();
 		if (backend instanceof LocalRateLimitBackend) {
@@ -95,7 +106,9 @@ public final class RateLimitAutoConfiguration {
 		RedisBackendProperties redis = properties.redis();
 		LocalRateLimitBackend fallback = new LocalRateLimitBackend(properties.local().maximumKeys(),
 				LocalRateLimitBackend.systemClock());
-		DefaultRateLimiter.Builder builder = DefaultRateLimiter.builder(backend)
+		// leased policies decide from their slices below the guard: a take that fails follows the failure mode
+		LeasingBackend leased = leasing.getIfAvailable();
+		DefaultRateLimiter.Builder builder = DefaultRateLimiter.builder((leased != null) ? leased : backend)
 			.observationRegistry(observations)
 			.timeout(redis.timeout())
 			.fallback(fallback);

@@ -15,6 +15,7 @@ import io.github.ratelimit.core.InvalidPolicyException;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitPolicy.Limits;
+import io.github.ratelimit.core.redis.LeaseSettings;
 import io.github.ratelimit.spring.ConfiguredPolicy;
 import io.github.ratelimit.spring.KeyResolver;
 import io.github.ratelimit.spring.KeySpec;
@@ -53,6 +54,9 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 	/** The shortest publish interval of the top identities (a write per policy per interval): 100 ms. */
 	private static final Duration MIN_PERIOD = Duration.ofMillis(100);
 
+	/** How many times {@code ratelimit.redis.timeout} a lease's {@code lapse-after} must be at least. */
+	private static final int LAPSE_PER_TIMEOUT = 3;
+
 	private @Nullable ConfigurableListableBeanFactory beanFactory;
 
 	private @Nullable KeyResolvers keys;
@@ -60,6 +64,8 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 	private List<ConfiguredPolicy> policies = List.of();
 
 	private List<RateLimitRule> rules = List.of();
+
+	private Map<String, LeaseSettings> leases = Map.of();
 
 	@Override
 	public int getOrder() {
@@ -75,8 +81,16 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 		KeyResolvers keys = new KeyResolvers(beanFactory,
 				new KeySpec.IpPrefixes(properties.ip().ipv4Prefix(), properties.ip().ipv6Prefix()));
 		List<ConfiguredPolicy> policies = new ArrayList<>();
-		properties.policies()
-			.forEach((name, source) -> policies.add(policy(name, source, properties.failureMode(), keys)));
+		Map<String, LeaseSettings> leases = new LinkedHashMap<>();
+		properties.policies().forEach((name, source) -> {
+			ConfiguredPolicy policy = policy(name, source, properties.failureMode(), keys);
+			policies.add(policy);
+			if (source.lease().enabled()) {
+				leases.put(name, lease(POLICIES + name + ".lease", source.lease(), policy.policy(),
+						properties.redis().timeout()));
+			}
+		});
+		this.leases = Map.copyOf(leases);
 		this.beanFactory = beanFactory;
 		this.keys = keys;
 		this.policies = List.copyOf(policies);
@@ -119,6 +133,44 @@ final class RateLimitPropertiesCheck implements BeanFactoryPostProcessor, Ordere
 			catch (BeansException ex) {
 				throw new InvalidConfigurationPropertyValueException(property, key.toString(), ex.getMessage(), ex);
 			}
+		}
+	}
+
+	/** The leased policies' settings by name (empty when none is leased). */
+	Map<String, LeaseSettings> leases() {
+		return this.leases;
+	}
+
+	/** A leased policy's settings: its algorithm must be one whose quota can be leased exactly. */
+	private static LeaseSettings lease(String property, PolicyProperties.Lease lease, RateLimitPolicy policy,
+			Duration timeout) {
+		if (!LeaseSettings.supports(policy.algorithm())) {
+			throw invalid(property + ".enabled", true, "applies to token-bucket and fixed-window only (their slices "
+					+ "never let instances admit above the limit), not to " + policy.algorithm().id());
+		}
+		LeaseSettings settings = settings(property, lease);
+		// a slice must outlive the calls that take it, else takes fail and open the breaker for every policy
+		if (settings.lapseAfter().compareTo(timeout.multipliedBy(LAPSE_PER_TIMEOUT)) < 0) {
+			throw invalid(property + ".lapse-after", lease.lapseAfter(), "must be at least " + LAPSE_PER_TIMEOUT
+					+ " times ratelimit.redis.timeout (" + timeout + ")");
+		}
+		return settings;
+	}
+
+	private static LeaseSettings settings(String property, PolicyProperties.Lease lease) {
+		try {
+			return new LeaseSettings(lease.maxSlice(), lease.lapseAfter(), lease.idleAfter());
+		}
+		catch (IllegalArgumentException ex) {
+			// the message starts with the setting's name
+			String message = String.valueOf(ex.getMessage());
+			String setting = message.substring(0, Math.max(0, message.indexOf(' ')));
+			Object value = switch (setting) {
+				case "max-slice" -> lease.maxSlice();
+				case "lapse-after" -> lease.lapseAfter();
+				default -> lease.idleAfter();
+			};
+			throw invalid(property + "." + setting, value, message);
 		}
 	}
 

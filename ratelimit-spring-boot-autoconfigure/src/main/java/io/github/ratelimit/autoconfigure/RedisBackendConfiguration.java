@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.core.RateLimitBackend;
+import io.github.ratelimit.core.redis.LeasingBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
 import io.github.ratelimit.spring.RateLimitOverrides;
 import io.github.ratelimit.spring.RedisOverrideStore;
@@ -11,12 +12,14 @@ import io.github.ratelimit.spring.RedisTopDenials;
 import io.github.ratelimit.spring.TopDenials;
 import io.lettuce.core.resource.Delay;
 
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
@@ -36,6 +39,20 @@ class RedisBackendConfiguration {
 			.batching(properties.redis().batching())
 			.scriptMode(properties.redis().scriptMode())
 			.build();
+	}
+
+	/**
+	 * The leased policies' slices, over the Redis backend: a lifecycle bean, stopped before the backend so that
+	 * slices are given back while the connection is open. No default candidate: whoever asks for the
+	 * {@code RateLimitBackend} (the endpoint, the warm-up, tests' tools) still gets the Redis backend; the limiter
+	 * asks for this one by name.
+	 */
+	@Bean(defaultCandidate = false)
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(RedisRateLimitBackend.class)
+	@Conditional(LeasedPoliciesCondition.class)
+	LeasingBackend rateLimitLeasingBackend(RedisRateLimitBackend backend, RateLimitPropertiesCheck checked) {
+		return new LeasingBackend(backend, checked.leases());
 	}
 
 	/** Runtime overrides shared by every instance through Redis, and kept there across restarts. */

@@ -51,6 +51,10 @@ final class LuaScripts {
 	/** The first line of a script that reads keys of several slots of its node (Redis 7; 6.2 cannot compile it). */
 	static final String CROSS_SLOT_SHEBANG = "#!lua flags=allow-cross-slot-keys\n";
 
+	/** Taking and giving back slices of leased policies' quota ({@code scripts/lease.lua}): parameters in ARGV. */
+	@SuppressWarnings("rawtypes")
+	static final RedisScript<List> LEASE = new AssembledScript(read("lease.lua"));
+
 	/** Single-entry scripts made at most (parameter sets, overrides included), so Redis' script cache stays small. */
 	static final int MAX_SINGLE_ENTRY_SCRIPTS = 1024;
 

@@ -192,6 +192,15 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		return this.slotCalls.release(entries, requestId, acquiredAtMicros, sequences);
 	}
 
+	/** Runs {@code scripts/lease.lua} on the entry's key (for {@link LeasingBackend}): never batched. */
+	Mono<List<Long>> lease(Entry entry, String[] args) {
+		if (!this.connection.knowsTopology()) {
+			return afterTopologyKnown(() -> lease(entry, args));
+		}
+		String key = key(entry.policy(), entry.identity());
+		return this.transport.call(EncodedCall.of(LuaScripts.LEASE, List.of(key), args));
+	}
+
 	/** Asking a non-Lettuce factory whether it is a Cluster opens a connection: not on the caller's thread. */
 	private <T> Mono<T> afterTopologyKnown(Supplier<Mono<T>> call) {
 		return Mono.fromCallable(this.connection::isCluster)
