@@ -29,7 +29,7 @@ public final class Waits {
 	 * Waits for a release; an interrupt ends the wait without failing (the thread's flag set again): the release goes
 	 * on, and a permit that never reaches the backend is reclaimed after its policy's window.
 	 */
-	static void awaitRelease(Mono<Void> release) {
+	public static void awaitRelease(Mono<Void> release) {
 		get(release, false);
 	}
 

@@ -77,8 +77,8 @@ public class DecisionScope {
 
 	/**
 	 * {@link #admit(RateLimitEnforcer, RequestContext, List, Method, Object[], Consumer) Admits} a check, the calling
-	 * thread waiting for its decision (the servlet side): the denial, or null when admitted. The same as
-	 * {@link #awaitAdmission(Mono)} of that admission, without the operators a blocked thread does not need.
+	 * thread waiting for its decision (the servlet side): the denial, or null when admitted. The same outcome as
+	 * that admission, without the Reactor operators a blocked thread does not need.
 	 */
 	public @Nullable RateLimitExceededException awaitAdmission(RateLimitEnforcer enforcer, RequestContext request,
 			List<RateLimitEnforcer.Target> targets, @Nullable Method method, @Nullable Object @Nullable [] args,
@@ -93,12 +93,6 @@ public class DecisionScope {
 		}
 		onAdmitted.accept(RateLimitDecision.merge(admitted()));
 		return null;
-	}
-
-	/** Waits, on any thread, for an {@link #admit} without a wait for a turn: the denial, or null when admitted. */
-	public static @Nullable RateLimitExceededException awaitAdmission(Mono<RateLimitDecision> admission) {
-		return Waits.await(admission.then(Mono.<RateLimitExceededException>empty())
-			.onErrorResume(RateLimitExceededException.class, Mono::just));
 	}
 
 	private static Mono<RateLimitDecision> uncancellable(Mono<RateLimitDecision> check) {

@@ -1,9 +1,9 @@
 package io.github.ratelimit.spring;
 
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 
 import org.springframework.http.server.PathContainer;
 
@@ -48,7 +48,8 @@ final class FilterRules {
 		PathContainer container = value.contains("//") ? PathContainer.parsePath(value.replaceAll("/{2,}", "/"))
 				: path;
 		List<RateLimitEnforcer.Target> found = null;
-		Set<RateLimitEnforcer.Target> merged = null;
+		// by policy name, as the rules name them (a target's own equality would hash every override of its policy)
+		Map<String, RateLimitEnforcer.Target> merged = null;
 		for (int i = 0; i < this.rules.size(); i++) {
 			if (!this.rules.get(i).matches(method, container)) {
 				continue;
@@ -57,14 +58,24 @@ final class FilterRules {
 				found = this.targets.get(i); // the usual case, one rule: its list as it is
 			}
 			else {
-				merged = (merged != null) ? merged : new LinkedHashSet<>(found);
-				merged.addAll(this.targets.get(i));
+				merged = (merged != null) ? merged : byName(found);
+				for (RateLimitEnforcer.Target target : this.targets.get(i)) {
+					merged.putIfAbsent(target.policy().name(), target);
+				}
 			}
 		}
 		if (merged != null) {
-			return List.copyOf(merged);
+			return List.copyOf(merged.values());
 		}
 		return (found != null) ? found : List.of();
+	}
+
+	private static Map<String, RateLimitEnforcer.Target> byName(List<RateLimitEnforcer.Target> targets) {
+		Map<String, RateLimitEnforcer.Target> byName = new LinkedHashMap<>();
+		for (RateLimitEnforcer.Target target : targets) {
+			byName.putIfAbsent(target.policy().name(), target);
+		}
+		return byName;
 	}
 
 }

@@ -1,5 +1,8 @@
 package io.github.ratelimit.spring.reactive;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.spring.DecisionScope;
 import io.github.ratelimit.spring.RateLimitResponses;
@@ -90,9 +93,21 @@ final class ExchangeScope extends DecisionScope {
 		if (response.isCommitted()) {
 			return;
 		}
+		// values computed first (a partition key's HMAC among them), then set in one short run: the response may be
+		// committed on the exchange's event loop meanwhile, and should not get some headers and not others
+		List<String> pairs = new ArrayList<>(16);
+		responses.writeHeaders(admitted, (name, value) -> {
+			pairs.add(name);
+			pairs.add(value);
+		});
 		try {
+			if (response.isCommitted()) {
+				return;
+			}
 			HttpHeaders headers = response.getHeaders();
-			responses.writeHeaders(admitted, headers::set);
+			for (int i = 0; i < pairs.size(); i += 2) {
+				headers.set(pairs.get(i), pairs.get(i + 1));
+			}
 		}
 		catch (UnsupportedOperationException ex) {
 			// committed meanwhile: the headers are read-only now

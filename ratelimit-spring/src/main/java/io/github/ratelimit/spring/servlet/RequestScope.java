@@ -78,7 +78,8 @@ final class RequestScope extends DecisionScope implements AsyncListener {
 			}
 		}
 		else {
-			Waits.await(close());
+			// an interrupted request thread must not cancel the release (a concurrency slot would stay held)
+			Waits.awaitRelease(close());
 		}
 	}
 
@@ -113,17 +114,17 @@ final class RequestScope extends DecisionScope implements AsyncListener {
 
 	@Override
 	public void onComplete(AsyncEvent event) {
-		Waits.await(close());
+		Waits.awaitRelease(close());
 	}
 
 	@Override
 	public void onTimeout(AsyncEvent event) {
-		Waits.await(close());
+		Waits.awaitRelease(close());
 	}
 
 	@Override
 	public void onError(AsyncEvent event) {
-		Waits.await(close());
+		Waits.awaitRelease(close());
 	}
 
 	@Override
