@@ -55,8 +55,9 @@ final class LeasesInUse implements SmartInitializingSingleton {
 		}
 		RateLimiter limiter = this.limiter.getIfUnique();
 		if (!(limiter instanceof DefaultRateLimiter ours && ours.backend() instanceof LeasingBackend)) {
-			logger.warn(String.join(", ", this.leased) + " set, but has no effect: the application's own "
-					+ "RateLimiter or RateLimitBackend bean decides without leases");
+			logger.warn(String.join(", ", this.leased) + " set, but the application's own RateLimiter or "
+					+ "RateLimitBackend bean is in place of the starter's: leases apply only if that limiter decides "
+					+ "with the 'rateLimitLeasingBackend' bean");
 		}
 	}
 

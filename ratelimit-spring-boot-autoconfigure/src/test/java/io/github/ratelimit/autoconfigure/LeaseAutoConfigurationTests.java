@@ -96,7 +96,7 @@ class LeaseAutoConfigurationTests {
 					new LocalRateLimitBackend(100, LocalRateLimitBackend.systemClock())))
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
-				assertThat(output).contains("ratelimit.policies.api.lease.enabled set, but has no effect");
+				assertThat(output).contains("ratelimit.policies.api.lease.enabled set, but the application's own RateLimiter");
 			});
 	}
 
