@@ -58,10 +58,11 @@ final class FilterRules {
 				found = this.targets.get(i); // the usual case, one rule: its list as it is
 			}
 			else {
-				merged = (merged != null) ? merged : byName(found);
-				for (RateLimitEnforcer.Target target : this.targets.get(i)) {
-					merged.putIfAbsent(target.policy().name(), target);
+				if (merged == null) {
+					merged = new LinkedHashMap<>();
+					putEach(merged, found);
 				}
+				putEach(merged, this.targets.get(i));
 			}
 		}
 		if (merged != null) {
@@ -70,12 +71,11 @@ final class FilterRules {
 		return (found != null) ? found : List.of();
 	}
 
-	private static Map<String, RateLimitEnforcer.Target> byName(List<RateLimitEnforcer.Target> targets) {
-		Map<String, RateLimitEnforcer.Target> byName = new LinkedHashMap<>();
+	/** Adds the targets whose policy is not in yet, in order. */
+	private static void putEach(Map<String, RateLimitEnforcer.Target> byName, List<RateLimitEnforcer.Target> targets) {
 		for (RateLimitEnforcer.Target target : targets) {
 			byName.putIfAbsent(target.policy().name(), target);
 		}
-		return byName;
 	}
 
 }
