@@ -1,5 +1,6 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -7,10 +8,15 @@ import java.util.function.Consumer;
 
 import io.github.ratelimit.autoconfigure.RateLimitConfigurationFailureAnalyzerTests.MinimalApplication;
 import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.redis.LeaseSettings;
+import io.github.ratelimit.core.redis.LeasingBackend;
+import io.github.ratelimit.testkit.RedisServer;
+import io.github.ratelimit.testkit.RedisServers;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.BindHandler;
@@ -21,7 +27,9 @@ import org.springframework.boot.context.properties.bind.handler.NoUnboundElement
 import org.springframework.boot.context.properties.source.UnboundElementsSourceFilter;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.StandardEnvironment;
@@ -39,7 +47,9 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * variables, system properties), so the elements of the lists it replaces are not unknown names; maps merge. Each
  * case starts the way Spring Boot starts an application, on the documents in {@code overrides/} (the base document
  * {@code rules.yml} has three rules): valid, it starts with the winning source's rules; with a typo inside, it stops
- * with the short report naming the property and the closest known name.
+ * with the short report naming the property and the closest known name. The lease and partner settings
+ * ({@code leases.yml}, on Redis) bind from every source and in every duration form Spring Boot reads; a value out of
+ * range stops the start naming the property and where it came from.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class RateLimitPropertiesSourcesTests {
@@ -47,6 +57,9 @@ class RateLimitPropertiesSourcesTests {
 	private static final String BASE = "--spring.config.location=classpath:/overrides/";
 
 	private static final String NAME = "--spring.config.name=rules";
+
+	/** The documents of the lease and partner settings, {@code leases.yml} and its profile documents. */
+	private static final String LEASES = "--spring.config.name=leases";
 
 	/** No source beyond the documents and the command line. */
 	private static final Consumer<ConfigurableEnvironment> NONE = (environment) -> {
@@ -183,6 +196,91 @@ class RateLimitPropertiesSourcesTests {
 		}
 	}
 
+	@Test
+	void leasesAndPartnersTakeADurationInEveryFormSpringBootReads() {
+		try (ConfigurableApplicationContext context = runOnRedis(NONE, BASE, LEASES)) {
+			assertThat(leases(context)).containsOnlyKeys("api");
+			assertThat(leases(context).get("api"))
+				.isEqualTo(new LeaseSettings(5, Duration.ofSeconds(2), Duration.ofMillis(500)));
+			ClientProperties.Partner payments = partner(context, "payments");
+			assertThat(payments.maxWait()).isEqualTo(Duration.ofSeconds(2));
+			assertThat(payments.maxBelieved()).isEqualTo(Duration.ofMinutes(5));
+		}
+	}
+
+	@Test
+	void aProfileDocumentChangesALeaseSettingAndAddsALeaseAndAPartner() {
+		try (ConfigurableApplicationContext context = runOnRedis(NONE, BASE, LEASES, "--spring.profiles.active=eu")) {
+			assertThat(leases(context)).containsOnlyKeys("api", "eu");
+			assertThat(leases(context).get("api"))
+				.isEqualTo(new LeaseSettings(5, Duration.ofSeconds(3), Duration.ofMillis(500)));
+			assertThat(leases(context).get("eu"))
+				.isEqualTo(new LeaseSettings(0, Duration.ofSeconds(4), Duration.ofSeconds(1)));
+			assertThat(properties(context).client().partners()).containsOnlyKeys("payments", "payments-eu", "payments.eu");
+			assertThat(partner(context, "payments.eu").maxWait()).isEqualTo(Duration.ofSeconds(5));
+			assertThat(partner(context, "payments.eu").paceBelow()).isEqualTo(1);
+			assertThat(partner(context, "payments").maxWait()).isEqualTo(Duration.ofSeconds(2));
+		}
+	}
+
+	@Test
+	void environmentVariablesSetLeasesAndPartners() {
+		// dots become underscores and dashes go; a map key (policy or partner name) comes lowercased
+		Consumer<ConfigurableEnvironment> variables = environmentVariables(Map.of(
+				"RATELIMIT_POLICIES_LOGIN_LEASE_ENABLED", "true", "RATELIMIT_POLICIES_API_LEASE_LAPSEAFTER", "PT7S",
+				"RATELIMIT_POLICIES_API_LEASE_MAXSLICE", "7", "RATELIMIT_CLIENT_PARTNERS_PAYMENTS_MAXWAIT", "3000",
+				"RATELIMIT_CLIENT_PARTNERS_BILLING_MAXRETRIES", "0",
+				"RATELIMIT_CLIENT_PARTNERS_PAYMENTS_MAX_RETRIES", "9"));
+		try (ConfigurableApplicationContext context = runOnRedis(variables, BASE, LEASES)) {
+			assertThat(leases(context)).containsOnlyKeys("api", "login");
+			assertThat(leases(context).get("api"))
+				.isEqualTo(new LeaseSettings(7, Duration.ofSeconds(7), Duration.ofMillis(500)));
+			assertThat(properties(context).client().partners()).containsOnlyKeys("payments", "payments-eu", "billing");
+			assertThat(partner(context, "payments").maxWait()).isEqualTo(Duration.ofSeconds(3));
+			assertThat(partner(context, "billing").maxRetries()).isZero();
+			// Spring Boot also takes a name's dashes as underscores, for a name it looks up
+			assertThat(partner(context, "payments").maxRetries()).isEqualTo(9);
+		}
+	}
+
+	@Test
+	void anEnvironmentVariableReachesADashedNameWithoutItsDashesAndAddsThatName() {
+		// Spring Boot reads PAYMENTSEU for the partner 'payments-eu', and also adds the name it spells, 'paymentseu'
+		Consumer<ConfigurableEnvironment> variables = environmentVariables(
+				Map.of("RATELIMIT_CLIENT_PARTNERS_PAYMENTSEU_MAXWAIT", "4s", "RATELIMIT_POLICIES_MYAPI_LIMIT", "7"));
+		try (ConfigurableApplicationContext context = runOnRedis(variables, BASE, LEASES)) {
+			assertThat(properties(context).client().partners()).containsOnlyKeys("payments", "payments-eu",
+					"paymentseu");
+			assertThat(partner(context, "payments-eu").maxWait()).isEqualTo(Duration.ofSeconds(4));
+			// and the copy takes the dashed name's other properties too: a second, identical policy
+			assertThat(properties(context).policies().get("my-api").limit()).isEqualTo(7);
+			Map<String, PolicyProperties> policies = properties(context).policies();
+			assertThat(policies.get("myapi")).isEqualTo(policies.get("my-api"));
+		}
+	}
+
+	@Test
+	void anImportedFileSetsLeasesAndPartners() {
+		try (ConfigurableApplicationContext context = runOnRedis(NONE, BASE, LEASES,
+				"--spring.config.import=classpath:/overrides/imported-leases.yml")) {
+			assertThat(leases(context)).containsOnlyKeys("api", "login");
+			assertThat(leases(context).get("login").lapseAfter()).isEqualTo(Duration.ofMillis(1500));
+			assertThat(partner(context, "payments").maxWait()).isZero();
+		}
+	}
+
+	@Test
+	void aLeaseLapsingTooSoonStopsTheStartNamingThePropertyFromEverySource(CapturedOutput output) {
+		failToStartOnRedis(NONE, BASE, LEASES, "--spring.profiles.active=short");
+		assertInvalid(output, "ratelimit.policies.api.lease.lapse-after", "overrides/leases.yml");
+		failToStartOnRedis(environmentVariables(Map.of("RATELIMIT_POLICIES_API_LEASE_LAPSEAFTER", "149",
+				"RATELIMIT_POLICIES_API_LEASE_IDLEAFTER", "100")), BASE, LEASES);
+		assertInvalid(output, "ratelimit.policies.api.lease.lapse-after", "RATELIMIT_POLICIES_API_LEASE_LAPSEAFTER");
+		failToStartOnRedis(environmentVariables(Map.of("RATELIMIT_CLIENT_PARTNERS_PAYMENTS_PACEBELOW", "2")), BASE, LEASES);
+		assertInvalid(output, "ratelimit.client.partners.payments.pace-below",
+				"RATELIMIT_CLIENT_PARTNERS_PAYMENTS_PACEBELOW");
+	}
+
 	private static Consumer<ConfigurableEnvironment> testProperties(String... properties) {
 		// as @SpringBootTest(properties = ...) and @TestPropertySource add them, above every other source
 		return (environment) -> TestPropertySourceUtils.addInlinedPropertiesToEnvironment(environment, properties);
@@ -208,8 +306,38 @@ class RateLimitPropertiesSourcesTests {
 		return paths;
 	}
 
+	/** The leases the application decides with: its leasing backend's. */
+	private static Map<String, LeaseSettings> leases(ConfigurableApplicationContext context) {
+		return context.getBean(LeasingBackend.class).leases();
+	}
+
+	private static ClientProperties.Partner partner(ConfigurableApplicationContext context, String name) {
+		return properties(context).client().partners().get(name);
+	}
+
+	/** The startup report names the property, and where its value came from. */
+	private static void assertInvalid(CapturedOutput output, String property, String origin) {
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("'" + property + "'")
+			.contains(origin);
+	}
+
 	private static RateLimitProperties properties(ConfigurableApplicationContext context) {
 		return context.getBean(RateLimitProperties.class);
+	}
+
+	private static void failToStartOnRedis(Consumer<ConfigurableEnvironment> sources, String... args) {
+		assertThatException().isThrownBy(() -> runOnRedis(sources, args).close());
+	}
+
+	/** Leases take their slices from Redis: the application connects to the shared test server. */
+	private static ConfigurableApplicationContext runOnRedis(Consumer<ConfigurableEnvironment> sources,
+			String... args) {
+		RedisServer redis = RedisServers.standalone();
+		List<String> all = new ArrayList<>(List.of(args));
+		all.add("--spring.data.redis.host=" + redis.host());
+		all.add("--spring.data.redis.port=" + redis.port());
+		return run(RedisApplication.class, sources, all.toArray(String[]::new));
 	}
 
 	private static void failToStart(Consumer<ConfigurableEnvironment> sources, String... args) {
@@ -217,12 +345,23 @@ class RateLimitPropertiesSourcesTests {
 	}
 
 	private static ConfigurableApplicationContext run(Consumer<ConfigurableEnvironment> sources, String... args) {
+		return run(MinimalApplication.class, sources, args);
+	}
+
+	private static ConfigurableApplicationContext run(Class<?> applicationClass,
+			Consumer<ConfigurableEnvironment> sources, String... args) {
 		StandardEnvironment environment = new StandardEnvironment();
 		sources.accept(environment);
-		SpringApplication application = new SpringApplication(MinimalApplication.class);
+		SpringApplication application = new SpringApplication(applicationClass);
 		application.setWebApplicationType(WebApplicationType.NONE);
 		application.setEnvironment(environment);
 		return application.run(args);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ImportAutoConfiguration({ DataRedisAutoConfiguration.class, RateLimitAutoConfiguration.class })
+	static class RedisApplication {
+
 	}
 
 }
