@@ -1,0 +1,225 @@
+package io.github.ratelimit.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.ratelimit.core.redis.LeaseSettings;
+import io.github.ratelimit.core.redis.LeasingBackend;
+import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.ratelimit.testkit.HostAndPort;
+import io.github.ratelimit.testkit.RedisClusterServer;
+import io.github.ratelimit.testkit.Wait;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Leased policies on a three-master Cluster without replicas ({@code cluster-require-full-coverage no}), one master
+ * killed, two instances (limiters with connections of their own) sharing the limits: the keys of the live masters
+ * still lease and are held to their limit exactly; a key of the dead master spends what its slice held, then follows
+ * its policy's failure mode (open, closed, local: the fallback counting what the slice admitted); once the master is
+ * back, its keys lease again. Every figure is a count: the budget is generous and nothing depends on speed.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class LeasedClusterOutageTests {
+
+	/** Generous, so that no decision here depends on how fast a loaded machine answers. */
+	private static final Duration BUDGET = Duration.ofSeconds(3);
+
+	private static final int LIMIT = 12;
+
+	/** Slices of four at most, that never lapse during the test; given back after 100 ms idle. */
+	private static final LeaseSettings LEASE = new LeaseSettings(4, Duration.ofMinutes(1), Duration.ofMillis(100));
+
+	private static final RateLimitPolicy OPEN = policy("leased-open", FailureMode.OPEN);
+
+	private static final RateLimitPolicy CLOSED = policy("leased-closed", FailureMode.CLOSED);
+
+	private static final RateLimitPolicy LOCAL = policy("leased-local", FailureMode.LOCAL);
+
+	private static final List<RateLimitPolicy> POLICIES = List.of(OPEN, CLOSED, LOCAL);
+
+	private final List<AutoCloseable> resources = new ArrayList<>();
+
+	private final List<DefaultRateLimiter> instances = new ArrayList<>();
+
+	private final AtomicLong fresh = new AtomicLong();
+
+	private RedisClusterServer cluster;
+
+	@AfterEach
+	void stop() throws Exception {
+		for (int i = this.resources.size() - 1; i >= 0; i--) {
+			this.resources.get(i).close();
+		}
+	}
+
+	@Test
+	void theLiveMastersKeepLeasingTheDeadMastersKeysFollowTheirFailureModeAndLeaseAgainOnceItIsBack() {
+		this.cluster = RedisClusterServer.start(3, 0, false);
+		this.resources.add(this.cluster);
+		this.instances.add(instance());
+		this.instances.add(instance());
+		List<HostAndPort> masters = this.cluster.masters();
+		HostAndPort dead = masters.get(0);
+		// before: one instance takes slices on every master, two requests per key
+		Map<HostAndPort, Map<RateLimitPolicy, String>> before = new HashMap<>();
+		for (HostAndPort master : masters) {
+			for (RateLimitPolicy policy : POLICIES) {
+				String identity = identityOn(policy, master);
+				before.computeIfAbsent(master, (m) -> new HashMap<>()).put(policy, identity);
+				for (int i = 0; i < 2; i++) {
+					RateLimitDecision decision = check(0, policy, identity);
+					assertThat(decision.allowed()).isTrue();
+					assertThat(enforcement(decision)).isEqualTo(Enforcement.ENFORCED);
+				}
+			}
+		}
+		this.cluster.killMaster(dead);
+		for (HostAndPort live : masters.subList(1, masters.size())) {
+			for (RateLimitPolicy policy : POLICIES) {
+				assertThat(drainTogether(policy, before.get(live).get(policy))).as("%s on %s", policy.name(), live)
+					.isEqualTo(LIMIT - 2);
+				assertThat(drainTogether(policy, identityOn(policy, live))).as("%s on %s", policy.name(), live)
+					.isEqualTo(LIMIT);
+			}
+		}
+		deadMastersKeysFollowTheirFailureMode(dead, before.get(dead));
+		this.cluster.restart(dead);
+		// once its breaker lets a probe through, on both instances
+		Wait.until("a key of the restarted master decided by Redis", Duration.ofSeconds(90),
+				() -> enforcement(check(0, OPEN, identityOn(OPEN, dead))) == Enforcement.ENFORCED
+						&& enforcement(check(1, OPEN, identityOn(OPEN, dead))) == Enforcement.ENFORCED);
+		for (RateLimitPolicy policy : POLICIES) {
+			assertThat(drainTogether(policy, identityOn(policy, dead))).as("%s on the restarted master", policy.name())
+				.isEqualTo(LIMIT);
+		}
+	}
+
+	/**
+	 * A fresh key of the dead master gets its failure mode from the first request; a key with a slice spends it
+	 * first (from Redis, decided before the kill), and the local fallback counts those admissions too.
+	 */
+	private void deadMastersKeysFollowTheirFailureMode(HostAndPort dead, Map<RateLimitPolicy, String> before) {
+		String open = identityOn(OPEN, dead);
+		String closed = identityOn(CLOSED, dead);
+		String local = identityOn(LOCAL, dead);
+		int locallyAdmitted = 0;
+		for (int i = 0; i < LIMIT + 3; i++) {
+			RateLimitDecision opened = check(0, OPEN, open);
+			assertThat(opened.allowed()).isTrue();
+			assertThat(enforcement(opened)).isEqualTo(Enforcement.FAILED_OPEN);
+			RateLimitDecision refused = check(0, CLOSED, closed);
+			assertThat(refused.failedClosed()).isTrue();
+			RateLimitDecision fallback = check(0, LOCAL, local);
+			assertThat(enforcement(fallback)).isEqualTo(Enforcement.LOCAL_FALLBACK);
+			locallyAdmitted += fallback.allowed() ? 1 : 0;
+		}
+		assertThat(locallyAdmitted).as("the local fallback's own count").isEqualTo(LIMIT);
+		int admitted = 2;
+		for (int i = 0; i < LIMIT + 3; i++) {
+			RateLimitDecision decision = check(0, LOCAL, before.get(LOCAL));
+			assertThat(enforcement(decision)).isIn(Enforcement.ENFORCED, Enforcement.LOCAL_FALLBACK);
+			admitted += decision.allowed() ? 1 : 0;
+			RateLimitDecision opened = check(0, OPEN, before.get(OPEN));
+			assertThat(opened.allowed()).isTrue();
+			assertThat(enforcement(opened)).isIn(Enforcement.ENFORCED, Enforcement.FAILED_OPEN);
+			RateLimitDecision refused = check(0, CLOSED, before.get(CLOSED));
+			assertThat(refused.allowed() ? enforcement(refused) == Enforcement.ENFORCED : refused.failedClosed())
+				.isTrue();
+		}
+		assertThat(admitted).as("before the kill, from the slice and by the fallback, on one instance").isEqualTo(LIMIT);
+		assertThat(check(0, CLOSED, before.get(CLOSED)).failedClosed()).as("the slice spent or given back").isTrue();
+	}
+
+	/** Requests from both instances in turn until both are denied: how many were admitted, every one by Redis. */
+	private int drainTogether(RateLimitPolicy policy, String identity) {
+		int admitted = 0;
+		int deniedInARow = 0;
+		for (int i = 0; deniedInARow < 2; i++) {
+			assertThat(i).as("requests of %s", identity).isLessThan(10 * LIMIT);
+			RateLimitDecision decision = check(i % 2, policy, identity);
+			assertThat(enforcement(decision)).as("%s of %s", policy.name(), identity).isEqualTo(Enforcement.ENFORCED);
+			admitted += decision.allowed() ? 1 : 0;
+			deniedInARow = decision.allowed() ? 0 : deniedInARow + 1;
+		}
+		return admitted;
+	}
+
+	private RateLimitDecision check(int instance, RateLimitPolicy policy, String identity) {
+		return this.instances.get(instance).check(RateLimitRequest.of(policy, identity));
+	}
+
+	private static Enforcement enforcement(RateLimitDecision decision) {
+		return decision.decisions().get(0).enforcement();
+	}
+
+	/** An identity never used before whose key, under the policy, is on the master. */
+	private String identityOn(RateLimitPolicy policy, HostAndPort master) {
+		return RefundTests.onMaster(this.cluster, new RateLimitKeys(RateLimitKeys.DEFAULT_PREFIX), policy, master,
+				"id-" + this.fresh.incrementAndGet() + "-");
+	}
+
+	/** An instance: its own client and connection, the leasing backend, a breaker per master, a local fallback. */
+	private DefaultRateLimiter instance() {
+		// like the starter's auto-configuration: reconnect attempts at most a second apart
+		ClientResources clientResources = ClientResources.builder()
+			.reconnectDelay(() -> Delay.exponential(Duration.ofMillis(1), Duration.ofSeconds(1), 2,
+					TimeUnit.MILLISECONDS))
+			.build();
+		this.resources.add(() -> clientResources.shutdown(0, 1, TimeUnit.SECONDS));
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisClusterConfiguration(
+						this.cluster.nodes().stream().map((node) -> node.host() + ":" + node.port()).toList()),
+				LettuceClientConfiguration.builder()
+					.commandTimeout(Duration.ofMinutes(1))
+					.clientResources(clientResources)
+					.build());
+		factory.afterPropertiesSet();
+		factory.start();
+		this.resources.add(factory::destroy);
+		RedisRateLimitBackend redis = new RedisRateLimitBackend(factory);
+		redis.connect();
+		LeasingBackend leasing = new LeasingBackend(redis,
+				Map.of(OPEN.name(), LEASE, CLOSED.name(), LEASE, LOCAL.name(), LEASE));
+		leasing.start();
+		this.resources.add(leasing);
+		return DefaultRateLimiter.builder(leasing)
+			.timeout(BUDGET)
+			.circuitBreaker(CircuitBreaker.of("ratelimit-redis", CircuitBreakerConfig.custom()
+				.slidingWindow(10, 5, CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+				.failureRateThreshold(50)
+				.waitDurationInOpenState(Duration.ofSeconds(10))
+				.permittedNumberOfCallsInHalfOpenState(2)
+				.build()))
+			.fallback(new LocalRateLimitBackend())
+			.build();
+	}
+
+	/** A day's window: nothing refills while the test runs. */
+	private static RateLimitPolicy policy(String name, FailureMode mode) {
+		return RateLimitPolicy.builder(name)
+			.algorithm(Algorithm.TOKEN_BUCKET)
+			.limit(LIMIT)
+			.window(Duration.ofDays(1))
+			.failureMode(mode)
+			.build();
+	}
+
+}
