@@ -20,8 +20,9 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -31,10 +32,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Leased policies on a three-master Cluster without replicas ({@code cluster-require-full-coverage no}), one master
- * killed, two instances (limiters with connections of their own) sharing the limits: the keys of the live masters
+ * killed or frozen, two instances (limiters with connections of their own) sharing the limits: the keys of the live masters
  * still lease and are held to their limit exactly; a key of the dead master spends what its slice held, then follows
  * its policy's failure mode (open, closed, local: the fallback counting what the slice admitted); once the master is
- * back, its keys lease again. Every figure is a count: the budget is generous and nothing depends on speed.
+ * back (restarted or thawed), its keys lease again. Every figure is a count: the budget is generous and nothing depends on speed.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class LeasedClusterOutageTests {
@@ -70,8 +71,34 @@ class LeasedClusterOutageTests {
 		}
 	}
 
-	@Test
-	void theLiveMastersKeepLeasingTheDeadMastersKeysFollowTheirFailureModeAndLeaseAgainOnceItIsBack() {
+	/** How the master goes: killed (then restarted, empty), or frozen (then thawed, its data kept). */
+	enum Outage {
+
+		KILLED, FROZEN;
+
+		void begin(RedisClusterServer cluster, HostAndPort master) {
+			if (this == KILLED) {
+				cluster.killMaster(master);
+			}
+			else {
+				cluster.freeze(master);
+			}
+		}
+
+		void end(RedisClusterServer cluster, HostAndPort master) {
+			if (this == KILLED) {
+				cluster.restart(master);
+			}
+			else {
+				cluster.thaw(master);
+			}
+		}
+
+	}
+
+	@ParameterizedTest
+	@EnumSource(Outage.class)
+	void theLiveMastersKeepLeasingTheDeadMastersKeysFollowTheirFailureModeAndLeaseAgainOnceItIsBack(Outage outage) {
 		this.cluster = RedisClusterServer.start(3, 0, false);
 		this.resources.add(this.cluster);
 		this.instances.add(instance());
@@ -91,7 +118,7 @@ class LeasedClusterOutageTests {
 				}
 			}
 		}
-		this.cluster.killMaster(dead);
+		outage.begin(this.cluster, dead);
 		for (HostAndPort live : masters.subList(1, masters.size())) {
 			for (RateLimitPolicy policy : POLICIES) {
 				assertThat(drainTogether(policy, before.get(live).get(policy))).as("%s on %s", policy.name(), live)
@@ -101,7 +128,7 @@ class LeasedClusterOutageTests {
 			}
 		}
 		deadMastersKeysFollowTheirFailureMode(dead, before.get(dead));
-		this.cluster.restart(dead);
+		outage.end(this.cluster, dead);
 		// once its breaker lets a probe through, on both instances
 		Wait.until("a key of the restarted master decided by Redis", Duration.ofSeconds(90),
 				() -> enforcement(check(0, OPEN, identityOn(OPEN, dead))) == Enforcement.ENFORCED
