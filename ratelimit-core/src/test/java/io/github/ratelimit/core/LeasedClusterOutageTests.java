@@ -32,10 +32,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Leased policies on a three-master Cluster without replicas ({@code cluster-require-full-coverage no}), one master
- * killed or frozen, two instances (limiters with connections of their own) sharing the limits: the keys of the live masters
- * still lease and are held to their limit exactly; a key of the dead master spends what its slice held, then follows
- * its policy's failure mode (open, closed, local: the fallback counting what the slice admitted); once the master is
- * back (restarted or thawed), its keys lease again. Every figure is a count: the budget is generous and nothing depends on speed.
+ * killed or frozen, two instances (limiters with connections of their own) sharing the limits: the keys of the live
+ * masters still lease and are held to their limit exactly; a key of the dead master spends what its slice held, then
+ * follows its policy's failure mode (open, closed, local: the fallback counting what the slice admitted); once the
+ * master is back (restarted or thawed), its keys lease again. Every figure is a count: the budget is generous and
+ * nothing depends on speed.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class LeasedClusterOutageTests {

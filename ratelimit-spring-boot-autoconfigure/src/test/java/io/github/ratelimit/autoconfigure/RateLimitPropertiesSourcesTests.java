@@ -216,7 +216,8 @@ class RateLimitPropertiesSourcesTests {
 				.isEqualTo(new LeaseSettings(5, Duration.ofSeconds(3), Duration.ofMillis(500)));
 			assertThat(leases(context).get("eu"))
 				.isEqualTo(new LeaseSettings(0, Duration.ofSeconds(4), Duration.ofSeconds(1)));
-			assertThat(properties(context).client().partners()).containsOnlyKeys("payments", "payments-eu", "payments.eu");
+			assertThat(properties(context).client().partners()).containsOnlyKeys("payments", "payments-eu",
+					"payments.eu");
 			assertThat(partner(context, "payments.eu").maxWait()).isEqualTo(Duration.ofSeconds(5));
 			assertThat(partner(context, "payments.eu").paceBelow()).isEqualTo(1);
 			assertThat(partner(context, "payments").maxWait()).isEqualTo(Duration.ofSeconds(2));
@@ -235,7 +236,8 @@ class RateLimitPropertiesSourcesTests {
 			assertThat(leases(context)).containsOnlyKeys("api", "login");
 			assertThat(leases(context).get("api"))
 				.isEqualTo(new LeaseSettings(7, Duration.ofSeconds(7), Duration.ofMillis(500)));
-			assertThat(properties(context).client().partners()).containsOnlyKeys("payments", "payments-eu", "billing");
+			assertThat(properties(context).client().partners()).containsOnlyKeys("payments", "payments-eu",
+					"billing");
 			assertThat(partner(context, "payments").maxWait()).isEqualTo(Duration.ofSeconds(3));
 			assertThat(partner(context, "billing").maxRetries()).isZero();
 			// Spring Boot also takes a name's dashes as underscores, for a name it looks up
@@ -253,8 +255,8 @@ class RateLimitPropertiesSourcesTests {
 					"paymentseu");
 			assertThat(partner(context, "payments-eu").maxWait()).isEqualTo(Duration.ofSeconds(4));
 			// and the copy takes the dashed name's other properties too: a second, identical policy
-			assertThat(properties(context).policies().get("my-api").limit()).isEqualTo(7);
 			Map<String, PolicyProperties> policies = properties(context).policies();
+			assertThat(policies.get("my-api").limit()).isEqualTo(7);
 			assertThat(policies.get("myapi")).isEqualTo(policies.get("my-api"));
 		}
 	}
@@ -270,15 +272,20 @@ class RateLimitPropertiesSourcesTests {
 	}
 
 	@Test
-	void aLeaseLapsingTooSoonStopsTheStartNamingThePropertyFromEverySource(CapturedOutput output) {
+	void anInvalidLeaseOrPartnerValueStopsTheStartNamingThePropertyAndWhereItCameFrom(CapturedOutput output) {
 		failToStartOnRedis(NONE, BASE, LEASES, "--spring.profiles.active=short");
 		assertInvalid(output, "ratelimit.policies.api.lease.lapse-after", "overrides/leases.yml");
 		failToStartOnRedis(environmentVariables(Map.of("RATELIMIT_POLICIES_API_LEASE_LAPSEAFTER", "149",
 				"RATELIMIT_POLICIES_API_LEASE_IDLEAFTER", "100")), BASE, LEASES);
 		assertInvalid(output, "ratelimit.policies.api.lease.lapse-after", "RATELIMIT_POLICIES_API_LEASE_LAPSEAFTER");
-		failToStartOnRedis(environmentVariables(Map.of("RATELIMIT_CLIENT_PARTNERS_PAYMENTS_PACEBELOW", "2")), BASE, LEASES);
+		failToStartOnRedis(environmentVariables(Map.of("RATELIMIT_CLIENT_PARTNERS_PAYMENTS_PACEBELOW", "2")), BASE,
+				LEASES);
 		assertInvalid(output, "ratelimit.client.partners.payments.pace-below",
 				"RATELIMIT_CLIENT_PARTNERS_PAYMENTS_PACEBELOW");
+		failToStartOnRedis(environmentVariables(Map.of("RATELIMIT_CLIENT_PARTNERS_PAYMENTS_MAXWAIT", "soon")), BASE,
+				LEASES);
+		assertInvalid(output, "ratelimit.client.partners.payments.max-wait",
+				"RATELIMIT_CLIENT_PARTNERS_PAYMENTS_MAXWAIT");
 	}
 
 	private static Consumer<ConfigurableEnvironment> testProperties(String... properties) {
