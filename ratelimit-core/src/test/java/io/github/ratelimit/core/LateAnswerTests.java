@@ -180,6 +180,7 @@ class LateAnswerTests {
 			return redisDecides(path, limiter, local, permits, "mirrored-" + round.incrementAndGet(), held);
 		});
 		String identity = "mirrored-" + round.get();
+		System.out.printf("%s: Redis decided all five first requests in round %d%n", path, round.get());
 		this.proxy.latency(budget);
 		// the fallback decides now, and counts what Redis admitted before: nothing more for this instance
 		RateLimitDecision denied = path.check(limiter, RateLimitRequest.of(local, identity));
