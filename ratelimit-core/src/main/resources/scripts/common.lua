@@ -32,11 +32,16 @@ local function tol(m)
   return EPS * math.max(1, m)
 end
 
-local function pexpire(key, us)
+-- A TTL of us microseconds in whole milliseconds (an integer, which Redis reads exactly from a Lua number).
+local function ttl_ms(us)
   local ms = math.ceil(us / 1000)
   if ms < 1 then ms = 1 end
   if EXPLICIT_TIME and ms < EXPLICIT_TTL_FLOOR_MS then ms = EXPLICIT_TTL_FLOOR_MS end
-  redis.call('PEXPIRE', key, string.format('%d', ms))
+  return ms
+end
+
+local function pexpire(key, us)
+  redis.call('PEXPIRE', key, ttl_ms(us))
 end
 
 

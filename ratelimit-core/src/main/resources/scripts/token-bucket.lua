@@ -1,18 +1,21 @@
--- Token bucket. State: hash {t = tokens, s = time of t, q = the time of the acquire last refunded, once one was}.
--- limit tokens per window refill a bucket of burst tokens; the key expires when the bucket would be full again. A
--- changed policy or a clock gone back: architecture, "State that outlives a policy change".
+-- Token bucket. State: one string of struct-packed little-endian doubles (exact, no formatting or parsing): bytes
+-- 1-16 the tokens t and the time s of t; bytes 17-24, once a refund or a lease wrote them, q: the time of the acquire
+-- last refunded (-1 for none); from byte 25 the leases' records (lease.lua). A commit rewrites t and s and keeps the
+-- rest. limit tokens per window refill a bucket of burst tokens; the key expires when the bucket would be full again.
+-- A changed policy or a clock gone back: architecture, "State that outlives a policy change".
 local function tb_fill_time(c, tokens)
   return math.ceil((c.burst - tokens) * c.window / c.limit)
 end
 
 ALG.tb = {
   check = function(c)
-    local st = redis.call('HMGET', c.key, 't', 's')
+    c.value = redis.call('GET', c.key)
     local tokens = c.burst
     c.at = c.now
-    if st[1] then
-      tokens = math.min(c.burst, tonumber(st[1]))
-      local s = tonumber(st[2])
+    if c.value then
+      local s
+      tokens, s = struct.unpack('<dd', c.value)
+      tokens = math.min(c.burst, tokens)
       local elapsed = c.now - s
       if elapsed > 0 then
         tokens = math.min(c.burst, tokens + elapsed * c.limit / c.window)
@@ -36,15 +39,24 @@ ALG.tb = {
     end
   end,
   commit = function(c)
-    redis.call('HSET', c.key, 't', num(c.left), 's', num(c.at))
-    pexpire(c.key, c.za)
+    local packed = struct.pack('<dd', c.left, c.at)
+    if c.value and #c.value > 16 then
+      packed = packed .. string.sub(c.value, 17)
+    end
+    redis.call('SET', c.key, packed, 'PX', ttl_ms(c.za))
   end,
   -- The cost goes back whole while the bucket was last written at the acquire's time (c.now), else nothing; q keeps
   -- the acquire time refunded last, so a refund is made once (architecture, "Refunds").
   refund = function(c)
-    local st = redis.call('HMGET', c.key, 't', 's', 'q')
-    if st[1] and tonumber(st[2]) == c.now and tonumber(st[3]) ~= c.now then
-      redis.call('HSET', c.key, 't', num(math.min(c.burst, tonumber(st[1]) + c.cost)), 'q', num(c.now))
+    local value = redis.call('GET', c.key)
+    if not value then
+      return
+    end
+    local tokens, s = struct.unpack('<dd', value)
+    local q = (#value >= 24) and struct.unpack('<d', value, 17) or -1
+    if s == c.now and q ~= c.now then
+      redis.call('SET', c.key, struct.pack('<ddd', math.min(c.burst, tokens + c.cost), s, c.now)
+        .. string.sub(value, 25), 'KEEPTTL')
     end
   end
 }

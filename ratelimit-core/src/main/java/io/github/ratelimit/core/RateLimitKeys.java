@@ -35,7 +35,7 @@ public final class RateLimitKeys {
 
 	/** {@return the storage key of a policy and a raw identity} */
 	public String key(RateLimitPolicy policy, String identity) {
-		return this.prefix + '{' + safeIdentity(identity) + "}:" + policy.name() + ':' + policy.algorithm().code();
+		return this.prefix + '{' + safeIdentity(identity) + "}:" + policy.name() + ':' + policy.algorithm().keySuffix();
 	}
 
 	/**

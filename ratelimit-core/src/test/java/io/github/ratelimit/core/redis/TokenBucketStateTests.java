@@ -1,0 +1,147 @@
+package io.github.ratelimit.core.redis;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+
+import io.github.ratelimit.core.Algorithm;
+import io.github.ratelimit.core.RateLimitBackend.Acquisition;
+import io.github.ratelimit.core.RateLimitKeys;
+import io.github.ratelimit.core.RateLimitPolicy;
+import io.github.ratelimit.core.RateLimitRequest;
+import io.github.ratelimit.testkit.RedisServers;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.DataType;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The token bucket's state as one packed string under its own key name ({@code t2}): its TTL, refunds made once,
+ * leases' records kept by the exact scripts' writes, and a 0.1.0 hash at the old name left alone.
+ */
+class TokenBucketStateTests {
+
+	private static final long T0 = 1_700_000_000_000_000L;
+
+	private static LeaseInstances instances;
+
+	private static LettuceConnectionFactory factory;
+
+	private static RedisRateLimitBackend exact;
+
+	private static StringRedisTemplate redis;
+
+	@BeforeAll
+	static void connect() {
+		var server = RedisServers.standalone();
+		instances = new LeaseInstances(server);
+		redis = instances.template();
+		factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(server.host(), server.port()));
+		factory.afterPropertiesSet();
+		factory.start();
+		exact = RedisRateLimitBackend.builder(factory).build();
+	}
+
+	@AfterAll
+	static void disconnect() {
+		exact.stop();
+		factory.destroy();
+		instances.close();
+	}
+
+	/** burst tokens, one a {@code refillEvery}: slow enough that nothing refills while a test runs. */
+	private static RateLimitPolicy bucket(long burst, Duration refillEvery) {
+		return RateLimitPolicy.builder("bucket-" + UUID.randomUUID()).algorithm(Algorithm.TOKEN_BUCKET).limit(1)
+			.window(refillEvery).burst(burst).build();
+	}
+
+	private static Acquisition acquire(RateLimitRequest request, String requestId) {
+		Acquisition acquisition = exact.acquire(request, requestId).block();
+		assertThat(acquisition).isNotNull();
+		return acquisition;
+	}
+
+	private static int drain(RateLimitPolicy policy, String identity) {
+		int admitted = 0;
+		while (acquire(RateLimitRequest.of(policy, identity), "r").decisions().get(0).allowed()) {
+			admitted++;
+		}
+		return admitted;
+	}
+
+	@Test
+	void theKeyIsNewAndItsTtlEndsWhenTheBucketWouldBeFullAgain() {
+		RateLimitPolicy policy = bucket(10, Duration.ofSeconds(10));
+		acquire(RateLimitRequest.builder().add(policy, "ttl", 3).build(), "r");
+		String key = exact.key(policy, "ttl");
+		assertThat(key).endsWith(":t2");
+		assertThat(redis.type(key)).isEqualTo(DataType.STRING);
+		// three tokens refill in 30 s: the TTL is at most that, and a refund keeps it
+		assertThat(redis.getExpire(key).longValue()).isBetween(1L, 30L);
+		PackedBucket bucket = PackedBucket.read(redis, key);
+		assertThat(bucket).isNotNull();
+		assertThat(bucket.tokens()).isEqualTo(7);
+		assertThat(bucket.refunded()).isEqualTo(-1);
+		assertThat(bucket.records()).isEmpty();
+	}
+
+	@Test
+	void aRefundIsMadeOnceAndACommitAtTheSameTimeKeepsItsMark() {
+		RateLimitPolicy policy = bucket(10, Duration.ofHours(1));
+		RateLimitRequest request = RateLimitRequest.builder().add(policy, "once", 1).at(T0).build();
+		Acquisition first = acquire(request, "first");
+		exact.release(request.entries(), "first", first.entryTimesMicros(), first.entrySequences()).block();
+		String key = exact.key(policy, "once");
+		assertThat(PackedBucket.read(redis, key)).extracting(PackedBucket::tokens, PackedBucket::refunded)
+			.containsExactly(10.0, (double) T0);
+		long ttl = redis.getExpire(key);
+		// a second acquire at the same time rewrites the tokens and keeps the mark: the first refund, sent again,
+		// gives nothing
+		acquire(request, "second");
+		exact.release(request.entries(), "first", first.entryTimesMicros(), first.entrySequences()).block();
+		PackedBucket bucket = PackedBucket.read(redis, key);
+		assertThat(bucket).isNotNull();
+		assertThat(bucket.tokens()).isEqualTo(9);
+		assertThat(bucket.refunded()).isEqualTo((double) T0);
+		assertThat(redis.getExpire(key)).isPositive().isLessThanOrEqualTo(ttl);
+	}
+
+	@Test
+	void leasedAndExactRequestsOfOneKeyCountTogether() {
+		RateLimitPolicy policy = bucket(100, Duration.ofHours(1));
+		LeasingBackend leased = instances.start(
+				Map.of(policy.name(), new LeaseSettings(30, Duration.ofMinutes(10), Duration.ofMinutes(10))));
+		int admitted = 0;
+		for (int i = 0; i < 10; i++) {
+			admitted += LeaseInstances.admits(leased, policy, "shared") ? 1 : 0;
+		}
+		String key = exact.key(policy, "shared");
+		admitted += drain(policy, "shared");
+		// the exact scripts' writes kept the leased instance's record
+		PackedBucket bucket = PackedBucket.read(redis, key);
+		assertThat(bucket).isNotNull();
+		assertThat(bucket.records()).containsOnlyKeys(leased.instance());
+		admitted += LeaseInstances.drain(leased, policy, "shared");
+		assertThat(admitted).isEqualTo(100);
+	}
+
+	@Test
+	void aHashOfTheReleasedLayoutUnderTheOldNameIsLeftAlone() {
+		RateLimitPolicy policy = bucket(5, Duration.ofHours(1));
+		String identity = "upgrade-" + UUID.randomUUID();
+		// a 0.1.0 instance's empty bucket: the new layout never reads it, and never writes where 0.1.0 reads
+		String old = RateLimitKeys.DEFAULT_PREFIX + "{" + identity + "}:" + policy.name() + ":tb";
+		redis.opsForHash().putAll(old, Map.of("t", "0", "s", "1700000000000000"));
+		assertThat(drain(policy, identity)).isEqualTo(5);
+		assertThat(redis.type(old)).isEqualTo(DataType.HASH);
+		assertThat(redis.opsForHash().entries(old)).isEqualTo(Map.of("t", "0", "s", "1700000000000000"));
+		assertThat(redis.keys("*{" + identity + "}*")).containsExactlyInAnyOrder(old, exact.key(policy, identity));
+	}
+
+}
