@@ -40,10 +40,13 @@ ALG.tb = {
   end,
   commit = function(c)
     local packed = struct.pack('<dd', c.left, c.at)
+    local ms = ttl_ms(c.za)
     if c.value and #c.value > 16 then
       packed = packed .. string.sub(c.value, 17)
+      -- leases' records: keep lease.lua's TTL (their lapse, then a refill) when it is the longer
+      if #c.value > 24 then ms = math.max(ms, redis.call('PTTL', c.key)) end
     end
-    redis.call('SET', c.key, packed, 'PX', ttl_ms(c.za))
+    redis.call('SET', c.key, packed, 'PX', ms)
   end,
   -- The cost goes back whole while the bucket was last written at the acquire's time (c.now), else nothing; q keeps
   -- the acquire time refunded last, so a refund is made once (architecture, "Refunds").

@@ -27,6 +27,8 @@ local function decide(key, cost, now)
     local packed = struct.pack('<dd', left, at)
     if value and #value > 16 then
       packed = packed .. string.sub(value, 17)
+      -- leases' records: keep lease.lua's TTL (their lapse, then a refill) when it is the longer
+      if #value > 24 then ms = math.max(ms, redis.call('PTTL', key)) end
     end
     redis.call('SET', key, packed, 'PX', ms)
     -- what took the last token: the retry-after a request of cost 1 would get right after this one

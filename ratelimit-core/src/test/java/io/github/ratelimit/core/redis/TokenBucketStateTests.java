@@ -1,8 +1,10 @@
 package io.github.ratelimit.core.redis;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitBackend.Acquisition;
@@ -82,7 +84,7 @@ class TokenBucketStateTests {
 		String key = exact.key(policy, "ttl");
 		assertThat(key).endsWith(":t2");
 		assertThat(redis.type(key)).isEqualTo(DataType.STRING);
-		// three tokens refill in 30 s: the TTL is at most that, and a refund keeps it
+		// three tokens refill in 30 s: the TTL is at most that
 		assertThat(redis.getExpire(key).longValue()).isBetween(1L, 30L);
 		PackedBucket bucket = PackedBucket.read(redis, key);
 		assertThat(bucket).isNotNull();
@@ -129,6 +131,34 @@ class TokenBucketStateTests {
 		assertThat(bucket.records()).containsOnlyKeys(leased.instance());
 		admitted += LeaseInstances.drain(leased, policy, "shared");
 		assertThat(admitted).isEqualTo(100);
+	}
+
+	/**
+	 * A lease's TTL covers its record's lapse; an exact acquire on the key (an instance without the lease, or a
+	 * request with an explicit time) keeps it, where the bucket's own fill time would let the key, and the record
+	 * with it, expire first: one token a second refills a taken token in a second, the record lapses in an hour.
+	 */
+	@Test
+	void anExactAcquireKeepsTheTtlOfALeasesRecord() {
+		RateLimitPolicy policy = bucket(10, Duration.ofSeconds(1));
+		RateLimitPolicy other = bucket(10, Duration.ofSeconds(1));
+		assertTtlCoversTheLease(policy, "single", RateLimitRequest.builder().add(policy, "single", 1).build());
+		assertTtlCoversTheLease(policy, "driver",
+				RateLimitRequest.builder().add(policy, "driver", 1).add(other, "driver", 1).build());
+		assertTtlCoversTheLease(policy, "explicit", RateLimitRequest.builder().add(policy, "explicit", 1).at(T0).build());
+	}
+
+	@SuppressWarnings("unchecked")
+	private static void assertTtlCoversTheLease(RateLimitPolicy policy, String identity, RateLimitRequest request) {
+		String key = exact.key(policy, identity);
+		String[] take = LeaseCall.take(policy, "a", 0, -1, 5, 1, Duration.ofHours(1).toNanos() / 1000, 1);
+		assertThat(redis.execute(LuaScripts.LEASE, List.of(key), (Object[]) take)).isNotEmpty();
+		assertThat(acquire(request, "r").decisions()).allMatch((decision) -> decision.allowed());
+		PackedBucket bucket = PackedBucket.read(redis, key);
+		assertThat(bucket).isNotNull();
+		double lapse = bucket.records().get("a").lapse();
+		assertThat(redis.getExpire(key, TimeUnit.MILLISECONDS) * 1000.0).as(identity)
+			.isGreaterThanOrEqualTo(lapse - instances.redisMicros());
 	}
 
 	@Test
