@@ -25,11 +25,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The token bucket's state as one packed string under its own key name ({@code t2}): its TTL, refunds made once,
- * leases' records kept by the exact scripts' writes, and a 0.1.0 hash at the old name left alone.
+ * leases' records and their TTL kept by the exact scripts' writes, and a 0.1.0 hash at the old name left alone by
+ * decisions but deleted by a reset.
  */
 class TokenBucketStateTests {
 
 	private static final long T0 = 1_700_000_000_000_000L;
+
+	private static final Map<Object, Object> RELEASED_EMPTY = Map.of("t", "0", "s", "1700000000000000");
 
 	private static LeaseInstances instances;
 
@@ -161,17 +164,35 @@ class TokenBucketStateTests {
 			.isGreaterThanOrEqualTo(lapse - instances.redisMicros());
 	}
 
+	/** A 0.1.0 instance's empty bucket of a policy and an identity: a hash under the old name, {@code tb}. */
+	private static String releasedEmptyBucket(RateLimitPolicy policy, String identity) {
+		String old = RateLimitKeys.DEFAULT_PREFIX + "{" + identity + "}:" + policy.name() + ":tb";
+		redis.opsForHash().putAll(old, RELEASED_EMPTY);
+		return old;
+	}
+
 	@Test
 	void aHashOfTheReleasedLayoutUnderTheOldNameIsLeftAlone() {
 		RateLimitPolicy policy = bucket(5, Duration.ofHours(1));
 		String identity = "upgrade-" + UUID.randomUUID();
-		// a 0.1.0 instance's empty bucket: the new layout never reads it, and never writes where 0.1.0 reads
-		String old = RateLimitKeys.DEFAULT_PREFIX + "{" + identity + "}:" + policy.name() + ":tb";
-		redis.opsForHash().putAll(old, Map.of("t", "0", "s", "1700000000000000"));
+		// the new layout never reads 0.1.0's hash, and never writes where 0.1.0 reads
+		String old = releasedEmptyBucket(policy, identity);
 		assertThat(drain(policy, identity)).isEqualTo(5);
 		assertThat(redis.type(old)).isEqualTo(DataType.HASH);
-		assertThat(redis.opsForHash().entries(old)).isEqualTo(Map.of("t", "0", "s", "1700000000000000"));
+		assertThat(redis.opsForHash().entries(old)).isEqualTo(RELEASED_EMPTY);
 		assertThat(redis.keys("*{" + identity + "}*")).containsExactlyInAnyOrder(old, exact.key(policy, identity));
+	}
+
+	@Test
+	void aResetOfAnIdentityAlsoDeletesTheReleasedLayoutsKey() {
+		RateLimitPolicy policy = bucket(5, Duration.ofHours(1));
+		String identity = "reset-" + UUID.randomUUID();
+		// during a rolling upgrade 0.1.0 instances count the identity under the old name: a reset reaches them too
+		releasedEmptyBucket(policy, identity);
+		assertThat(drain(policy, identity)).isEqualTo(5);
+		exact.reset(RateLimitRequest.of(policy, identity).entries());
+		assertThat(redis.keys("*{" + identity + "}*")).isEmpty();
+		assertThat(drain(policy, identity)).isEqualTo(5);
 	}
 
 }
