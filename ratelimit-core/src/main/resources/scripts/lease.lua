@@ -60,6 +60,10 @@ end
 -- counts as spent from its lapse on (the bucket is refilled up to each lapse under the cap before it).
 local function token_bucket()
   local id = ARGV[6]
+  if #id > 255 then
+    -- a record holds its id's length in one byte
+    return redis.error_reply('lease.lua: an instance id of more than 255 bytes (' .. #id .. ')')
+  end
   local value = redis.call('GET', key)
   local tokens, s, q = BURST, now, -1
   local records, outstanding, own = {}, 0, nil

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * {@code scripts/lease.lua} called directly on a real Redis, the way a replay after a reconnect, a re-send or a late
@@ -192,6 +193,20 @@ class LeaseScriptTests {
 		LeaseCall.Reply c = take(key, policy, "c", 0, -1, 100, SECOND, 1);
 		long refilled = (long) Math.ceil((c.timeMicros() - aLapse) * 50 / 1e6);
 		assertThat(c.granted()).isLessThanOrEqualTo(Math.min(60, refilled));
+	}
+
+	/** A record holds its instance id's length in one byte: a longer id is refused, and writes nothing. */
+	@Test
+	void anInstanceIdOfMoreThan255BytesIsRefused() {
+		RateLimitPolicy policy = bucket(100, 1);
+		String key = key();
+		String longest = "a".repeat(255);
+		assertThat(take(key, policy, longest, 0, -1, 10, SECOND, 1).granted()).isEqualTo(10);
+		assertThat(records(key)).containsOnlyKeys(longest);
+		PackedBucket before = state(key);
+		assertThatThrownBy(() -> take(key, policy, "b".repeat(256), 0, -1, 10, SECOND, 1))
+			.hasStackTraceContaining("an instance id of more than 255 bytes (256)");
+		assertThat(state(key)).isEqualTo(before);
 	}
 
 }
