@@ -35,8 +35,8 @@ local function pexpire(us)
   redis.call('PEXPIRE', key, ttl_ms(us))
 end
 
--- The instance's record: "<amount> <lapse time> <number>" (token bucket: every slice; fixed window: slices of the
--- window whose end or lapse bound its lapse time is).
+-- A fixed window's record of an instance, as text in its field: "<amount> <lapse time> <number>" (slices of the
+-- window whose end or lapse bound its lapse time is). The token bucket's records are packed (token_bucket below).
 local function parse(v)
   if not v then return nil end
   local amount, lapse, n = string.match(v, '^(%S+) (%S+) (%S+)$')
@@ -54,8 +54,8 @@ local function stale(mine, remaining, reset, start)
   return { now, granted, kept, remaining, reset, (granted > 0) and 0 or 1, lapse_after, start }
 end
 
--- Token bucket with slices on record, in the bucket's string (token-bucket.lua: t and s, q, then one record per
--- instance: struct '<dddBc0' amount, lapse time, number, the instance's id). The bucket never refills above the burst
+-- Token bucket with slices on record, in the bucket's string (its layout: architecture, "The token bucket's state"):
+-- tokens and their time, the refund mark q, then one record per instance. The bucket never refills above the burst
 -- minus what is on record, so what instances spend at their own times always fits the bucket; a record that lapsed
 -- counts as spent from its lapse on (the bucket is refilled up to each lapse under the cap before it).
 local function token_bucket()

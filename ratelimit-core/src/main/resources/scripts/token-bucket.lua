@@ -1,7 +1,7 @@
--- Token bucket. State: one string of struct-packed little-endian doubles (exact, no formatting or parsing): bytes
--- 1-16 the tokens t and the time s of t; bytes 17-24, once a refund or a lease wrote them, q: the time of the acquire
--- last refunded (-1 for none); from byte 25 the leases' records (lease.lua). A commit rewrites t and s and keeps the
--- rest. limit tokens per window refill a bucket of burst tokens; the key expires when the bucket would be full again.
+-- Token bucket. State: one struct-packed string (its layout: architecture, "The token bucket's state"): the tokens
+-- and their time, then once a refund or a lease wrote them the refund mark q and the leases' records (lease.lua). A
+-- commit rewrites the tokens and their time and keeps the rest. limit tokens per window refill a bucket of burst
+-- tokens; the key expires when the bucket would be full again, or later while leases' records are kept.
 -- A changed policy or a clock gone back: architecture, "State that outlives a policy change".
 local function tb_fill_time(c, tokens)
   return math.ceil((c.burst - tokens) * c.window / c.limit)

@@ -1,7 +1,8 @@
 -- Single-entry acquire of the token bucket, written straight through: the same arithmetic and state as
 -- token-bucket.lua's check and commit (keep the two in step), without the driver's tables and closures, which cost
 -- Redis about a third of the call. It defines decide(key, cost, now) as single.lua does. The state is one string
--- (token-bucket.lua says its layout): GET, then one SET ... PX that keeps what follows the tokens and their time.
+-- (its layout: architecture, "The token bucket's state"): GET, then one SET ... PX that keeps what follows the tokens
+-- and their time.
 local function decide(key, cost, now)
   local value = redis.call('GET', key)
   local tokens = BURST

@@ -12,8 +12,8 @@ import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
- * A token bucket's key as {@code scripts/token-bucket.lua} packs it, read back for tests: the tokens, their time, the
- * time of the acquire refunded last (-1 for none) and the leases' records by instance.
+ * A token bucket's key read back for tests (the layout: architecture.md, "The token bucket's state"): the tokens,
+ * their time, the time of the acquire refunded last (-1 for none) and the leases' records by instance.
  */
 record PackedBucket(double tokens, double time, double refunded, Map<String, Slice> records) {
 
