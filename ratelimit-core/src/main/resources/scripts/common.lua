@@ -15,7 +15,8 @@
 --             by c.seq, the first member the acquire took (commit sets c.seq, check sets it to 0).
 -- All times are microseconds. Stored numbers stay small where fractions matter (durations, counts, tokens), never
 -- fractional absolute timestamps: a double near 1.7e15 resolves only a quarter microsecond. Numbers written to
--- Redis go through num(): Lua's default conversion keeps only 14 significant digits.
+-- Redis as text go through num(): Lua's default conversion keeps only 14 significant digits. (The token bucket packs
+-- its state with struct instead; a TTL goes as an integer number of milliseconds, ttl_ms.)
 local ALG = {}
 local EPS = 1e-12
 -- With an explicit time (tests, replays) decisions do not follow the real clock, but TTLs do: keys then live at
@@ -32,11 +33,16 @@ local function tol(m)
   return EPS * math.max(1, m)
 end
 
-local function pexpire(key, us)
+-- A TTL of us microseconds in whole milliseconds (an integer, which Redis reads exactly from a Lua number).
+local function ttl_ms(us)
   local ms = math.ceil(us / 1000)
   if ms < 1 then ms = 1 end
   if EXPLICIT_TIME and ms < EXPLICIT_TTL_FLOOR_MS then ms = EXPLICIT_TTL_FLOOR_MS end
-  redis.call('PEXPIRE', key, string.format('%d', ms))
+  return ms
+end
+
+local function pexpire(key, us)
+  redis.call('PEXPIRE', key, ttl_ms(us))
 end
 
 

@@ -19,12 +19,13 @@ local function gc_read(c)
     tonumber(string.sub(value, b + 1, d - 1)), string.sub(value, d + 1)
 end
 
-local function gc_write(key, s, d, i, q, keepttl)
+-- The value with its TTL in milliseconds (one SET ... PX), or the TTL kept when ms is nil.
+local function gc_write(key, s, d, i, q, ms)
   local value = num(s) .. ':' .. num(d) .. ':' .. num(i) .. ':' .. q
-  if keepttl then
-    redis.call('SET', key, value, 'KEEPTTL')
+  if ms then
+    redis.call('SET', key, value, 'PX', ms)
   else
-    redis.call('SET', key, value)
+    redis.call('SET', key, value, 'KEEPTTL')
   end
 end
 
@@ -60,15 +61,14 @@ ALG.gc = {
     end
   end,
   commit = function(c)
-    gc_write(c.key, c.now, c.backlog, c.window / c.limit, '', false)
-    pexpire(c.key, c.za)
+    gc_write(c.key, c.now, c.backlog, c.window / c.limit, '', ttl_ms(c.za))
   end,
   -- Exact while the backlog was last written at the time of this request's acquire (see the token bucket); otherwise
   -- nothing. q = 'r' marks the time s as refunded, so that a refund is made once.
   refund = function(c)
     local s, d, i, q = gc_read(c)
     if s ~= nil and i ~= nil and s == c.now and q ~= 'r' then
-      gc_write(c.key, s, d - i * c.cost, i, 'r', true)
+      gc_write(c.key, s, d - i * c.cost, i, 'r', nil)
     end
   end
 }

@@ -1,5 +1,5 @@
 -- Leased quotas (architecture, "Leased quotas"): an instance takes a slice of a key's quota in one call, spends it
--- locally, and gives back what it did not spend. Token bucket and fixed window only, on the keys and fields of their
+-- locally, and gives back what it did not spend. Token bucket and fixed window only, on the keys and state of their
 -- exact scripts, so exact and leased requests of one key count together.
 -- KEYS[1] the key. ARGV: 1 mode ('t' take, 'g' give back), 2 algorithm code ('tb' or 'fw'), 3 limit, 4 window (us),
 -- 5 burst, 6 the instance's id, 7 what the instance still holds of its slice, 8 the start (us) of the window its
@@ -24,14 +24,19 @@ local function num(x)
   return string.format('%.17g', x)
 end
 
-local function pexpire(us)
+-- A TTL of us microseconds in whole milliseconds (an integer, which Redis reads exactly from a Lua number).
+local function ttl_ms(us)
   local ms = math.ceil(us / 1000)
   if ms < 1 then ms = 1 end
-  redis.call('PEXPIRE', key, string.format('%d', ms))
+  return ms
 end
 
--- The instance's record: "<amount> <lapse time> <number>" (token bucket: every slice; fixed window: slices of the
--- window whose end or lapse bound its lapse time is).
+local function pexpire(us)
+  redis.call('PEXPIRE', key, ttl_ms(us))
+end
+
+-- A fixed window's record of an instance, as text in its field: "<amount> <lapse time> <number>" (slices of the
+-- window whose end or lapse bound its lapse time is). The token bucket's records are packed (token_bucket below).
 local function parse(v)
   if not v then return nil end
   local amount, lapse, n = string.match(v, '^(%S+) (%S+) (%S+)$')
@@ -49,34 +54,36 @@ local function stale(mine, remaining, reset, start)
   return { now, granted, kept, remaining, reset, (granted > 0) and 0 or 1, lapse_after, start }
 end
 
--- Token bucket with slices on record: field i:<instance>. The bucket never refills above the burst minus what is on
--- record, so what instances spend at their own times always fits the bucket; a record that lapsed counts as spent
--- from its lapse on (the bucket is refilled up to each lapse under the cap before it).
+-- Token bucket with slices on record, in the bucket's string (its layout: architecture, "The token bucket's state"):
+-- tokens and their time, the refund mark q, then one record per instance. The bucket never refills above the burst
+-- minus what is on record, so what instances spend at their own times always fits the bucket; a record that lapsed
+-- counts as spent from its lapse on (the bucket is refilled up to each lapse under the cap before it).
 local function token_bucket()
-  local raw = redis.call('HGETALL', key)
-  local tokens, s
+  local id = ARGV[6]
+  if #id > 255 then
+    -- a record holds its id's length in one byte
+    return redis.error_reply('lease.lua: an instance id of more than 255 bytes (' .. #id .. ')')
+  end
+  local value = redis.call('GET', key)
+  local tokens, s, q = BURST, now, -1
   local records, outstanding, own = {}, 0, nil
-  for i = 1, #raw, 2 do
-    local f, v = raw[i], raw[i + 1]
-    if f == 't' then
-      tokens = math.min(BURST, tonumber(v))
-    elseif f == 's' then
-      s = tonumber(v)
-    elseif string.sub(f, 1, 2) == 'i:' then
-      local r = parse(v)
-      r.f = f
+  if value then
+    tokens, s = struct.unpack('<dd', value)
+    tokens = math.min(BURST, tokens)
+    if #value >= 24 then q = struct.unpack('<d', value, 17) end
+    local pos = 25
+    while pos <= #value do
+      local r = {}
+      r.a, r.l, r.n, r.id, pos = struct.unpack('<dddBc0', value, pos)
       records[#records + 1] = r
       outstanding = outstanding + r.a
-      if f == me then own = r end
+      if r.id == id then own = r end
     end
-  end
-  if not tokens or not s then
-    tokens, s = BURST - outstanding, now
   end
   local rate = LIMIT / WINDOW
   local tol = 1e-12 * math.max(1, BURST)
   table.sort(records, function(x, y) return x.l < y.l end)
-  local mine, last_lapse, lapsed = nil, now, {}
+  local mine, last_lapse, live = nil, now, {}
   for _, r in ipairs(records) do
     if r.l <= now then
       if r.l > s then
@@ -84,9 +91,8 @@ local function token_bucket()
         s = r.l
       end
       outstanding = outstanding - r.a
-      lapsed[#lapsed + 1] = r.f
     else
-      if r.f == me then mine = r end
+      if r.id == id then mine = r else live[#live + 1] = r end
       if r.l > last_lapse then last_lapse = r.l end
     end
   end
@@ -96,9 +102,6 @@ local function token_bucket()
   end
   if own and seq <= own.n then
     return stale(own, math.floor(tokens + tol), math.ceil((BURST - tokens) / rate), 0)
-  end
-  for _, f in ipairs(lapsed) do
-    redis.call('HDEL', key, f)
   end
   local kept, granted, retry, lapse_after = 0, 0, 0, -1
   if mine then
@@ -131,14 +134,15 @@ local function token_bucket()
   local amount = kept + granted
   if amount > 0 then
     local lapse = (granted > 0) and (now + bound) or mine.l
-    redis.call('HSET', key, me, num(amount) .. ' ' .. num(lapse) .. ' ' .. num(seq))
+    live[#live + 1] = { a = amount, l = lapse, n = seq, id = id }
     if lapse > last_lapse then last_lapse = lapse end
-  elseif own then
-    redis.call('HDEL', key, me)
   end
-  redis.call('HSET', key, 't', num(tokens), 's', num(s))
+  local packed = { struct.pack('<ddd', tokens, s, q) }
+  for _, r in ipairs(live) do
+    packed[#packed + 1] = struct.pack('<dddBc0', r.a, r.l, r.n, #r.id, r.id)
+  end
   local fill = math.ceil((BURST - tokens) / rate)
-  pexpire(math.max(0, last_lapse - now) + fill)
+  redis.call('SET', key, table.concat(packed), 'PX', ttl_ms(math.max(0, last_lapse - now) + fill))
   return { now, granted, kept, math.floor(tokens + tol), fill, retry, lapse_after, 0 }
 end
 

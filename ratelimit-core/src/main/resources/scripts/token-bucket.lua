@@ -1,18 +1,21 @@
--- Token bucket. State: hash {t = tokens, s = time of t, q = the time of the acquire last refunded, once one was}.
--- limit tokens per window refill a bucket of burst tokens; the key expires when the bucket would be full again. A
--- changed policy or a clock gone back: architecture, "State that outlives a policy change".
+-- Token bucket. State: one struct-packed string (its layout: architecture, "The token bucket's state"): the tokens
+-- and their time, then once a refund or a lease wrote them the refund mark q and the leases' records (lease.lua). A
+-- commit rewrites the tokens and their time and keeps the rest. limit tokens per window refill a bucket of burst
+-- tokens; the key expires when the bucket would be full again, or later while leases' records are kept.
+-- A changed policy or a clock gone back: architecture, "State that outlives a policy change".
 local function tb_fill_time(c, tokens)
   return math.ceil((c.burst - tokens) * c.window / c.limit)
 end
 
 ALG.tb = {
   check = function(c)
-    local st = redis.call('HMGET', c.key, 't', 's')
+    c.value = redis.call('GET', c.key)
     local tokens = c.burst
     c.at = c.now
-    if st[1] then
-      tokens = math.min(c.burst, tonumber(st[1]))
-      local s = tonumber(st[2])
+    if c.value then
+      local s
+      tokens, s = struct.unpack('<dd', c.value)
+      tokens = math.min(c.burst, tokens)
       local elapsed = c.now - s
       if elapsed > 0 then
         tokens = math.min(c.burst, tokens + elapsed * c.limit / c.window)
@@ -36,15 +39,27 @@ ALG.tb = {
     end
   end,
   commit = function(c)
-    redis.call('HSET', c.key, 't', num(c.left), 's', num(c.at))
-    pexpire(c.key, c.za)
+    local packed = struct.pack('<dd', c.left, c.at)
+    local ms = ttl_ms(c.za)
+    if c.value and #c.value > 16 then
+      packed = packed .. string.sub(c.value, 17)
+      -- leases' records: keep lease.lua's TTL (their lapse, then a refill) when it is the longer
+      if #c.value > 24 then ms = math.max(ms, redis.call('PTTL', c.key)) end
+    end
+    redis.call('SET', c.key, packed, 'PX', ms)
   end,
   -- The cost goes back whole while the bucket was last written at the acquire's time (c.now), else nothing; q keeps
   -- the acquire time refunded last, so a refund is made once (architecture, "Refunds").
   refund = function(c)
-    local st = redis.call('HMGET', c.key, 't', 's', 'q')
-    if st[1] and tonumber(st[2]) == c.now and tonumber(st[3]) ~= c.now then
-      redis.call('HSET', c.key, 't', num(math.min(c.burst, tonumber(st[1]) + c.cost)), 'q', num(c.now))
+    local value = redis.call('GET', c.key)
+    if not value then
+      return
+    end
+    local tokens, s = struct.unpack('<dd', value)
+    local q = (#value >= 24) and struct.unpack('<d', value, 17) or -1
+    if s == c.now and q ~= c.now then
+      redis.call('SET', c.key, struct.pack('<ddd', math.min(c.burst, tokens + c.cost), s, c.now)
+        .. string.sub(value, 25), 'KEEPTTL')
     end
   end
 }

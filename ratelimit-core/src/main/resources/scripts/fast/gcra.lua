@@ -30,12 +30,11 @@ local function decide(key, cost, now)
   local left = (tolerance - new_backlog) / interval
   if left + t >= 0 then
     local za = math.ceil(new_backlog)
-    redis.call('SET', key, string.format('%.17g', now) .. ':' .. string.format('%.17g', new_backlog) .. ':'
-      .. string.format('%.17g', interval) .. ':')
     local ms = math.ceil(za / 1000)
     if ms < 1 then ms = 1 end
     if EXPLICIT_TIME and ms < 600000 then ms = 600000 end
-    redis.call('PEXPIRE', key, string.format('%d', ms))
+    redis.call('SET', key, string.format('%.17g', now) .. ':' .. string.format('%.17g', new_backlog) .. ':'
+      .. string.format('%.17g', interval) .. ':', 'PX', ms)
     -- what took the last cell: the retry-after a request of cost 1 would get right after this one
     local exhausted = 0
     if left + t < 1 then

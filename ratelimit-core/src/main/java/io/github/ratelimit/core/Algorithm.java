@@ -11,31 +11,34 @@ import java.util.stream.Collectors;
  */
 public enum Algorithm {
 
-	/** Token bucket: {@code limit} tokens per {@code window} refill a bucket of {@code burst}. Exact; a small hash. */
-	TOKEN_BUCKET("token-bucket", "tb"),
+	/** Token bucket: {@code limit} tokens per {@code window} refill a bucket of {@code burst}. Exact; a short string. */
+	TOKEN_BUCKET("token-bucket", "tb", "t2"),
 
 	/** Generic cell rate algorithm: the token bucket's limits as a theoretical arrival time. Exact; a short string. */
-	GCRA("gcra", "gc"),
+	GCRA("gcra", "gc", "gc"),
 
 	/** Sliding window log: a sorted set of admissions. Exact; a minimum interval; memory per request. */
-	SLIDING_WINDOW_LOG("sliding-window-log", "s2"),
+	SLIDING_WINDOW_LOG("sliding-window-log", "s2", "s2"),
 
 	/** Sliding window counter: this window's count plus the previous one's weighted. Approximate; two counters. */
-	SLIDING_WINDOW_COUNTER("sliding-window-counter", "sc"),
+	SLIDING_WINDOW_COUNTER("sliding-window-counter", "sc", "sc"),
 
 	/** Fixed window: a counter per aligned window. The cheapest; up to twice the limit across a boundary. */
-	FIXED_WINDOW("fixed-window", "fw"),
+	FIXED_WINDOW("fixed-window", "fw", "fw"),
 
 	/** Concurrency: at most {@code limit} permits in flight, each released or reclaimed after {@code window}. */
-	CONCURRENCY("concurrency", "c2");
+	CONCURRENCY("concurrency", "c2", "c2");
 
 	private final String id;
 
 	private final String code;
 
-	Algorithm(String id, String code) {
+	private final String keySuffix;
+
+	Algorithm(String id, String code, String keySuffix) {
 		this.id = id;
 		this.code = code;
+		this.keySuffix = keySuffix;
 	}
 
 	/** {@return the configuration name, e.g. {@code token-bucket}} */
@@ -43,9 +46,18 @@ public enum Algorithm {
 		return this.id;
 	}
 
-	/** {@return the two-character code in keys and script arguments (the sorted sets' carry a layout version)} */
+	/** {@return the two-character code naming the algorithm in scripts (the sorted sets' carry a layout version)} */
 	public String code() {
 		return this.code;
+	}
+
+	/**
+	 * {@return the last part of the algorithm's keys: its code, or where its state's layout changed while the Lua code
+	 * stayed, a code of its own ({@code t2}: the token bucket's packed string, which a 0.1.0 instance's hash commands
+	 * would refuse), so that instances of two layouts never share a key}
+	 */
+	public String keySuffix() {
+		return this.keySuffix;
 	}
 
 	/** {@return whether a {@code burst} applies: token bucket and GCRA} */

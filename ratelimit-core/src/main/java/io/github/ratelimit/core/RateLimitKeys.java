@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The storage key of a policy and an identity, {@code <prefix>{<identity>}:<policy>:<algorithm>} (the identity is the
- * Cluster hash tag). Identities of at most {@value #MAX_RAW_LENGTH} characters of {@code [A-Za-z0-9._:@/+=-]} stay
+ * Cluster hash tag; the last part is {@link Algorithm#keySuffix()}). Identities of at most {@value #MAX_RAW_LENGTH} characters of {@code [A-Za-z0-9._:@/+=-]} stay
  * raw; any other becomes {@code ~} and the base64url SHA-256 of its UTF-8 bytes.
  */
 public final class RateLimitKeys {
@@ -35,7 +35,7 @@ public final class RateLimitKeys {
 
 	/** {@return the storage key of a policy and a raw identity} */
 	public String key(RateLimitPolicy policy, String identity) {
-		return this.prefix + '{' + safeIdentity(identity) + "}:" + policy.name() + ':' + policy.algorithm().code();
+		return this.prefix + '{' + safeIdentity(identity) + "}:" + policy.name() + ':' + policy.algorithm().keySuffix();
 	}
 
 	/**

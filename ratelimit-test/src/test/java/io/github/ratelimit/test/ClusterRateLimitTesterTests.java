@@ -28,7 +28,7 @@ class ClusterRateLimitTesterTests extends RateLimitTesterContractTests {
 		for (int i = 0; i < 12; i++) {
 			String key = "key-" + i;
 			assertThat(this.mvc.get().uri("/keyed/hello").header("X-Api-Key", key)).hasStatusOk();
-			masters.add(cluster.masterForKey("rl:{" + RateLimitKeys.safeIdentity("header.x-api-key:" + key) + "}:per-key:tb"));
+			masters.add(cluster.masterForKey("rl:{" + RateLimitKeys.safeIdentity("header.x-api-key:" + key) + "}:per-key:t2"));
 		}
 		assertThat(masters).hasSize(3);
 		assertThat(this.rateLimits.resetAll()).isEqualTo(12);

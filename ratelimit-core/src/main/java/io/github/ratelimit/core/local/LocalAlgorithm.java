@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  */
 enum LocalAlgorithm {
 
-	/** token-bucket.lua: a = tokens, b = their time, refundedAt = the acquire time refunded last (field q). */
+	/** token-bucket.lua: a = tokens, b = their time, refundedAt = the acquire time refunded last (q). */
 	TOKEN_BUCKET {
 
 		private static double fillTime(Eval c, double tokens) {

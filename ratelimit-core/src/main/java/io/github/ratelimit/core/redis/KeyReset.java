@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.RateLimitRequest.Entry;
 import org.jspecify.annotations.Nullable;
@@ -16,7 +17,8 @@ import org.springframework.data.redis.core.ScanOptions;
 
 /**
  * Forgets rate-limit state: the entries' keys, or every key of a policy and an identity found with {@code SCAN} (on
- * every Cluster master), each checked by {@link RateLimitKeys#matches} and deleted one by one.
+ * every Cluster master, whatever the key's last part, so 0.1.0's too), each checked by {@link RateLimitKeys#matches}
+ * and deleted one by one.
  */
 final class KeyReset {
 
@@ -29,10 +31,21 @@ final class KeyReset {
 		this.connection = connection;
 	}
 
-	/** Deletes the entries' keys. */
+	/**
+	 * Deletes the entries' keys and, for an algorithm whose layout changed since 0.1.0 (its key suffix is not its
+	 * code), the key 0.1.0 counts under, so that a reset during a rolling upgrade reaches the old instances too.
+	 */
 	void reset(List<Entry> entries) {
 		for (Entry entry : entries) {
-			this.connection.template().delete(this.keys.key(entry.policy(), entry.identity()));
+			String key = this.keys.key(entry.policy(), entry.identity());
+			Algorithm algorithm = entry.policy().algorithm();
+			if (algorithm.keySuffix().equals(algorithm.code())) {
+				this.connection.template().delete(key);
+			}
+			else {
+				String released = key.substring(0, key.length() - algorithm.keySuffix().length()) + algorithm.code();
+				this.connection.template().delete(List.of(key, released));
+			}
 		}
 	}
 

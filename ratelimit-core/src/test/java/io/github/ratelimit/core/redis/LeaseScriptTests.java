@@ -8,6 +8,7 @@ import java.util.UUID;
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.testkit.RedisServers;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * {@code scripts/lease.lua} called directly on a real Redis, the way a replay after a reconnect, a re-send or a late
@@ -65,8 +67,13 @@ class LeaseScriptTests {
 		return call(key, LeaseCall.take(policy, instance, held, window, want, 1, lapse.toNanos() / 1000, number));
 	}
 
-	private static Map<Object, Object> state(String key) {
-		return redis.opsForHash().entries(key);
+	private static @Nullable PackedBucket state(String key) {
+		return PackedBucket.read(redis, key);
+	}
+
+	private static Map<String, PackedBucket.Slice> records(String key) {
+		PackedBucket bucket = state(key);
+		return (bucket != null) ? bucket.records() : Map.of();
 	}
 
 	/**
@@ -84,7 +91,7 @@ class LeaseScriptTests {
 		assertThat(a.granted() + b.granted()).isEqualTo(100);
 		long aLapse = a.timeMicros() + a.lapseAfterMicros();
 		instances.awaitRedisTime(aLapse + 100_000);
-		Map<Object, Object> before = state(key);
+		PackedBucket before = state(key);
 		LeaseCall.Reply replay = call(key, bTake);
 		assertThat(state(key)).isEqualTo(before);
 		assertThat(replay.granted() + replay.kept()).isEqualTo(50);
@@ -99,7 +106,7 @@ class LeaseScriptTests {
 		RateLimitPolicy policy = bucket(100, 1);
 		String key = key();
 		take(key, policy, "a", 0, -1, 30, SECOND, 2);
-		Map<Object, Object> before = state(key);
+		PackedBucket before = state(key);
 		LeaseCall.Reply late = take(key, policy, "a", 30, -1, 30, SECOND, 1);
 		assertThat(late.granted()).isZero();
 		assertThat(state(key)).isEqualTo(before);
@@ -130,7 +137,7 @@ class LeaseScriptTests {
 		String[] giveBack = LeaseCall.giveBack(policy, "a", 40, -1, 2);
 		call(key, giveBack);
 		take(key, policy, "a", 0, -1, 40, SECOND, 3);
-		Map<Object, Object> before = state(key);
+		PackedBucket before = state(key);
 		call(key, giveBack);
 		assertThat(state(key)).isEqualTo(before);
 		assertThat(take(key, policy, "b", 0, -1, 100, SECOND, 1).granted()).isEqualTo(60);
@@ -165,9 +172,9 @@ class LeaseScriptTests {
 		RateLimitPolicy policy = bucket(100, 1);
 		String key = key();
 		take(key, policy, "a", 0, -1, 100, Duration.ofHours(1), 1);
-		assertThat(state(key)).containsKey("i:a");
+		assertThat(records(key)).containsKey("a");
 		call(key, LeaseCall.giveBack(policy, "a", 0, -1, 2));
-		assertThat(state(key)).doesNotContainKey("i:a");
+		assertThat(records(key)).doesNotContainKey("a");
 	}
 
 	/**
@@ -186,6 +193,20 @@ class LeaseScriptTests {
 		LeaseCall.Reply c = take(key, policy, "c", 0, -1, 100, SECOND, 1);
 		long refilled = (long) Math.ceil((c.timeMicros() - aLapse) * 50 / 1e6);
 		assertThat(c.granted()).isLessThanOrEqualTo(Math.min(60, refilled));
+	}
+
+	/** A record holds its instance id's length in one byte: a longer id is refused, and writes nothing. */
+	@Test
+	void anInstanceIdOfMoreThan255BytesIsRefused() {
+		RateLimitPolicy policy = bucket(100, 1);
+		String key = key();
+		String longest = "a".repeat(255);
+		assertThat(take(key, policy, longest, 0, -1, 10, SECOND, 1).granted()).isEqualTo(10);
+		assertThat(records(key)).containsOnlyKeys(longest);
+		PackedBucket before = state(key);
+		assertThatThrownBy(() -> take(key, policy, "b".repeat(256), 0, -1, 10, SECOND, 1))
+			.hasStackTraceContaining("an instance id of more than 255 bytes (256)");
+		assertThat(state(key)).isEqualTo(before);
 	}
 
 }

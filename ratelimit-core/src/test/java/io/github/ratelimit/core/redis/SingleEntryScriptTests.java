@@ -1,8 +1,10 @@
 package io.github.ratelimit.core.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import java.util.TreeMap;
@@ -331,7 +333,8 @@ class SingleEntryScriptTests {
 		DataType type = redis.type(key);
 		return switch (type) {
 			case NONE -> "none";
-			case STRING -> List.of("string", String.valueOf(redis.opsForValue().get(key)));
+			case STRING -> List.of("string", HexFormat.of().formatHex(redis.execute((RedisCallback<byte[]>) (connection) ->
+					connection.stringCommands().get(key.getBytes(StandardCharsets.UTF_8)))));
 			case HASH -> List.of("hash", new TreeMap<>(redis.opsForHash().entries(key)).toString());
 			case ZSET -> {
 				List<String> members = new ArrayList<>();
