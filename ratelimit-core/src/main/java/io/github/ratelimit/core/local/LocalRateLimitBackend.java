@@ -20,6 +20,7 @@ import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimitRequest.Entry;
+import io.github.ratelimit.core.Waits;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -179,10 +180,13 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		return entries.stream().map((entry) -> this.keys.key(entry.policy(), entry.identity())).toArray(String[]::new);
 	}
 
-	/** The work under the keys' locks: on the caller's thread when they are free, else waited for elsewhere. */
+	/**
+	 * The work under the keys' locks: on the caller's thread when they are free or when that thread waits for the
+	 * answer anyway ({@link Waits#waitsHere}: a servlet thread, a blocking check), else waited for elsewhere.
+	 */
 	private <T> Mono<T> underLocks(String[] keys, Supplier<T> work) {
-		return Mono.defer(() -> {
-			ReentrantLock[] held = lock(keys, false);
+		return Mono.deferContextual((context) -> {
+			ReentrantLock[] held = lock(keys, Waits.waitsHere(context));
 			if (held == null) {
 				return Mono.fromSupplier(() -> locked(keys, work)).subscribeOn(Schedulers.boundedElastic());
 			}
@@ -195,7 +199,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		});
 	}
 
-	/** The work under the keys' locks, waited for (never on an event loop: the non-blocking path only tries them). */
+	/** The work under the keys' locks, waited for (never on an event loop: the non-blocking path tries them). */
 	private <T> T locked(String[] keys, Supplier<T> work) {
 		ReentrantLock[] held = Objects.requireNonNull(lock(keys, true));
 		try {
