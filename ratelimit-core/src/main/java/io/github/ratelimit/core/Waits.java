@@ -25,6 +25,10 @@ public final class Waits {
 	 * {@return whether the current thread is the one waiting here for the answer of the {@code Mono} whose context
 	 * this is} Such a thread blocks anyway: a layer may wait on it (for a lock) instead of handing the work to another
 	 * thread and waking this one from there. Any other thread (an event loop delivering a fallback) must not wait.
+	 * This is the hook for a backend that would block ({@link RateLimitBackend}): it may wait on a thread for which
+	 * this is true, and only interruptibly (an interrupt must end the wait, which then fails here as documented).
+	 * The mark is in the context of {@code await}'s own subscription: a layer that subscribes anew (a guarded
+	 * limiter's call) or moves to another thread ({@code publishOn}) does not carry it, and is then never waited on.
 	 * @param context the context of the subscription
 	 */
 	public static boolean waitsHere(ContextView context) {

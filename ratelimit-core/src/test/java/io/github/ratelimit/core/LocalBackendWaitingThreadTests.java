@@ -84,6 +84,70 @@ class LocalBackendWaitingThreadTests {
 			.doesNotContain(Thread.currentThread().getName());
 	}
 
+	@Test
+	void anInterruptEndsTheWaitForTheLock() throws Exception {
+		holdTheKeysLock();
+		CompletableFuture<Throwable> failure = new CompletableFuture<>();
+		Thread waiter = new Thread(() -> failure.complete(awaitFailure(this.backend.acquire(request(), "waiter"))),
+				"the-waiter");
+		waiter.start();
+		awaitParked(waiter); // on the lock, which the holder keeps until the test ends
+		waiter.interrupt();
+		assertThat(failure.get(10, TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class)
+			.hasMessageContaining("Interrupted");
+	}
+
+	@Test
+	void aThreadInterruptedBeforeItAsksFailsAsBefore() throws Exception {
+		holdTheKeysLock();
+		CompletableFuture<Throwable> failure = new CompletableFuture<>();
+		Thread waiter = new Thread(() -> {
+			Thread.currentThread().interrupt();
+			failure.complete(awaitFailure(this.backend.acquire(request(), "waiter")));
+		}, "the-waiter");
+		waiter.start();
+		assertThat(failure.get(10, TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class)
+			.hasMessageContaining("Interrupted");
+	}
+
+	@Test
+	void anUnguardedLimitersCheckEvaluatesOnTheCheckingThread() throws Exception {
+		assertThat(readersOfACheck(new DefaultRateLimiter(this.backend))).contains("the-waiter")
+			.noneMatch((name) -> name.startsWith("boundedElastic"));
+	}
+
+	@Test
+	void aGuardedLimitersCheckHandsTheEvaluationOver() throws Exception {
+		// the guard subscribes to the backend's call itself (the mark of the waiting thread stays behind), so its
+		// budget and breaker bound a call that never blocks the checking thread
+		assertThat(readersOfACheck(DefaultRateLimiter.builder(this.backend).build()))
+			.anyMatch((name) -> name.startsWith("boundedElastic"))
+			.doesNotContain("the-waiter");
+	}
+
+	/** The threads that evaluated a check made while another thread holds the key's lock. */
+	private List<String> readersOfACheck(RateLimiter limiter) throws Exception {
+		holdTheKeysLock();
+		CompletableFuture<RateLimitDecision> answer = new CompletableFuture<>();
+		Thread waiter = new Thread(() -> answer.complete(limiter.check(request())), "the-waiter");
+		waiter.start();
+		awaitParked(waiter);
+		this.release.countDown();
+		assertThat(answer.get(10, TimeUnit.SECONDS).allowed()).isTrue();
+		return this.readers;
+	}
+
+	/** Waits for the answer; the failure it ends with, or an assertion error when it ends without one. */
+	private static Throwable awaitFailure(Mono<?> answer) {
+		try {
+			Waits.await(answer);
+			return new AssertionError("answered");
+		}
+		catch (RuntimeException ex) {
+			return ex;
+		}
+	}
+
 	/** Starts a thread that takes the key's lock (its evaluation reads the clock) and keeps it until released. */
 	private void holdTheKeysLock() throws InterruptedException {
 		this.holderThread = new Thread(() -> Mono.defer(() -> this.backend.acquire(request(), "holder")).block());
