@@ -63,7 +63,12 @@ final class HttpCompareBenchmark {
 	HttpCompareBenchmark(boolean quick) {
 		this.seconds = Integer.getInteger("bench.wrk.seconds", quick ? 2 : 10);
 		this.warmupSeconds = Integer.getInteger("bench.compare.warmup", quick ? 2 : 20);
-		this.warmupMaxSeconds = Integer.getInteger("bench.compare.warmup.max", quick ? 4 : 120);
+		int max = Integer.getInteger("bench.compare.warmup.max", quick ? 4 : 120);
+		if (max < this.warmupSeconds) {
+			System.out.printf(Locale.ROOT, "http-compare: bench.compare.warmup.max (%d s) is below bench.compare.warmup"
+					+ " (%d s): every warm-up lasts %d s%n", max, this.warmupSeconds, this.warmupSeconds);
+		}
+		this.warmupMaxSeconds = Math.max(max, this.warmupSeconds);
 		this.warmupStep = quick ? 1 : 5;
 	}
 
@@ -175,8 +180,9 @@ final class HttpCompareBenchmark {
 
 	/**
 	 * Loads a fresh JVM with wrk, not reported, until its JIT has settled: in steps, for at least the shortest
-	 * warm-up, then until a step's CPU per request (the whole process's: compilation included) is no longer 5% below
-	 * the step before, at most the longest warm-up. A fixed 5 s was too short: on 2 shared cores the Redis
+	 * warm-up, then until two consecutive steps' CPU per request (the whole process's: compilation included) are
+	 * within 5% of each other ({@link #settled}), at most the longest warm-up. A fixed 5 s was too short: on 2 shared
+	 * cores the Redis
 	 * configuration still compiled for minutes, and its CPU per request fell fourfold between 5 s and 90 s of load.
 	 * @return the seconds the warm-up lasted
 	 */
@@ -190,12 +196,22 @@ final class HttpCompareBenchmark {
 			double perRequest = (double) server.cpu().minus(before).toNanos()
 					/ Math.max(1, WrkBenchmark.parse("warm-up", 0, output).requests());
 			elapsed += this.warmupStep;
-			if (elapsed >= this.warmupSeconds && perRequest > 0.95 * previous) {
+			if (elapsed >= this.warmupSeconds && settled(previous, perRequest)) {
 				break;
 			}
 			previous = perRequest;
 		}
 		return elapsed;
+	}
+
+	/**
+	 * {@return whether a warm-up step's CPU per request is within 5% of the step before} A step costlier than the one
+	 * before by more (a collection, another process's burst on the shared cores) is noise, not a settled JIT.
+	 * @param previous the step before's CPU per request, {@code Double.MAX_VALUE} for none
+	 * @param current this step's
+	 */
+	static boolean settled(double previous, double current) {
+		return previous != Double.MAX_VALUE && Math.abs(current - previous) <= 0.05 * previous;
 	}
 
 	/** Ours (this build, an earlier one if given) and the bucket4j starter's application if it was built. */
@@ -295,8 +311,8 @@ final class HttpCompareBenchmark {
 				"`%s` (%s), `%s` per run: %d connections on loopback, each sending its next request when the previous"
 						+ " answer arrives; wrk, the application and `redis-server` share the machine's %d cores. Every"
 						+ " run on a freshly started JVM (%s), after a warm-up with wrk (not reported) of at least %d s,"
-						+ " then until the application's CPU per request no longer fell by 5%% from one %d s step to the"
-						+ " next (at most %d s: every run's warm-up below). Machine load average (1 / 5 / 15 min): %s."
+						+ " then until the application's CPU per request of two consecutive %d s steps was within 5%% of"
+						+ " each other (at most %d s: every run's warm-up below). Machine load average (1 / 5 / 15 min): %s."
 						+ " App CPU per request: the application process's CPU time (its JIT and GC included) over wrk's"
 						+ " requests, which other work on the machine changes less than requests per second. Redis"
 						+ " commands and CPU per request from `INFO commandstats` and `INFO cpu` over wrk's requests."

@@ -45,4 +45,13 @@ class HttpCompareBenchmarkTests {
 		assertThat(figures.text("http.compare.a-on.vs-off")).isEqualTo("0.5");
 	}
 
+	@Test
+	void theWarmUpEndsWhenTwoConsecutiveStepsAreWithinFivePercentOfEachOther() {
+		assertThat(HttpCompareBenchmark.settled(Double.MAX_VALUE, 100)).isFalse(); // the first step
+		assertThat(HttpCompareBenchmark.settled(100, 96)).isTrue();
+		assertThat(HttpCompareBenchmark.settled(100, 104)).isTrue();
+		assertThat(HttpCompareBenchmark.settled(100, 90)).isFalse(); // still falling: compiling
+		assertThat(HttpCompareBenchmark.settled(100, 130)).isFalse(); // a burst of other work, not a settled JIT
+	}
+
 }
