@@ -27,8 +27,9 @@ public final class Waits {
 	 * thread and waking this one from there. Any other thread (an event loop delivering a fallback) must not wait.
 	 * This is the hook for a backend that would block ({@link RateLimitBackend}): it may wait on a thread for which
 	 * this is true, and only interruptibly (an interrupt must end the wait, which then fails here as documented).
-	 * The mark is in the context of {@code await}'s own subscription: a layer that subscribes anew (a guarded
-	 * limiter's call) or moves to another thread ({@code publishOn}) does not carry it, and is then never waited on.
+	 * The mark is in the context of {@code await}'s own subscription and names the waiting thread: a layer that
+	 * subscribes anew (a guarded limiter's call) does not carry it, and work moved to another thread
+	 * ({@code publishOn}) is not on that thread; neither is ever waited on.
 	 * @param context the context of the subscription
 	 */
 	public static boolean waitsHere(ContextView context) {
