@@ -3,6 +3,7 @@ package io.github.ratelimit.benchmarks;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -22,7 +23,8 @@ import io.github.ratelimit.testkit.RedisServer;
  * backend; an earlier build of this module's jar when {@code -Dbench.compare.baseline} names one. Two loads: every
  * request admitted (a limit no run reaches), and half denied (wrk alternates {@code /bench} and
  * {@code /bench/denied}, whose limit of one per hour is spent at once). Rounds, the contenders' order rotated per
- * round; per run a fresh JVM, a warm-up with wrk, the measured run, Redis' commands and CPU from {@code INFO}.
+ * round; per run a fresh JVM, a warm-up with wrk until the JIT has settled ({@link #warmUp}), the measured run, the
+ * application's CPU per request, Redis' commands and CPU from {@code INFO}.
  */
 final class HttpCompareBenchmark {
 
@@ -43,7 +45,14 @@ final class HttpCompareBenchmark {
 
 	private final int seconds;
 
+	/** The shortest warm-up, in seconds. */
 	private final int warmupSeconds;
+
+	/** The longest warm-up, in seconds: a JVM whose CPU per request still falls then is measured anyway. */
+	private final int warmupMaxSeconds;
+
+	/** The length of one warm-up step, in seconds. */
+	private final int warmupStep;
 
 	private final int rounds = Integer.getInteger("bench.compare.rounds", 2);
 
@@ -53,7 +62,14 @@ final class HttpCompareBenchmark {
 
 	HttpCompareBenchmark(boolean quick) {
 		this.seconds = Integer.getInteger("bench.wrk.seconds", quick ? 2 : 10);
-		this.warmupSeconds = Integer.getInteger("bench.compare.warmup", quick ? 2 : 5);
+		this.warmupSeconds = Integer.getInteger("bench.compare.warmup", quick ? 2 : 20);
+		int max = Integer.getInteger("bench.compare.warmup.max", quick ? 4 : 120);
+		if (max < this.warmupSeconds) {
+			System.out.printf(Locale.ROOT, "http-compare: bench.compare.warmup.max (%d s) is below bench.compare.warmup"
+					+ " (%d s): every warm-up lasts %d s%n", max, this.warmupSeconds, this.warmupSeconds);
+		}
+		this.warmupMaxSeconds = Math.max(max, this.warmupSeconds);
+		this.warmupStep = quick ? 1 : 5;
 	}
 
 	/**
@@ -73,8 +89,11 @@ final class HttpCompareBenchmark {
 	 * @param wrk wrk's figures
 	 * @param redisCommands the commands Redis counted during the run ({@code INFO} itself excepted)
 	 * @param redisCpuMicros Redis' CPU time during the run
+	 * @param appCpuMicros the application process's CPU time during the run (its JIT and GC included)
+	 * @param warmupSeconds how long the warm-up before the run lasted
 	 */
-	record Row(String contender, int round, WrkBenchmark.Row wrk, long redisCommands, double redisCpuMicros) {
+	record Row(String contender, int round, WrkBenchmark.Row wrk, long redisCommands, double redisCpuMicros,
+			double appCpuMicros, int warmupSeconds) {
 
 		double perRequest(double value) {
 			return value / Math.max(1, this.wrk.requests());
@@ -89,8 +108,10 @@ final class HttpCompareBenchmark {
 	 * @param contenders the contenders, in the first round's order
 	 * @param rows the measured runs
 	 * @param load the machine's load average before and after the section
+	 * @param warmup the shortest warm-up, its step and the longest, in seconds
 	 */
-	record Outcome(WrkBinary wrk, String command, List<Contender> contenders, List<Row> rows, String load) {
+	record Outcome(WrkBinary wrk, String command, List<Contender> contenders, List<Row> rows, String load,
+			int[] warmup) {
 	}
 
 	Outcome run() throws IOException, InterruptedException {
@@ -99,7 +120,7 @@ final class HttpCompareBenchmark {
 				this.seconds);
 		if (!wrk.available()) {
 			System.out.println("http-compare: skipped, wrk is not available: " + wrk.version());
-			return new Outcome(wrk, command, List.of(), List.of(), "");
+			return new Outcome(wrk, command, List.of(), List.of(), "", warmup());
 		}
 		String loadBefore = loadAverage();
 		List<Row> rows = new ArrayList<>();
@@ -119,7 +140,12 @@ final class HttpCompareBenchmark {
 		finally {
 			Files.deleteIfExists(script);
 		}
-		return new Outcome(wrk, command, contenders, rows, loadBefore + " before, " + loadAverage() + " after");
+		return new Outcome(wrk, command, contenders, rows, loadBefore + " before, " + loadAverage() + " after",
+				warmup());
+	}
+
+	private int[] warmup() {
+		return new int[] { this.warmupSeconds, this.warmupStep, this.warmupMaxSeconds };
 	}
 
 	private Row measure(WrkBinary wrk, Path script, RedisProbe probe, Contender contender, int round)
@@ -129,9 +155,11 @@ final class HttpCompareBenchmark {
 			if (contender.halfDenied()) {
 				options.addAll(List.of("-s", script.toString()));
 			}
-			WrkBenchmark.run(wrk, options, server.endpoint(), this.warmupSeconds); // warm-up, not reported
+			int warmup = warmUp(wrk, options, server);
 			RedisProbe.Snapshot before = probe.snapshot();
+			Duration cpuBefore = server.cpu();
 			String output = WrkBenchmark.run(wrk, options, server.endpoint(), this.seconds);
+			Duration cpu = server.cpu().minus(cpuBefore);
 			RedisProbe.Snapshot after = probe.snapshot();
 			long commands = after.calls()
 				.keySet()
@@ -140,11 +168,50 @@ final class HttpCompareBenchmark {
 				.mapToLong((name) -> after.callsSince(before, name))
 				.sum();
 			Row row = new Row(contender.name(), round, WrkBenchmark.parse(contender.name(), round, output), commands,
-					after.cpuMicrosSince(before));
-			System.out.printf(Locale.ROOT, "http-compare %-44s round %d %,9.0f req/s p50 %6.0f us p99 %6.0f us%n",
-					contender.name(), round, row.wrk().requestsPerSecond(), row.wrk().p50(), row.wrk().p99());
+					after.cpuMicrosSince(before), cpu.toNanos() / 1_000.0, warmup);
+			System.out.printf(Locale.ROOT,
+					"http-compare %-44s round %d %,9.0f req/s p50 %6.0f us p99 %6.0f us, app CPU %5.0f us/request"
+							+ " (warm-up %d s)%n",
+					contender.name(), round, row.wrk().requestsPerSecond(), row.wrk().p50(), row.wrk().p99(),
+					row.perRequest(row.appCpuMicros()), warmup);
 			return row;
 		}
+	}
+
+	/**
+	 * Loads a fresh JVM with wrk, not reported, until its JIT has settled: in steps, for at least the shortest
+	 * warm-up, then until two consecutive steps' CPU per request (the whole process's: compilation included) are
+	 * within 5% of each other ({@link #settled}), at most the longest warm-up. A fixed 5 s was too short: on 2 shared
+	 * cores the Redis
+	 * configuration still compiled for minutes, and its CPU per request fell fourfold between 5 s and 90 s of load.
+	 * @return the seconds the warm-up lasted
+	 */
+	private int warmUp(WrkBinary wrk, List<String> options, ServerProcess server)
+			throws IOException, InterruptedException {
+		int elapsed = 0;
+		double previous = Double.MAX_VALUE;
+		while (elapsed < this.warmupMaxSeconds) {
+			Duration before = server.cpu();
+			String output = WrkBenchmark.run(wrk, options, server.endpoint(), this.warmupStep);
+			double perRequest = (double) server.cpu().minus(before).toNanos()
+					/ Math.max(1, WrkBenchmark.parse("warm-up", 0, output).requests());
+			elapsed += this.warmupStep;
+			if (elapsed >= this.warmupSeconds && settled(previous, perRequest)) {
+				break;
+			}
+			previous = perRequest;
+		}
+		return elapsed;
+	}
+
+	/**
+	 * {@return whether a warm-up step's CPU per request is within 5% of the step before} A step costlier than the one
+	 * before by more (a collection, another process's burst on the shared cores) is noise, not a settled JIT.
+	 * @param previous the step before's CPU per request, {@code Double.MAX_VALUE} for none
+	 * @param current this step's
+	 */
+	static boolean settled(double previous, double current) {
+		return previous != Double.MAX_VALUE && Math.abs(current - previous) <= 0.05 * previous;
 	}
 
 	/** Ours (this build, an earlier one if given) and the bucket4j starter's application if it was built. */
@@ -243,27 +310,34 @@ final class HttpCompareBenchmark {
 		out.append(String.format(Locale.ROOT,
 				"`%s` (%s), `%s` per run: %d connections on loopback, each sending its next request when the previous"
 						+ " answer arrives; wrk, the application and `redis-server` share the machine's %d cores. Every"
-						+ " run on a freshly started JVM (%s), after a warm-up with wrk (not reported). Machine load"
-						+ " average (1 / 5 / 15 min): %s. Redis commands and CPU per request from `INFO commandstats`"
-						+ " and `INFO cpu` over wrk's requests. \"vs off\": requests per second relative to the same"
-						+ " application with the limiter off, measured in the same run.%n%n",
+						+ " run on a freshly started JVM (%s), after a warm-up with wrk (not reported) of at least %d s,"
+						+ " then until the application's CPU per request of two consecutive %d s steps was within 5%% of"
+						+ " each other (at most %d s: every run's warm-up below). Machine load average (1 / 5 / 15 min): %s."
+						+ " App CPU per request: the application process's CPU time (its JIT and GC included) over wrk's"
+						+ " requests, which other work on the machine changes less than requests per second. Redis"
+						+ " commands and CPU per request from `INFO commandstats` and `INFO cpu` over wrk's requests."
+						+ " \"vs off\": requests per second relative to the same application with the limiter off,"
+						+ " measured in the same run.%n%n",
 				outcome.wrk().version(), outcome.wrk().origin(), outcome.command(), Integer.getInteger(
 						"bench.wrk.connections", HttpBenchmark.CONNECTIONS),
-				Runtime.getRuntime().availableProcessors(), ServerProcess.HEAP, outcome.load()));
+				Runtime.getRuntime().availableProcessors(), ServerProcess.HEAP, outcome.warmup()[0],
+				outcome.warmup()[1], outcome.warmup()[2], outcome.load()));
 		Markdown means = new Markdown("configuration", "requests/s", "vs off", "p50 µs", "p90 µs", "p99 µs",
-				"non-2xx share", "socket errors per run", "Redis commands per request", "Redis CPU µs per request");
+				"non-2xx share", "socket errors per run", "app CPU µs per request", "Redis commands per request",
+				"Redis CPU µs per request");
 		for (Contender contender : outcome.contenders()) {
 			double[] m = mean(outcome.rows(), contender.name());
 			double[] off = mean(outcome.rows(), contender.off());
 			means.row(contender.name(), m[0], String.format(Locale.ROOT, "%.0f%%", 100 * m[0] / off[0]), m[1], m[2],
-					m[3], String.format(Locale.ROOT, "%.0f%%", 100 * m[4]), m[7], m[5], m[6]);
+					m[3], String.format(Locale.ROOT, "%.0f%%", 100 * m[4]), m[7], m[8], m[5], m[6]);
 		}
 		out.append("Means of the rounds:\n\n").append(means).append("\nEvery run:\n\n");
-		Markdown runs = new Markdown("configuration", "round", "requests/s", "p50 µs", "p99 µs", "non-2xx answers",
-				"socket errors", "Redis commands per request");
+		Markdown runs = new Markdown("configuration", "round", "warm-up s", "requests/s", "p50 µs", "p99 µs",
+				"non-2xx answers", "socket errors", "app CPU µs per request", "Redis commands per request");
 		for (Row row : outcome.rows()) {
-			runs.row(row.contender(), row.round(), row.wrk().requestsPerSecond(), row.wrk().p50(), row.wrk().p99(),
-					row.wrk().non2xx(), row.wrk().socketErrors(), row.perRequest(row.redisCommands()));
+			runs.row(row.contender(), row.round(), row.warmupSeconds(), row.wrk().requestsPerSecond(), row.wrk().p50(),
+					row.wrk().p99(), row.wrk().non2xx(), row.wrk().socketErrors(), row.perRequest(row.appCpuMicros()),
+					row.perRequest(row.redisCommands()));
 		}
 		return out.append(runs).toString();
 	}
@@ -274,19 +348,20 @@ final class HttpCompareBenchmark {
 			double[] m = mean(outcome.rows(), contender.name());
 			double[] off = mean(outcome.rows(), contender.off());
 			String at = "http.compare." + Figures.part(contender.name()) + ".";
-			figures.put(at + "vs-off", m[0] / off[0]).put(at + "rps", m[0]).put(at + "p50", m[1]);
+			figures.put(at + "vs-off", m[0] / off[0]).put(at + "rps", m[0]).put(at + "p50", m[1])
+				.put(at + "app-cpu", m[8]);
 		}
 	}
 
 	/**
-	 * Requests/s, p50, p90, p99, non-2xx share, Redis commands and CPU µs per request, socket errors, averaged over
-	 * the rounds.
+	 * Requests/s, p50, p90, p99, non-2xx share, Redis commands and CPU µs per request, socket errors, the
+	 * application's CPU µs per request, averaged over the rounds.
 	 */
 	private static double[] mean(List<Row> rows, String name) {
 		List<ToDoubleFunction<Row>> fields = List.of((row) -> row.wrk().requestsPerSecond(), (row) -> row.wrk().p50(),
 				(row) -> row.wrk().p90(), (row) -> row.wrk().p99(), (row) -> row.perRequest(row.wrk().non2xx()),
 				(row) -> row.perRequest(row.redisCommands()), (row) -> row.perRequest(row.redisCpuMicros()),
-				(row) -> row.wrk().socketErrors());
+				(row) -> row.wrk().socketErrors(), (row) -> row.perRequest(row.appCpuMicros()));
 		return WrkBenchmark.means(rows, (row) -> row.contender().equals(name), fields);
 	}
 

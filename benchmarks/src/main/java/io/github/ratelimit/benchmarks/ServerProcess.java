@@ -97,6 +97,12 @@ final class ServerProcess implements AutoCloseable {
 		throw new IllegalStateException("The application did not answer within two minutes:\n" + tail());
 	}
 
+	/** The CPU time the application's process has used so far (all its threads: the JIT and the GC included). */
+	Duration cpu() {
+		return this.process.toHandle().info().totalCpuDuration().orElseThrow(
+				() -> new IllegalStateException("This platform does not report a process's CPU time"));
+	}
+
 	/** The address of the endpoint waited for. */
 	URI endpoint() {
 		return this.endpoint;

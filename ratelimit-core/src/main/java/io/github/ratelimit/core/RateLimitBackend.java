@@ -9,13 +9,17 @@ import reactor.core.publisher.Mono;
 
 /**
  * Where the counters live: Redis (shared by all instances) or local memory. A request's entries are one unit: every
- * entry admits and takes its cost, or none takes anything. {@link #acquire} and {@link #release} never block; the
- * operators' calls ({@link #inspect}, {@link #reset}, {@link #resetMatching}) block, never on a request path.
+ * entry admits and takes its cost, or none takes anything. {@link #acquire} and {@link #release} never block, with
+ * one exception: they may block a subscriber for which {@link Waits#waitsHere} is true, the thread that waits for
+ * the answer in {@link Waits#await} anyway (the local backend waits there for a contended key's lock); such a wait
+ * must end when that thread is interrupted. The operators' calls ({@link #inspect}, {@link #reset},
+ * {@link #resetMatching}) block, never on a request path.
  */
 public interface RateLimitBackend {
 
 	/**
-	 * Evaluates and, when every entry admits, takes the cost of each entry, without blocking the caller.
+	 * Evaluates and, when every entry admits, takes the cost of each entry, without blocking the caller (unless it
+	 * is the thread waiting for the answer: {@link Waits#waitsHere}).
 	 * @param request the entries and the optional explicit time
 	 * @param requestId an id unique to this request, which its release passes back
 	 * @return one decision per entry, in the request's order, and the time of the evaluation

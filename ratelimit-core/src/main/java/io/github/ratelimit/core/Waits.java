@@ -5,6 +5,8 @@ import java.util.concurrent.ExecutionException;
 
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
+import reactor.util.context.ContextView;
 
 /**
  * The one blocking wait of the starter: {@link RateLimiter#check}, {@link Permit#release()} and the servlet side wait
@@ -13,7 +15,25 @@ import reactor.core.publisher.Mono;
  */
 public final class Waits {
 
+	/** The context key of the thread waiting here for the answer. */
+	private static final Object WAITER = Waits.class;
+
 	private Waits() {
+	}
+
+	/**
+	 * {@return whether the current thread is the one waiting here for the answer of the {@code Mono} whose context
+	 * this is} Such a thread blocks anyway: a layer may wait on it (for a lock) instead of handing the work to another
+	 * thread and waking this one from there. Any other thread (an event loop delivering a fallback) must not wait.
+	 * This is the hook for a backend that would block ({@link RateLimitBackend}): it may wait on a thread for which
+	 * this is true, and only interruptibly (an interrupt must end the wait, which then fails here as documented).
+	 * The mark is in the context of {@code await}'s own subscription and names the waiting thread: a layer that
+	 * subscribes anew (a guarded limiter's call) does not carry it, and work moved to another thread
+	 * ({@code publishOn}) is not on that thread; neither is ever waited on.
+	 * @param context the context of the subscription
+	 */
+	public static boolean waitsHere(ContextView context) {
+		return context.getOrDefault(WAITER, null) == Thread.currentThread();
 	}
 
 	/**
@@ -34,7 +54,7 @@ public final class Waits {
 	}
 
 	private static <T> @Nullable T get(Mono<T> value, boolean interruptFails) {
-		CompletableFuture<T> result = value.toFuture();
+		CompletableFuture<T> result = value.contextWrite(Context.of(WAITER, Thread.currentThread())).toFuture();
 		try {
 			return result.get();
 		}

@@ -52,10 +52,16 @@ class LocalBackendBlockHoundTests {
 	@Test
 	void acquiringOnANonBlockingThreadNeverWaitsForAnotherThreadsLock() throws Exception {
 		LocalRateLimitBackend backend = new LocalRateLimitBackend();
-		assertContendedCallsNeverBlock((i) -> backend.acquire(request(), "async-" + i)
-			.flatMap((acquisition) -> backend.release(request().entries(), "async-" + i,
-					acquisition.entryTimesMicros(), acquisition.entrySequences())),
+		assertContendedCallsNeverBlock((i) -> acquireAndRelease(backend, i),
 				(i) -> backend.acquire(request(), "blocking-" + i).block());
+	}
+
+	@Test
+	void threadsWaitingForTheirAnswerOnTheLockNeverMakeANonBlockingThreadWait() throws Exception {
+		LocalRateLimitBackend backend = new LocalRateLimitBackend();
+		// the hammers wait as a servlet thread does (Waits.await): for the lock itself when it is taken
+		assertContendedCallsNeverBlock((i) -> acquireAndRelease(backend, i),
+				(i) -> Waits.await(backend.acquire(request(), "waiting-" + i)));
 	}
 
 	@Test
@@ -70,6 +76,12 @@ class LocalBackendBlockHoundTests {
 			.build();
 		assertContendedCallsNeverBlock((i) -> limiter.checkAsync(request()).flatMap((d) -> d.reversal().releaseAsync()),
 				(i) -> fallback.acquire(request(), "blocking-" + i).block());
+	}
+
+	private static Mono<Void> acquireAndRelease(LocalRateLimitBackend backend, int i) {
+		return backend.acquire(request(), "async-" + i)
+			.flatMap((acquisition) -> backend.release(request().entries(), "async-" + i,
+					acquisition.entryTimesMicros(), acquisition.entrySequences()));
 	}
 
 	private static RateLimitRequest request() {

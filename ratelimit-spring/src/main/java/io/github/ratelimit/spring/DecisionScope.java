@@ -176,6 +176,9 @@ public class DecisionScope {
 				return Mono.empty();
 			}
 			this.closed = true;
+			if (this.permits.isEmpty()) {
+				return Mono.empty(); // most requests: no concurrency policy, nothing to build per request
+			}
 			held = new ArrayList<>(this.permits);
 		}
 		return Flux.fromIterable(held).flatMap(DecisionScope::release).then();

@@ -20,6 +20,7 @@ import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitKeys;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimitRequest.Entry;
+import io.github.ratelimit.core.Waits;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -78,7 +79,10 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		return "local";
 	}
 
-	/** On the caller's thread when the keys' locks are free at once, else on a bounded elastic thread. */
+	/**
+	 * On the caller's thread when the keys' locks are free at once, or when that thread waits for the answer in
+	 * {@link Waits#await} (it waits for the locks, interruptibly); else on a bounded elastic thread.
+	 */
 	@Override
 	public Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
 		String[] keys = keys(request.entries());
@@ -145,7 +149,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 			.count();
 	}
 
-	/** Like {@link #acquire}: on the caller's thread unless a lock is taken. */
+	/** On the same threads as {@link #acquire}. */
 	@Override
 	public Mono<Void> release(List<Entry> entries, String requestId, List<Long> acquiredAtMicros,
 			List<Long> sequences) {
@@ -179,10 +183,15 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		return entries.stream().map((entry) -> this.keys.key(entry.policy(), entry.identity())).toArray(String[]::new);
 	}
 
-	/** The work under the keys' locks: on the caller's thread when they are free, else waited for elsewhere. */
+	/**
+	 * The work under the keys' locks: on the caller's thread when they are free or when that thread waits for the
+	 * answer anyway ({@link Waits#waitsHere}: a servlet thread, a blocking check), else waited for elsewhere. An
+	 * interrupt ends the waiter's wait for a lock: the work is then handed over too, and {@code Waits.await}, seeing
+	 * the interrupt, cancels it and fails as it always did.
+	 */
 	private <T> Mono<T> underLocks(String[] keys, Supplier<T> work) {
-		return Mono.defer(() -> {
-			ReentrantLock[] held = lock(keys, false);
+		return Mono.deferContextual((context) -> {
+			ReentrantLock[] held = lock(keys, Waits.waitsHere(context) ? Wait.UNTIL_INTERRUPTED : Wait.NEVER);
 			if (held == null) {
 				return Mono.fromSupplier(() -> locked(keys, work)).subscribeOn(Schedulers.boundedElastic());
 			}
@@ -195,9 +204,9 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		});
 	}
 
-	/** The work under the keys' locks, waited for (never on an event loop: the non-blocking path only tries them). */
+	/** The work under the keys' locks, waited for (never on an event loop: the non-blocking path tries them). */
 	private <T> T locked(String[] keys, Supplier<T> work) {
-		ReentrantLock[] held = Objects.requireNonNull(lock(keys, true));
+		ReentrantLock[] held = Objects.requireNonNull(lock(keys, Wait.ALWAYS));
 		try {
 			return work.get();
 		}
@@ -206,8 +215,8 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		}
 	}
 
-	/** Locks the keys' stripes in ascending order; without {@code wait}, null (nothing held) when one is taken. */
-	private ReentrantLock @Nullable [] lock(String[] keys, boolean wait) {
+	/** Locks the keys' stripes in ascending order; null (nothing held) when {@code wait} gives up on one. */
+	private ReentrantLock @Nullable [] lock(String[] keys, Wait wait) {
 		int[] stripes = Arrays.stream(keys)
 			.mapToInt((key) -> (key.hashCode() * 0x9E3779B9) >>> 24) // the high bits of a Fibonacci hash: 0..255
 			.distinct()
@@ -216,16 +225,46 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		ReentrantLock[] held = new ReentrantLock[stripes.length];
 		for (int n = 0; n < stripes.length; n++) {
 			ReentrantLock lock = this.locks[stripes[n]];
-			if (wait) {
-				lock.lock();
-			}
-			else if (!lock.tryLock()) {
+			if (!lock.tryLock() && !waitFor(lock, wait)) {
 				unlock(Arrays.copyOf(held, n));
 				return null;
 			}
 			held[n] = lock;
 		}
 		return held;
+	}
+
+	/** Waits for a lock another thread holds, as {@code wait} says; whether it is now held. */
+	private static boolean waitFor(ReentrantLock lock, Wait wait) {
+		if (wait == Wait.NEVER) {
+			return false;
+		}
+		if (wait == Wait.ALWAYS) {
+			lock.lock();
+			return true;
+		}
+		try {
+			lock.lockInterruptibly();
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt(); // for Waits.await, which fails on it
+			return false;
+		}
+	}
+
+	/** How {@link #lock} waits for a stripe another thread holds. */
+	private enum Wait {
+
+		/** Not at all (a thread that must not block: an event loop). */
+		NEVER,
+
+		/** Until it is free or the thread is interrupted (the thread waiting for the answer in Waits.await). */
+		UNTIL_INTERRUPTED,
+
+		/** Until it is free (the operators' blocking calls, the bounded-elastic hand-off). */
+		ALWAYS
+
 	}
 
 	private static void unlock(ReentrantLock[] held) {
