@@ -135,7 +135,7 @@ class LeasedClusterOutageTests {
 				() -> enforcement(check(0, OPEN, identityOn(OPEN, dead))) == Enforcement.ENFORCED
 						&& enforcement(check(1, OPEN, identityOn(OPEN, dead))) == Enforcement.ENFORCED);
 		for (RateLimitPolicy policy : POLICIES) {
-			assertThat(drainTogether(policy, identityOn(policy, dead))).as("%s on the restarted master", policy.name())
+			assertThat(drainOnceRedisDecides(policy, dead)).as("%s on the restarted master", policy.name())
 				.isEqualTo(LIMIT);
 		}
 	}
@@ -178,12 +178,39 @@ class LeasedClusterOutageTests {
 
 	/** Requests from both instances in turn until both are denied: how many were admitted, every one by Redis. */
 	private int drainTogether(RateLimitPolicy policy, String identity) {
+		int admitted = drain(policy, identity);
+		assertThat(admitted).as("every request of %s of %s decided by Redis", policy.name(), identity).isNotNegative();
+		return admitted;
+	}
+
+	/**
+	 * After the restart, fresh keys of the master drained until one drain was decided by Redis throughout (a request
+	 * soon after the restart may still meet a connection or breaker catching up, on a loaded machine): what it
+	 * admitted. A drain that admits more than the limit still fails at once.
+	 */
+	private int drainOnceRedisDecides(RateLimitPolicy policy, HostAndPort master) {
+		int[] admitted = { -1 };
+		Wait.until(policy.name() + " drained on the restarted master, every request decided by Redis",
+				Duration.ofSeconds(90), () -> {
+					admitted[0] = drain(policy, identityOn(policy, master));
+					return admitted[0] >= 0;
+				});
+		return admitted[0];
+	}
+
+	/**
+	 * Requests from both instances in turn until both are denied: how many were admitted, or -1 once one was not
+	 * decided by Redis.
+	 */
+	private int drain(RateLimitPolicy policy, String identity) {
 		int admitted = 0;
 		int deniedInARow = 0;
 		for (int i = 0; deniedInARow < 2; i++) {
 			assertThat(i).as("requests of %s", identity).isLessThan(10 * LIMIT);
 			RateLimitDecision decision = check(i % 2, policy, identity);
-			assertThat(enforcement(decision)).as("%s of %s", policy.name(), identity).isEqualTo(Enforcement.ENFORCED);
+			if (enforcement(decision) != Enforcement.ENFORCED) {
+				return -1;
+			}
 			admitted += decision.allowed() ? 1 : 0;
 			deniedInARow = decision.allowed() ? 0 : deniedInARow + 1;
 		}
