@@ -25,8 +25,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * Section {@code cluster}: what a decision costs a Redis Cluster, for sizing one. On a three-master Cluster of the
  * test kit's (no replicas, its own processes), through the engine (unguarded {@link DefaultRateLimiter} on a
  * Cluster-aware Spring Data Redis {@link LettuceConnectionFactory}), per algorithm: a non-blocking closed loop with
- * 64 calls in flight (or {@code -Dbench.cluster.inflight}) over 10,000 identities at random, every decision admitted. Measured: the
- * Redis CPU per decision ({@code INFO cpu} {@code used_cpu_sys + used_cpu_user} deltas summed over the masters,
+ * 64 calls in flight (or {@code -Dbench.cluster.inflight}) over 10,000 identities at random, every decision
+ * admitted. Measured: the Redis CPU per decision ({@code INFO cpu} {@code used_cpu_sys + used_cpu_user} deltas summed over the masters,
  * over the decisions), the script calls per decision ({@code INFO commandstats}, summed), hence the decisions per
  * second one Redis core can serve. Each algorithm runs both paths in {@value #ROUNDS} rounds, their order alternating
  * (per call first, then batched first): per call (batching off, one script call per decision) and batched (natural

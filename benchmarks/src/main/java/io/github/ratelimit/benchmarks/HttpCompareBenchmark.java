@@ -45,14 +45,7 @@ final class HttpCompareBenchmark {
 
 	private final int seconds;
 
-	/** The shortest warm-up, in seconds. */
-	private final int warmupSeconds;
-
-	/** The longest warm-up, in seconds: a JVM whose CPU per request still falls then is measured anyway. */
-	private final int warmupMaxSeconds;
-
-	/** The length of one warm-up step, in seconds. */
-	private final int warmupStep;
+	private final Warmup warmup;
 
 	private final int rounds = Integer.getInteger("bench.compare.rounds", 2);
 
@@ -62,14 +55,13 @@ final class HttpCompareBenchmark {
 
 	HttpCompareBenchmark(boolean quick) {
 		this.seconds = Integer.getInteger("bench.wrk.seconds", quick ? 2 : 10);
-		this.warmupSeconds = Integer.getInteger("bench.compare.warmup", quick ? 2 : 20);
+		int shortest = Integer.getInteger("bench.compare.warmup", quick ? 2 : 20);
 		int max = Integer.getInteger("bench.compare.warmup.max", quick ? 4 : 120);
-		if (max < this.warmupSeconds) {
+		if (max < shortest) {
 			System.out.printf(Locale.ROOT, "http-compare: bench.compare.warmup.max (%d s) is below bench.compare.warmup"
-					+ " (%d s): every warm-up lasts %d s%n", max, this.warmupSeconds, this.warmupSeconds);
+					+ " (%d s): every warm-up lasts %d s%n", max, shortest, shortest);
 		}
-		this.warmupMaxSeconds = Math.max(max, this.warmupSeconds);
-		this.warmupStep = quick ? 1 : 5;
+		this.warmup = new Warmup(shortest, quick ? 1 : 5, Math.max(max, shortest));
 	}
 
 	/**
@@ -108,10 +100,19 @@ final class HttpCompareBenchmark {
 	 * @param contenders the contenders, in the first round's order
 	 * @param rows the measured runs
 	 * @param load the machine's load average before and after the section
-	 * @param warmup the shortest warm-up, its step and the longest, in seconds
+	 * @param warmup how each JVM was warmed up
 	 */
 	record Outcome(WrkBinary wrk, String command, List<Contender> contenders, List<Row> rows, String load,
-			int[] warmup) {
+			Warmup warmup) {
+	}
+
+	/**
+	 * How a fresh JVM is warmed up, in seconds ({@link #warmUp}).
+	 * @param shortest the shortest warm-up
+	 * @param step the length of one step
+	 * @param longest the longest: a JVM whose CPU per request still falls then is measured anyway
+	 */
+	record Warmup(int shortest, int step, int longest) {
 	}
 
 	Outcome run() throws IOException, InterruptedException {
@@ -120,7 +121,7 @@ final class HttpCompareBenchmark {
 				this.seconds);
 		if (!wrk.available()) {
 			System.out.println("http-compare: skipped, wrk is not available: " + wrk.version());
-			return new Outcome(wrk, command, List.of(), List.of(), "", warmup());
+			return new Outcome(wrk, command, List.of(), List.of(), "", this.warmup);
 		}
 		String loadBefore = loadAverage();
 		List<Row> rows = new ArrayList<>();
@@ -141,11 +142,7 @@ final class HttpCompareBenchmark {
 			Files.deleteIfExists(script);
 		}
 		return new Outcome(wrk, command, contenders, rows, loadBefore + " before, " + loadAverage() + " after",
-				warmup());
-	}
-
-	private int[] warmup() {
-		return new int[] { this.warmupSeconds, this.warmupStep, this.warmupMaxSeconds };
+				this.warmup);
 	}
 
 	private Row measure(WrkBinary wrk, Path script, RedisProbe probe, Contender contender, int round)
@@ -182,21 +179,21 @@ final class HttpCompareBenchmark {
 	 * Loads a fresh JVM with wrk, not reported, until its JIT has settled: in steps, for at least the shortest
 	 * warm-up, then until two consecutive steps' CPU per request (the whole process's: compilation included) are
 	 * within 5% of each other ({@link #settled}), at most the longest warm-up. A fixed 5 s was too short: on 2 shared
-	 * cores the Redis
-	 * configuration still compiled for minutes, and its CPU per request fell fourfold between 5 s and 90 s of load.
+	 * cores the Redis configuration still compiled for minutes, and its CPU per request fell fourfold between 5 s and
+	 * 90 s of load.
 	 * @return the seconds the warm-up lasted
 	 */
 	private int warmUp(WrkBinary wrk, List<String> options, ServerProcess server)
 			throws IOException, InterruptedException {
 		int elapsed = 0;
 		double previous = Double.MAX_VALUE;
-		while (elapsed < this.warmupMaxSeconds) {
+		while (elapsed < this.warmup.longest()) {
 			Duration before = server.cpu();
-			String output = WrkBenchmark.run(wrk, options, server.endpoint(), this.warmupStep);
+			String output = WrkBenchmark.run(wrk, options, server.endpoint(), this.warmup.step());
 			double perRequest = (double) server.cpu().minus(before).toNanos()
 					/ Math.max(1, WrkBenchmark.parse("warm-up", 0, output).requests());
-			elapsed += this.warmupStep;
-			if (elapsed >= this.warmupSeconds && settled(previous, perRequest)) {
+			elapsed += this.warmup.step();
+			if (elapsed >= this.warmup.shortest() && settled(previous, perRequest)) {
 				break;
 			}
 			previous = perRequest;
@@ -320,8 +317,8 @@ final class HttpCompareBenchmark {
 						+ " measured in the same run.%n%n",
 				outcome.wrk().version(), outcome.wrk().origin(), outcome.command(), Integer.getInteger(
 						"bench.wrk.connections", HttpBenchmark.CONNECTIONS),
-				Runtime.getRuntime().availableProcessors(), ServerProcess.HEAP, outcome.warmup()[0],
-				outcome.warmup()[1], outcome.warmup()[2], outcome.load()));
+				Runtime.getRuntime().availableProcessors(), ServerProcess.HEAP, outcome.warmup().shortest(),
+				outcome.warmup().step(), outcome.warmup().longest(), outcome.load()));
 		Markdown means = new Markdown("configuration", "requests/s", "vs off", "p50 µs", "p90 µs", "p99 µs",
 				"non-2xx share", "socket errors per run", "app CPU µs per request", "Redis commands per request",
 				"Redis CPU µs per request");

@@ -32,7 +32,7 @@ class HttpCompareBenchmarkTests {
 				row("a on", 2, 1_500, 15_000, 7_500, 15_000), row("b off", 1, 9_000, 90_000, 0, 0));
 		HttpCompareBenchmark.Outcome outcome = new HttpCompareBenchmark.Outcome(
 				new WrkBinary("wrk", "wrk 4.1.0", "the PATH"), "wrk -t2 -c16 -d10s --latency", contenders, rows,
-				"1 / 1 / 1 before, 1 / 1 / 1 after", new int[] { 20, 5, 120 });
+				"1 / 1 / 1 before, 1 / 1 / 1 after", new HttpCompareBenchmark.Warmup(20, 5, 120));
 		String report = HttpCompareBenchmark.report(outcome);
 		// a on: mean 1,000 req/s against a off's 2,000; half its answers refused; 20 µs of the application's CPU and
 		// one command per request

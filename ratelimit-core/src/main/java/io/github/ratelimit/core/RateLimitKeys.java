@@ -8,9 +8,10 @@ import java.util.Base64;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The storage key of a policy and an identity, {@code <prefix>{<identity>}:<policy>:<algorithm>} (the identity is the
- * Cluster hash tag; the last part is {@link Algorithm#keySuffix()}). Identities of at most {@value #MAX_RAW_LENGTH} characters of {@code [A-Za-z0-9._:@/+=-]} stay
- * raw; any other becomes {@code ~} and the base64url SHA-256 of its UTF-8 bytes.
+ * The storage key of a policy and an identity, {@code <prefix>{<identity>}:<policy>:<suffix>} (the identity is the
+ * Cluster hash tag; the suffix is {@link Algorithm#keySuffix()}). Identities of at most {@value #MAX_RAW_LENGTH}
+ * characters of {@code [A-Za-z0-9._:@/+=-]} stay raw; any other becomes {@code ~} and the base64url SHA-256 of its
+ * UTF-8 bytes.
  */
 public final class RateLimitKeys {
 
