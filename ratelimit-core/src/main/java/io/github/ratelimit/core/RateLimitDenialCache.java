@@ -35,7 +35,8 @@ public final class RateLimitDenialCache {
 	private final LongAdder hits = new LongAdder();
 
 	private RateLimitDenialCache(long maximumSize) {
-		this.denials = Caffeine.newBuilder().maximumSize(maximumSize).expireAfter(Expiry.writing(
+		// upkeep on the calling thread: a request's read must not wake a common-pool thread
+		this.denials = Caffeine.newBuilder().executor(Runnable::run).maximumSize(maximumSize).expireAfter(Expiry.writing(
 				(Key key, Denials kept) -> Duration.ofNanos(Math.max(0, kept.expiresAtNanos() - System.nanoTime()))))
 			.build();
 	}

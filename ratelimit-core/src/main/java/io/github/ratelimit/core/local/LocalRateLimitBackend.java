@@ -37,6 +37,9 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 
 	private static final int STRIPES = 256;
 
+	/** How many times a thread that may block retries a held lock before it parks (see {@link #waitFor}). */
+	private static final int SPINS = 64;
+
 	private final LongSupplier clockMicros;
 
 	private final Cache<String, State> states;
@@ -60,8 +63,11 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 			throw new IllegalArgumentException("maximumKeys must be positive but was " + maximumKeys);
 		}
 		this.clockMicros = clockMicros;
-		// a key expires its TTL after its last write, like PEXPIRE on its Redis twin; reads do not extend it
+		// a key expires its TTL after its last write, like PEXPIRE on its Redis twin; reads do not extend it. Every
+		// admission writes its key: the cache's upkeep runs on the writing thread, not as a task woken on the common
+		// pool for each write
 		this.states = Caffeine.newBuilder()
+			.executor(Runnable::run)
 			.maximumSize(maximumKeys)
 			.ticker(() -> clockMicros.getAsLong() * 1_000L)
 			.expireAfter(Expiry.<String, State>writing((key, state) -> Duration.of(state.ttlMicros, ChronoUnit.MICROS)))
@@ -180,7 +186,11 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 	}
 
 	private String[] keys(List<Entry> entries) {
-		return entries.stream().map((entry) -> this.keys.key(entry.policy(), entry.identity())).toArray(String[]::new);
+		String[] keys = new String[entries.size()];
+		for (int i = 0; i < keys.length; i++) {
+			keys[i] = this.keys.key(entries.get(i).policy(), entries.get(i).identity());
+		}
+		return keys;
 	}
 
 	/**
@@ -217,11 +227,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 
 	/** Locks the keys' stripes in ascending order; null (nothing held) when {@code wait} gives up on one. */
 	private ReentrantLock @Nullable [] lock(String[] keys, Wait wait) {
-		int[] stripes = Arrays.stream(keys)
-			.mapToInt((key) -> (key.hashCode() * 0x9E3779B9) >>> 24) // the high bits of a Fibonacci hash: 0..255
-			.distinct()
-			.sorted()
-			.toArray();
+		int[] stripes = stripes(keys);
 		ReentrantLock[] held = new ReentrantLock[stripes.length];
 		for (int n = 0; n < stripes.length; n++) {
 			ReentrantLock lock = this.locks[stripes[n]];
@@ -234,10 +240,32 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		return held;
 	}
 
-	/** Waits for a lock another thread holds, as {@code wait} says; whether it is now held. */
+	/** The keys' distinct stripes in ascending order: the high bits of a Fibonacci hash of each, 0..255. */
+	private static int[] stripes(String[] keys) {
+		int[] stripes = new int[keys.length];
+		for (int i = 0; i < keys.length; i++) {
+			stripes[i] = (keys[i].hashCode() * 0x9E3779B9) >>> 24;
+		}
+		if (stripes.length == 1) {
+			return stripes;
+		}
+		return Arrays.stream(stripes).distinct().sorted().toArray();
+	}
+
+	/**
+	 * Waits for a lock another thread holds, as {@code wait} says; whether it is now held. A thread that may block
+	 * first tries again for a few microseconds: a decision holds the lock for less than a thread's park and wake-up
+	 * cost, so a hot key's waiters mostly get it without either.
+	 */
 	private static boolean waitFor(ReentrantLock lock, Wait wait) {
 		if (wait == Wait.NEVER) {
 			return false;
+		}
+		for (int spin = 0; spin < SPINS; spin++) {
+			Thread.onSpinWait();
+			if (lock.tryLock()) {
+				return true;
+			}
 		}
 		if (wait == Wait.ALWAYS) {
 			lock.lock();
