@@ -45,8 +45,10 @@ final class Acquired {
 	static RateLimitDecision decision(List<RateLimitRequest.Entry> entries, List<PolicyDecision> decisions,
 			RateLimitBackend source, @Nullable Guard guard, List<RateLimitRequest.Entry> taken, String requestId,
 			RateLimitBackend.Acquisition acquired, @Nullable Throwable failure, PermitsInFlight inFlight) {
-		if (!decisions.stream().allMatch(PolicyDecision::allowed)) {
-			return RateLimitDecision.withoutPermits(decisions, failure);
+		for (PolicyDecision decision : decisions) {
+			if (!decision.allowed()) {
+				return RateLimitDecision.withoutPermits(decisions, failure);
+			}
 		}
 		List<Long> times = acquired.entryTimesMicros();
 		List<Long> sequences = acquired.entrySequences();

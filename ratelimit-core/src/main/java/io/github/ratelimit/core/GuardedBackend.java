@@ -42,8 +42,18 @@ record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failur
 			if (call.answer == null) {
 				return call.refused();
 			}
+			CompletableFuture<RateLimitBackend.Acquisition> sent = call.answer;
+			if (sent.isDone() && !sent.isCompletedExceptionally()) {
+				// answered while it was sent (a leased slice's spend): no budget timer to arm, nothing left to cancel
+				try {
+					return Mono.just(call.answered(sent.join()));
+				}
+				catch (RuntimeException ex) {
+					return call.failed(ex); // as the map below would
+				}
+			}
 			// the backend call runs on whatever its own subscription needs; cancelling this one never cancels it
-			Mono<RateLimitBackend.Acquisition> answer = Mono.fromFuture(call.answer, true);
+			Mono<RateLimitBackend.Acquisition> answer = Mono.fromFuture(sent, true);
 			if (this.guard.timeout != null) {
 				// with a fallback: without one, Reactor names the step for the timeout's message on every subscription
 				answer = answer.timeout(Duration.ofNanos(call.remainingNanos()), Mono.error(BudgetSpent::new));

@@ -47,12 +47,14 @@ public final class RateLimitDecision {
 		this.failure = failure;
 		List<PolicyDecision> enforced = new ArrayList<>(decisions.size());
 		List<PolicyDecision> shadow = new ArrayList<>(0);
+		boolean allowed = true;
 		for (PolicyDecision decision : decisions) {
 			(decision.policy().shadow() ? shadow : enforced).add(decision);
+			allowed &= decision.policy().shadow() || decision.allowed();
 		}
 		this.decisions = List.copyOf(enforced);
 		this.shadowDecisions = List.copyOf(shadow);
-		this.allowed = this.decisions.stream().allMatch(PolicyDecision::allowed);
+		this.allowed = allowed;
 		this.permit = permit;
 		this.reversal = reversal;
 		this.reversedDecisions = reversedDecisions;
@@ -75,7 +77,12 @@ public final class RateLimitDecision {
 
 	/** {@return whether the backend failed and the failure modes decided (a decision not {@code ENFORCED})} */
 	public boolean degraded() {
-		return this.decisions.stream().anyMatch((decision) -> decision.enforcement().degraded());
+		for (PolicyDecision decision : this.decisions) { // a loop: asked of every request
+			if (decision.enforcement().degraded()) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/** {@return why the backend could not decide (timeout, connection, Redis error, open breaker), or empty} */
@@ -111,7 +118,13 @@ public final class RateLimitDecision {
 
 	/** {@return the deciding policy: when denied the one asking the longest wait, else the least remaining} */
 	public Optional<PolicyDecision> deciding() {
-		return this.decisions.stream().min(MOST_RESTRICTIVE);
+		@Nullable PolicyDecision deciding = null;
+		for (PolicyDecision decision : this.decisions) { // a loop: asked of every request
+			if (deciding == null || MOST_RESTRICTIVE.compare(decision, deciding) < 0) {
+				deciding = decision;
+			}
+		}
+		return Optional.ofNullable(deciding);
 	}
 
 	/** {@return how long until the same request can be admitted: the longest wait of the denying policies} */

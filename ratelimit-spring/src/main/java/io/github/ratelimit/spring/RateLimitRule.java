@@ -46,7 +46,12 @@ public record RateLimitRule(List<PathPattern> paths, Set<String> methods, List<S
 				return false;
 			}
 		}
-		return this.paths.stream().anyMatch((pattern) -> pattern.matches(path));
+		for (PathPattern pattern : this.paths) { // a loop: asked of every request
+			if (pattern.matches(path)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 }

@@ -78,7 +78,7 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle, A
 
 	@Override
 	public Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
-		if (request.hasExplicitTime() || request.entries().stream().noneMatch(this::leased)) {
+		if (request.hasExplicitTime() || !anyLeased(request.entries())) {
 			return this.backend.acquire(request, requestId);
 		}
 		if (request.entries().size() == 1) {
@@ -86,6 +86,15 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle, A
 			return Mono.defer(() -> spendOrTake(entry));
 		}
 		return this.mixed.acquire(request, requestId);
+	}
+
+	private boolean anyLeased(List<Entry> entries) {
+		for (Entry entry : entries) { // a loop: asked of every request
+			if (leased(entry)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/** Whether an entry is decided from a slice: its policy is leased, and its algorithm can be. */
