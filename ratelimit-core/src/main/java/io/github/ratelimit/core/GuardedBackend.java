@@ -42,19 +42,11 @@ record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failur
 			if (call.answer == null) {
 				return call.refused();
 			}
-			CompletableFuture<RateLimitBackend.Acquisition> sent = call.answer;
-			if (sent.isDone() && !sent.isCompletedExceptionally()) {
-				// answered while it was sent (a leased slice's spend): no budget timer to arm, nothing left to cancel
-				try {
-					return Mono.just(call.answered(sent.join()));
-				}
-				catch (RuntimeException ex) {
-					return call.failed(ex); // as the map below would
-				}
-			}
 			// the backend call runs on whatever its own subscription needs; cancelling this one never cancels it
-			Mono<RateLimitBackend.Acquisition> answer = Mono.fromFuture(sent, true);
-			if (this.guard.timeout != null) {
+			Mono<RateLimitBackend.Acquisition> answer = Mono.fromFuture(call.answer, true);
+			// a call answered while it was sent (a leased slice's spend) needs no budget timer: arming and cancelling
+			// one costs a scheduler task and a woken thread
+			if (this.guard.timeout != null && !call.answer.isDone()) {
 				// with a fallback: without one, Reactor names the step for the timeout's message on every subscription
 				answer = answer.timeout(Duration.ofNanos(call.remainingNanos()), Mono.error(BudgetSpent::new));
 			}

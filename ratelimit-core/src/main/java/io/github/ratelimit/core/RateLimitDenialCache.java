@@ -35,8 +35,7 @@ public final class RateLimitDenialCache {
 	private final LongAdder hits = new LongAdder();
 
 	private RateLimitDenialCache(long maximumSize) {
-		// upkeep on the calling thread: a request's read must not wake a common-pool thread
-		this.denials = Caffeine.newBuilder().executor(Runnable::run).maximumSize(maximumSize).expireAfter(Expiry.writing(
+		this.denials = Caffeine.newBuilder().executor(CacheUpkeep.EXECUTOR).maximumSize(maximumSize).expireAfter(Expiry.writing(
 				(Key key, Denials kept) -> Duration.ofNanos(Math.max(0, kept.expiresAtNanos() - System.nanoTime()))))
 			.build();
 	}

@@ -4,8 +4,11 @@ import java.time.Duration;
 import java.util.Arrays;
 
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
 import reactor.core.Disposable;
+import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
@@ -81,6 +84,26 @@ class UnseenDecisionsTests {
 		caller.dispose();
 		assertThat(remaining(ENFORCED)).as("given back once the caller gave up").isEqualTo(5);
 		assertThat(this.errors.count(BackendErrorKind.GIVE_BACK_FAILED)).isZero();
+	}
+
+	@Test
+	void aGuardedCallAnsweredWhileSentIsGivenBackWhenTheCallerCancelsBeforeAsking() {
+		// the local backend answers while the guard sends the call, as a leased slice's spend does: no budget timer
+		Acquired.PermitsInFlight inFlight = new Acquired.PermitsInFlight();
+		Decider guarded = new GuardedBackend(this.backend,
+				new Guard(this.backend, Duration.ofSeconds(5), CircuitBreaker.ofDefaults("unseen"), this.errors),
+				new FailureModes(new LocalRateLimitBackend(), Duration.ofSeconds(1), inFlight), inFlight);
+		guarded.decide(RateLimitRequest.of(ENFORCED, "client")).subscribe(new BaseSubscriber<>() {
+
+			@Override
+			protected void hookOnSubscribe(Subscription subscription) {
+				cancel();
+			}
+
+		});
+		assertThat(remaining(ENFORCED)).as("taken when sent, given back on the cancel").isEqualTo(5);
+		assertThat(guarded.decide(RateLimitRequest.of(ENFORCED, "client")).block().allowed()).isTrue();
+		assertThat(remaining(ENFORCED)).isEqualTo(4);
 	}
 
 }

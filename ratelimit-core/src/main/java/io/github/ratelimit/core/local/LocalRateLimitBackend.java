@@ -15,6 +15,7 @@ import java.util.function.Supplier;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import io.github.ratelimit.core.CacheUpkeep;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitKeys;
@@ -64,10 +65,9 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		}
 		this.clockMicros = clockMicros;
 		// a key expires its TTL after its last write, like PEXPIRE on its Redis twin; reads do not extend it. Every
-		// admission writes its key: the cache's upkeep runs on the writing thread, not as a task woken on the common
-		// pool for each write
+		// admission writes its key, so the upkeep after it runs on the writing thread where it may (CacheUpkeep)
 		this.states = Caffeine.newBuilder()
-			.executor(Runnable::run)
+			.executor(CacheUpkeep.EXECUTOR)
 			.maximumSize(maximumKeys)
 			.ticker(() -> clockMicros.getAsLong() * 1_000L)
 			.expireAfter(Expiry.<String, State>writing((key, state) -> Duration.of(state.ttlMicros, ChronoUnit.MICROS)))
@@ -254,16 +254,16 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 
 	/**
 	 * Waits for a lock another thread holds, as {@code wait} says; whether it is now held. A thread that may block
-	 * first tries again for a few microseconds: a decision holds the lock for less than a thread's park and wake-up
-	 * cost, so a hot key's waiters mostly get it without either.
+	 * first tries again {@value #SPINS} times (unless interrupted): a decision holds the lock for less than a thread's
+	 * park and wake-up cost, so a hot key's waiters mostly get it without either.
 	 */
 	private static boolean waitFor(ReentrantLock lock, Wait wait) {
 		if (wait == Wait.NEVER) {
 			return false;
 		}
-		for (int spin = 0; spin < SPINS; spin++) {
+		for (int spin = 0; spin < SPINS && !Thread.currentThread().isInterrupted(); spin++) {
 			Thread.onSpinWait();
-			if (lock.tryLock()) {
+			if (!lock.isLocked() && lock.tryLock()) { // a read before the write: spinners leave the holder's line be
 				return true;
 			}
 		}
