@@ -35,9 +35,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * requests that follow on fresh keys of that master are decided by Redis too, also when each is sent from the
  * previous decision's callback (before this was fixed, the breaker recorded an answer only after the decision had
  * gone on, so such a follower found the half-open breaker's permitted calls all taken and failed open). Requests many
- * in flight while the breaker is still half-open are another matter, inherent to a breaker: only its permitted calls
- * reach Redis, the others follow their failure mode, and the test states that (architecture.md, "When Redis fails").
- * Every figure is a count.
+ * in flight while the breaker is still half-open are another matter, inherent to a breaker: until its permitted calls
+ * are recorded, the others are refused and follow their failure mode, which the test states (architecture.md, "After
+ * a master comes back"). Every figure is a count.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class RestartedMasterTests {
