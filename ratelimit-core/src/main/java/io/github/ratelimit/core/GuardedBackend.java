@@ -113,11 +113,11 @@ record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failur
 
 		private CompletionStage<RateLimitBackend.Acquisition> send() {
 			try {
-				CompletableFuture<RateLimitBackend.Acquisition> call = GuardedBackend.this.backend
-					.acquire(this.request, this.requestId)
-					.toFuture();
-				call.whenComplete(this::account);
-				this.answer = call;
+				// the decision waits for the breaker to hear of the answer: a caller's next request, sent as this
+				// decision arrives, must find the half-open breaker's permitted call recorded, not still taken
+				this.answer = GuardedBackend.this.backend.acquire(this.request, this.requestId)
+					.toFuture()
+					.whenComplete(this::account);
 				return this.accounted;
 			}
 			catch (RuntimeException ex) {
