@@ -89,4 +89,29 @@ class KeyExpiryTests {
 		assertThat(backend.keyCount()).as("bounded by maximumKeys").isLessThanOrEqualTo(1_000);
 	}
 
+	@Test
+	void aLocalKeyWrittenAgainLivesItsTtlFromTheLastWrite() {
+		// the second admission changes the key's state in place: its expiry must move as PEXPIRE would move it
+		AtomicLong clock = new AtomicLong(Backends.Clock.T0);
+		LocalRateLimitBackend backend = new LocalRateLimitBackend(1_000, clock::get);
+		RateLimiter limiter = new DefaultRateLimiter(backend);
+		RateLimitPolicy paced = RateLimitPolicy.builder("paced")
+			.algorithm(Algorithm.GCRA)
+			.limit(10)
+			.window(Duration.ofSeconds(1))
+			.build();
+		RateLimitRequest request = RateLimitRequest.of(paced, "client");
+		RateLimitRequest fresh = RateLimitRequest.of(paced, "never-seen");
+		assertThat(limiter.check(request).allowed()).isTrue(); // its TTL: one interval, 100 ms
+		clock.addAndGet(80_000);
+		assertThat(limiter.check(request).allowed()).isTrue(); // now until 200 ms after the first
+		clock.addAndGet(70_000);
+		// a read sees expiry exactly (the count of keys only as Caffeine's timer wheel advances)
+		assertThat(backend.inspect(request).get(0).remaining()).as("its state alive past the first write's TTL")
+			.isLessThan(backend.inspect(fresh).get(0).remaining());
+		clock.addAndGet(60_000);
+		assertThat(backend.inspect(request).get(0).remaining()).as("gone once idle past the last write's TTL")
+			.isEqualTo(backend.inspect(fresh).get(0).remaining());
+	}
+
 }

@@ -8,6 +8,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -15,6 +16,7 @@ import java.util.function.Supplier;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.Policy;
 import io.github.ratelimit.core.CacheUpkeep;
 import io.github.ratelimit.core.PolicyDecision;
 import io.github.ratelimit.core.RateLimitBackend;
@@ -45,6 +47,9 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 
 	private final Cache<String, State> states;
 
+	/** Moves a key's expiry without writing it: a state changed in place needs no write to the cache. */
+	private final Policy.VarExpiration<String, State> expiry;
+
 	private final ReentrantLock[] locks = new ReentrantLock[STRIPES];
 
 	private final RateLimitKeys keys = new RateLimitKeys(RateLimitKeys.DEFAULT_PREFIX);
@@ -72,6 +77,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 			.ticker(() -> clockMicros.getAsLong() * 1_000L)
 			.expireAfter(Expiry.<String, State>writing((key, state) -> Duration.of(state.ttlMicros, ChronoUnit.MICROS)))
 			.build();
+		this.expiry = this.states.policy().expireVariably().orElseThrow();
 		Arrays.setAll(this.locks, (i) -> new ReentrantLock());
 	}
 
@@ -126,7 +132,7 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 		for (int i = 0; i < entries.size(); i++) {
 			Eval c = evals[i];
 			if (all) {
-				this.states.put(keys[i], algorithms[i].commit(c, states[i]));
+				keep(keys[i], states[i], algorithms[i].commit(c, states[i]));
 				decisions.add(PolicyDecision.of(entries.get(i), true, (long) c.ra, (long) c.za, 0));
 			}
 			else {
@@ -136,6 +142,21 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 			sequences.add(c.seq);
 		}
 		return new Acquisition(decisions, time, Collections.nCopies(entries.size(), time), sequences);
+	}
+
+	/**
+	 * Keeps a key's committed state for its TTL from now, as {@code SET ... PX} or {@code PEXPIRE} would. A state
+	 * changed in place only has its expiry moved (a read to the cache, not a write, so no upkeep to run after it);
+	 * put again when new, or when it was evicted or expired since it was read.
+	 */
+	private void keep(String key, @Nullable State read, State committed) {
+		if (committed == read) {
+			this.expiry.setExpiresAfter(key, committed.ttlMicros, TimeUnit.MICROSECONDS);
+			if (this.states.policy().getIfPresentQuietly(key) == committed) {
+				return;
+			}
+		}
+		this.states.put(key, committed);
 	}
 
 	/** Forgets the entries' keys under their locks. */
