@@ -35,8 +35,11 @@ public final class RateLimitDenialCache {
 	private final LongAdder hits = new LongAdder();
 
 	private RateLimitDenialCache(long maximumSize) {
-		this.denials = Caffeine.newBuilder().executor(CacheUpkeep.EXECUTOR).maximumSize(maximumSize).expireAfter(Expiry.writing(
-				(Key key, Denials kept) -> Duration.ofNanos(Math.max(0, kept.expiresAtNanos() - System.nanoTime()))))
+		this.denials = Caffeine.newBuilder()
+			.executor(CacheUpkeep.EXECUTOR)
+			.maximumSize(maximumSize)
+			.expireAfter(Expiry.writing(
+					(Key key, Denials kept) -> Duration.ofNanos(Math.max(0, kept.expiresAtNanos() - System.nanoTime()))))
 			.build();
 	}
 

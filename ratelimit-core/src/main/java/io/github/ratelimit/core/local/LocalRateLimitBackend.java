@@ -69,8 +69,8 @@ public final class LocalRateLimitBackend implements RateLimitBackend {
 			throw new IllegalArgumentException("maximumKeys must be positive but was " + maximumKeys);
 		}
 		this.clockMicros = clockMicros;
-		// a key expires its TTL after its last write, like PEXPIRE on its Redis twin; reads do not extend it. Every
-		// admission writes its key, so the upkeep after it runs on the writing thread where it may (CacheUpkeep)
+		// a key expires its TTL after its last write, like PEXPIRE on its Redis twin (keep() moves it when a state
+		// changes in place); reads do not extend it. Upkeep runs on the calling thread where it may (CacheUpkeep)
 		this.states = Caffeine.newBuilder()
 			.executor(CacheUpkeep.EXECUTOR)
 			.maximumSize(maximumKeys)
