@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.IntFunction;
+import java.util.stream.Stream;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.DefaultRateLimiter;
@@ -39,6 +40,12 @@ final class ClusterSizingBenchmark {
 
 	/** Calls in flight: 64, the figure of issue #24; another to see how batches and Redis CPU follow the load. */
 	static final int IN_FLIGHT = Integer.getInteger("bench.cluster.inflight", 64);
+
+	/** The algorithms measured: all, or those whose codes {@code -Dbench.cluster.algorithms} lists (e.g. tb,gc). */
+	static final List<Algorithm> ALGORITHMS = Stream.of(Algorithm.values())
+		.filter((algorithm) -> List.of(System.getProperty("bench.cluster.algorithms", algorithm.code()).split(","))
+			.contains(algorithm.code()))
+		.toList();
 
 	/** Rounds per algorithm, each measuring both paths, in alternating order. */
 	static final int ROUNDS = 2;
@@ -95,7 +102,7 @@ final class ClusterSizingBenchmark {
 			factory.start();
 			try {
 				double idle = idleCpuMicrosPerSecond(probes);
-				for (Algorithm algorithm : Algorithm.values()) {
+				for (Algorithm algorithm : ALGORITHMS) {
 					RateLimitPolicy policy = open("sizing-" + algorithm.code(), algorithm);
 					String load = algorithm.id() + (algorithm == Algorithm.CONCURRENCY ? " (acquire + release)" : "");
 					// the two paths alternate in rounds (per call first, then batched first): the same conditions
