@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitBackend.Acquisition;
@@ -20,6 +21,7 @@ import org.springframework.data.redis.connection.DataType;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -81,19 +83,69 @@ class TokenBucketStateTests {
 	}
 
 	@Test
-	void theKeyIsNewAndItsTtlEndsWhenTheBucketWouldBeFullAgain() {
+	void theKeyIsNewAndItsTtlEndsOnceTheBucketWouldBeFullAgain() {
 		RateLimitPolicy policy = bucket(10, Duration.ofSeconds(10));
 		acquire(RateLimitRequest.builder().add(policy, "ttl", 3).build(), "r");
 		String key = exact.key(policy, "ttl");
 		assertThat(key).endsWith(":t2");
 		assertThat(redis.type(key)).isEqualTo(DataType.STRING);
-		// three tokens refill in 30 s: the TTL is at most that
-		assertThat(redis.getExpire(key).longValue()).isBetween(1L, 30L);
+		// three tokens refill in 30 s: the TTL is that and at most a second more
+		assertThat(redis.getExpire(key, TimeUnit.MILLISECONDS)).isBetween(29_000L, 31_000L);
+		assertLivesUntilFull(policy, key);
 		PackedBucket bucket = PackedBucket.read(redis, key);
 		assertThat(bucket).isNotNull();
 		assertThat(bucket.tokens()).isEqualTo(7);
 		assertThat(bucket.refunded()).isEqualTo(-1);
 		assertThat(bucket.records()).isEmpty();
+	}
+
+	/**
+	 * The expiry kept in the state: a write whose fill time it covers keeps the key's TTL, one it does not cover sets
+	 * the fill time plus a second; after each, the key lives until its bucket would be full again.
+	 */
+	@Test
+	void aWriteKeepsTheKeysTtlWhileItCoversTheFillTime() {
+		// 1,000 tokens a second, burst 2,000: a full bucket refills in two seconds
+		RateLimitPolicy policy = RateLimitPolicy.builder("busy-" + UUID.randomUUID())
+			.algorithm(Algorithm.TOKEN_BUCKET)
+			.limit(1000)
+			.window(Duration.ofSeconds(1))
+			.burst(2000)
+			.build();
+		RateLimitPolicy other = bucket(10, Duration.ofSeconds(1));
+		for (String path : List.of("single", "driver")) {
+			IntFunction<RateLimitRequest> taking = (cost) -> path.equals("single")
+					? RateLimitRequest.builder().add(policy, path, cost).build()
+					: RateLimitRequest.builder().add(policy, path, cost).add(other, path, 1).build();
+			String key = exact.key(policy, path);
+			acquire(taking.apply(1), "r");
+			PackedBucket first = assertLivesUntilFull(policy, key);
+			// a fill time of about 0.1 s, which the expiry set (the first's millisecond and a second) covers
+			acquire(taking.apply(100), "r");
+			assertThat(assertLivesUntilFull(policy, key).expiry()).as(path).isEqualTo(first.expiry());
+			// about 1.6 s: beyond it, so the TTL is set again
+			acquire(taking.apply(1500), "r");
+			assertThat(assertLivesUntilFull(policy, key).expiry()).as(path).isGreaterThan(first.expiry() + 500);
+			assertThat(redis.getExpire(key, TimeUnit.MILLISECONDS)).as(path).isGreaterThan(2_000L);
+		}
+	}
+
+	/**
+	 * The key expires no earlier than its bucket would be full again (its time and fill time, within the millisecond
+	 * a TTL is counted in), and the expiry its state keeps is one it has at least.
+	 */
+	@SuppressWarnings("unchecked")
+	private static PackedBucket assertLivesUntilFull(RateLimitPolicy policy, String key) {
+		List<Long> clock = redis.execute(RedisScript.of("local t = redis.call('TIME') return { tonumber(t[1]) * "
+				+ "1000000 + tonumber(t[2]), redis.call('PTTL', KEYS[1]) }", List.class), List.of(key));
+		PackedBucket bucket = PackedBucket.read(redis, key);
+		assertThat(bucket).isNotNull();
+		double windowMicros = policy.window().toNanos() / 1000.0;
+		double full = bucket.time() + Math.ceil((policy.burst() - bucket.tokens()) * windowMicros / policy.limit());
+		long expires = clock.get(0) / 1000 + clock.get(1);
+		assertThat((double) expires).as("the key's expiry (ms)").isGreaterThanOrEqualTo(Math.floor(full / 1000) - 1);
+		assertThat(bucket.expiry()).as("the expiry kept").isLessThanOrEqualTo(expires + 1);
+		return bucket;
 	}
 
 	@Test
@@ -103,8 +155,10 @@ class TokenBucketStateTests {
 		Acquisition first = acquire(request, "first");
 		exact.release(request.entries(), "first", first.entryTimesMicros(), first.entrySequences()).block();
 		String key = exact.key(policy, "once");
-		assertThat(PackedBucket.read(redis, key)).extracting(PackedBucket::tokens, PackedBucket::refunded)
-			.containsExactly(10.0, (double) T0);
+		// an explicit time is not the server's clock: no expiry known
+		assertThat(PackedBucket.read(redis, key)).extracting(PackedBucket::tokens, PackedBucket::refunded,
+				PackedBucket::expiry)
+			.containsExactly(10.0, (double) T0, 0.0);
 		long ttl = redis.getExpire(key);
 		// a second acquire at the same time rewrites the tokens and keeps the mark: the first refund, sent again,
 		// gives nothing
