@@ -45,6 +45,14 @@ local function pexpire(key, us)
   redis.call('PEXPIRE', key, ttl_ms(us))
 end
 
+-- Whether a key that already holds the state's window may keep its TTL: it ends no earlier than the us a write
+-- would set (within the millisecond a TTL is counted in). The windows' writes then change only the count: a
+-- PEXPIRE costs Redis 7.0.15 about 0.7 µs, more than the PTTL. Never with an explicit time (its TTL floor counts
+-- from the last write).
+local function keeps_ttl(key, us)
+  return not EXPLICIT_TIME and redis.call('PTTL', key) >= ttl_ms(us) - 1
+end
+
 
 -- Refunds of counted algorithms are made once per request: the key keeps the last few refunded request ids in its
 -- field u (only refunds write it). A refund retried after a client timeout whose first attempt did run finds its id.

@@ -6,14 +6,18 @@ ALG.fw = {
     local k = math.floor(c.now / c.window)
     local st = redis.call('HMGET', c.key, 'w', 'c', 'l')
     local current, length, count = k, c.window, 0
+    c.held = false
     if st[1] then
       local w, n, l = tonumber(st[1]), tonumber(st[2]), tonumber(st[3]) or c.window
       local from, to = w * l, (w + 1) * l
       if from >= (k + 1) * c.window then
         current, length, count = w, l, n
+        c.held = true
       elseif to > k * c.window then
         count = n
+        c.held = true
         if l ~= c.window then
+          -- rewritten as the current window, its TTL with it
           redis.call('HSET', c.key, 'w', num(k), 'l', num(c.window))
           pexpire(c.key, (k + 1) * c.window - c.now)
         end
@@ -36,6 +40,10 @@ ALG.fw = {
     end
   end,
   commit = function(c)
+    if c.held and keeps_ttl(c.key, c.za) then
+      redis.call('HSET', c.key, 'c', num(c.count + c.cost))
+      return
+    end
     redis.call('HSET', c.key, 'w', num(c.current), 'l', num(c.length), 'c', num(c.count + c.cost))
     pexpire(c.key, c.za)
   end,

@@ -38,14 +38,17 @@ ALG.sc = {
     local ahead = 0
     local st = redis.call('HMGET', c.key, 'w', 'c', 'p', 'l')
     local count, previous = 0, 0
+    c.held = false
     if st[1] then
       local w, l = tonumber(st[1]), tonumber(st[4]) or c.window
       if l ~= c.window then
         if (w + 1) * l > c.now - c.window then count = count + tonumber(st[2]) end
         if w * l > c.now - c.window then count = count + tonumber(st[3]) end
         if count > 0 then
+          -- rewritten as the current window, its TTL with it
           redis.call('HSET', c.key, 'w', num(current), 'l', num(c.window), 'c', num(count), 'p', '0')
           pexpire(c.key, 2 * c.window - c.elapsed)
+          c.held = true
         end
       elseif w > current then
         count = tonumber(st[2])
@@ -53,9 +56,11 @@ ALG.sc = {
         ahead = w * c.window - c.now
         current = w
         c.elapsed = 0
+        c.held = true
       elseif w == current then
         count = tonumber(st[2])
         previous = tonumber(st[3])
+        c.held = true
       elseif w == current - 1 then
         previous = tonumber(st[2])
       end
@@ -79,6 +84,10 @@ ALG.sc = {
     end
   end,
   commit = function(c)
+    if c.held and keeps_ttl(c.key, 2 * c.window - c.elapsed + c.ahead) then
+      redis.call('HSET', c.key, 'c', num(c.count + c.cost))
+      return
+    end
     redis.call('HSET', c.key, 'w', num(c.current), 'l', num(c.window), 'c', num(c.count + c.cost),
       'p', num(c.previous))
     pexpire(c.key, 2 * c.window - c.elapsed + c.ahead)
