@@ -45,12 +45,16 @@ local function pexpire(key, us)
   redis.call('PEXPIRE', key, ttl_ms(us))
 end
 
--- Whether a key that already holds the state's window may keep its TTL: it ends no earlier than the us a write
--- would set (within the millisecond a TTL is counted in). The windows' writes then change only the count: a
--- PEXPIRE costs Redis 7.0.15 about 0.7 µs, more than the PTTL. Never with an explicit time (its TTL floor counts
--- from the last write).
+-- Whether a key may keep its TTL: it ends no earlier than the us a write would set. The windows' writes then
+-- change only the count (a PEXPIRE costs Redis 7.0.15 about 0.7 µs, more than the PTTL); they set their TTL a
+-- millisecond longer (window_ttl), so that the later writes of one window find it covering. Never with an explicit
+-- time (its TTL floor counts from the last write).
 local function keeps_ttl(key, us)
-  return not EXPLICIT_TIME and redis.call('PTTL', key) >= ttl_ms(us) - 1
+  return not EXPLICIT_TIME and redis.call('PTTL', key) >= ttl_ms(us)
+end
+
+local function window_ttl(key, us)
+  pexpire(key, us + 1000)
 end
 
 

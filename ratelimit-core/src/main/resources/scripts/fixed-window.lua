@@ -45,7 +45,7 @@ ALG.fw = {
       return
     end
     redis.call('HSET', c.key, 'w', num(c.current), 'l', num(c.length), 'c', num(c.count + c.cost))
-    pexpire(c.key, c.za)
+    window_ttl(c.key, c.za)
   end,
   -- After commit: the retry-after a request of cost 1 gets right after this admission (the end of the window it
   -- counted in), or 0 when it would be admitted.

@@ -29,12 +29,25 @@ local function gc_write(key, s, d, i, q, ms)
   end
 end
 
+-- The TTL a commit sets, nil to keep the key's: kept while PTTL covers the backlog (keeps_ttl), else the backlog and
+-- a slack of a second (at most the tolerance), so that a busy key sets it about once a second (architecture, "TTLs").
+local function gc_ttl(c)
+  if c.exists and keeps_ttl(c.key, c.za) then
+    return nil
+  end
+  if EXPLICIT_TIME then
+    return ttl_ms(c.za)
+  end
+  return ttl_ms(c.za) + math.min(1000, math.ceil(c.window * c.burst / c.limit / 1000))
+end
+
 ALG.gc = {
   check = function(c)
     local interval = c.window / c.limit
     local tolerance = interval * c.burst
     local t = tol(c.burst)
     local s, d, i = gc_read(c)
+    c.exists = s ~= nil
     local backlog = 0
     if s ~= nil then
       if i ~= nil and i ~= interval then
@@ -61,7 +74,7 @@ ALG.gc = {
     end
   end,
   commit = function(c)
-    gc_write(c.key, c.now, c.backlog, c.window / c.limit, '', ttl_ms(c.za))
+    gc_write(c.key, c.now, c.backlog, c.window / c.limit, '', gc_ttl(c))
   end,
   -- Exact while the backlog was last written at the time of this request's acquire (see the token bucket); otherwise
   -- nothing. q = 'r' marks the time s as refunded, so that a refund is made once.

@@ -55,7 +55,7 @@ local function stale(mine, remaining, reset, start)
 end
 
 -- Token bucket with slices on record, in the bucket's string (its layout: architecture, "The token bucket's state"):
--- tokens, their time and the key's expiry, the refund mark q, then one record per instance. The bucket never refills above the burst
+-- tokens and their time, the refund mark q, then one record per instance. The bucket never refills above the burst
 -- minus what is on record, so what instances spend at their own times always fits the bucket; a record that lapsed
 -- counts as spent from its lapse on (the bucket is refilled up to each lapse under the cap before it).
 local function token_bucket()
@@ -70,8 +70,8 @@ local function token_bucket()
   if value then
     tokens, s = struct.unpack('<dd', value)
     tokens = math.min(BURST, tokens)
-    if #value >= 32 then q = struct.unpack('<d', value, 25) end
-    local pos = 33
+    if #value >= 24 then q = struct.unpack('<d', value, 17) end
+    local pos = 25
     while pos <= #value do
       local r = {}
       r.a, r.l, r.n, r.id, pos = struct.unpack('<dddBc0', value, pos)
@@ -100,8 +100,10 @@ local function token_bucket()
     tokens = math.min(BURST - outstanding, tokens + (now - s) * rate)
     s = now
   end
+  -- a state counted at a later time (a clock gone back): nothing refills before it, waits and the TTL count from it
+  local ahead = s - now
   if own and seq <= own.n then
-    return stale(own, math.floor(tokens + tol), math.ceil((BURST - tokens) / rate), 0)
+    return stale(own, math.floor(tokens + tol), math.ceil((BURST - tokens) / rate) + ahead, 0)
   end
   local kept, granted, retry, lapse_after = 0, 0, 0, -1
   if mine then
@@ -115,7 +117,7 @@ local function token_bucket()
       tokens = math.max(0, tokens - granted)
       lapse_after = bound
     else
-      retry = math.ceil((need - tokens) / rate)
+      retry = math.ceil((need - tokens) / rate) + ahead
       -- what is on record comes back only as it lapses or is given back
       if BURST - outstanding < need then
         local first = last_lapse
@@ -137,15 +139,13 @@ local function token_bucket()
     live[#live + 1] = { a = amount, l = lapse, n = seq, id = id }
     if lapse > last_lapse then last_lapse = lapse end
   end
-  local fill = math.ceil((BURST - tokens) / rate)
-  local ms = ttl_ms(math.max(0, last_lapse - now) + fill)
-  -- the head's expiry: what the key has at least (the server's clock in ms, as the exact scripts keep it)
-  local packed = { struct.pack('<dddd', tokens, s, math.floor(now / 1000) + ms, q) }
+  local packed = { struct.pack('<ddd', tokens, s, q) }
   for _, r in ipairs(live) do
     packed[#packed + 1] = struct.pack('<dddBc0', r.a, r.l, r.n, #r.id, r.id)
   end
-  redis.call('SET', key, table.concat(packed), 'PX', ms)
-  return { now, granted, kept, math.floor(tokens + tol), fill, retry, lapse_after, 0 }
+  local fill = math.ceil((BURST - tokens) / rate)
+  redis.call('SET', key, table.concat(packed), 'PX', ttl_ms(math.max(0, last_lapse - now, ahead) + fill))
+  return { now, granted, kept, math.floor(tokens + tol), fill + ahead, retry, lapse_after, 0 }
 end
 
 -- Fixed window: a slice is counted in the window it is taken in and spent only within it (it lapses at the window's

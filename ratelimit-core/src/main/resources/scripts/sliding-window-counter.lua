@@ -90,7 +90,7 @@ ALG.sc = {
     end
     redis.call('HSET', c.key, 'w', num(c.current), 'l', num(c.window), 'c', num(c.count + c.cost),
       'p', num(c.previous))
-    pexpire(c.key, 2 * c.window - c.elapsed + c.ahead)
+    window_ttl(c.key, 2 * c.window - c.elapsed + c.ahead)
   end,
   -- After commit: the retry-after a request of cost 1 gets right after this admission (check's figures on the state
   -- commit wrote: a changed window was rewritten as this one's, a later window is still read at its start), or 0

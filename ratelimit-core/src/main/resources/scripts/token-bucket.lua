@@ -1,9 +1,8 @@
--- Token bucket. State: one struct-packed string (its layout: architecture, "The token bucket's state"): the tokens,
--- their time and the expiry (ms) the key has at least, then once a refund or a lease wrote them the refund mark q and
--- the leases' records (lease.lua). A commit rewrites the head and keeps the rest. limit tokens per window refill a
--- bucket of burst tokens; the key expires once the bucket would be full again, at most tb_slack_ms later (its TTL is
--- set again only when the expiry it has no longer covers that: architecture, "TTLs"), or later while leases'
--- records are kept.
+-- Token bucket. State: one struct-packed string (its layout: architecture, "The token bucket's state"): the tokens
+-- and their time, then once a refund or a lease wrote them the refund mark q and the leases' records (lease.lua). A
+-- commit rewrites the tokens and their time and keeps the rest. limit tokens per window refill a bucket of burst
+-- tokens; the key expires once the bucket would be full again, at most tb_slack_ms later (the TTL is set again only
+-- when PTTL shows it no longer covers that: architecture, "TTLs"), or later while leases' records are kept.
 -- A changed policy or a clock gone back: architecture, "State that outlives a policy change".
 local function tb_fill_time(c, tokens)
   return math.ceil((c.burst - tokens) * c.window / c.limit)
@@ -19,10 +18,9 @@ ALG.tb = {
     c.value = redis.call('GET', c.key)
     local tokens = c.burst
     c.at = c.now
-    c.expiry = 0
     if c.value then
       local s
-      tokens, s, c.expiry = struct.unpack('<ddd', c.value)
+      tokens, s = struct.unpack('<dd', c.value)
       tokens = math.min(c.burst, tokens)
       local elapsed = c.now - s
       if elapsed > 0 then
@@ -47,17 +45,21 @@ ALG.tb = {
     end
   end,
   commit = function(c)
+    local packed = struct.pack('<dd', c.left, c.at)
+    local pttl = -2
+    if c.value then
+      if #c.value > 16 then packed = packed .. string.sub(c.value, 17) end
+      pttl = redis.call('PTTL', c.key)
+    end
     local ms = math.max(1, math.ceil(c.za / 1000))
-    local tail = c.value and string.sub(c.value, 25) or ''
-    local now_ms = math.floor(c.now / 1000)
-    if c.expiry - now_ms >= ms and not EXPLICIT_TIME then
-      redis.call('SET', c.key, struct.pack('<ddd', c.left, c.at, c.expiry) .. tail, 'KEEPTTL')
+    if pttl >= ms and not EXPLICIT_TIME then
+      redis.call('SET', c.key, packed, 'KEEPTTL')
       return
     end
     ms = EXPLICIT_TIME and ttl_ms(c.za) or ms + tb_slack_ms(c)
     -- leases' records: keep lease.lua's TTL (their lapse, then a refill) when it is the longer
-    if #tail > 8 then ms = math.max(ms, redis.call('PTTL', c.key)) end
-    redis.call('SET', c.key, struct.pack('<ddd', c.left, c.at, EXPLICIT_TIME and 0 or now_ms + ms) .. tail, 'PX', ms)
+    if #packed > 24 then ms = math.max(ms, pttl) end
+    redis.call('SET', c.key, packed, 'PX', ms)
   end,
   -- The cost goes back whole while the bucket was last written at the acquire's time (c.now), else nothing; q keeps
   -- the acquire time refunded last, so a refund is made once (architecture, "Refunds").
@@ -66,11 +68,11 @@ ALG.tb = {
     if not value then
       return
     end
-    local tokens, s, expiry = struct.unpack('<ddd', value)
-    local q = (#value >= 32) and struct.unpack('<d', value, 25) or -1
+    local tokens, s = struct.unpack('<dd', value)
+    local q = (#value >= 24) and struct.unpack('<d', value, 17) or -1
     if s == c.now and q ~= c.now then
-      redis.call('SET', c.key, struct.pack('<dddd', math.min(c.burst, tokens + c.cost), s, expiry, c.now)
-        .. string.sub(value, 33), 'KEEPTTL')
+      redis.call('SET', c.key, struct.pack('<ddd', math.min(c.burst, tokens + c.cost), s, c.now)
+        .. string.sub(value, 25), 'KEEPTTL')
     end
   end
 }

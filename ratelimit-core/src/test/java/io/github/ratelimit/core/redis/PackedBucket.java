@@ -13,10 +13,9 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
  * A token bucket's key read back for tests (the layout: architecture.md, "The token bucket's state"): the tokens,
- * their time, the expiry the key has at least (ms of the server's clock, 0 when not known), the time of the acquire
- * refunded last (-1 for none) and the leases' records by instance.
+ * their time, the time of the acquire refunded last (-1 for none) and the leases' records by instance.
  */
-record PackedBucket(double tokens, double time, double expiry, double refunded, Map<String, Slice> records) {
+record PackedBucket(double tokens, double time, double refunded, Map<String, Slice> records) {
 
 	/** An instance's record: what it was granted and kept, when that lapses, and the number of the call that wrote it. */
 	record Slice(double amount, double lapse, double number) {
@@ -33,7 +32,6 @@ record PackedBucket(double tokens, double time, double expiry, double refunded, 
 		ByteBuffer in = ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN);
 		double tokens = in.getDouble();
 		double time = in.getDouble();
-		double expiry = in.getDouble();
 		double refunded = in.hasRemaining() ? in.getDouble() : -1;
 		Map<String, Slice> records = new TreeMap<>();
 		while (in.hasRemaining()) {
@@ -42,7 +40,7 @@ record PackedBucket(double tokens, double time, double expiry, double refunded, 
 			in.get(instance);
 			records.put(new String(instance, StandardCharsets.UTF_8), slice);
 		}
-		return new PackedBucket(tokens, time, expiry, refunded, records);
+		return new PackedBucket(tokens, time, refunded, records);
 	}
 
 }

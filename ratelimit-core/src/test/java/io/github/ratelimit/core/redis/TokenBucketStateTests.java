@@ -1,5 +1,8 @@
 package io.github.ratelimit.core.redis;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -19,9 +22,12 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.DataType;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.RedisStringCommands;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.data.redis.core.types.Expiration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -99,52 +105,108 @@ class TokenBucketStateTests {
 		assertThat(bucket.records()).isEmpty();
 	}
 
+	/** 1,000 tokens per 10 s, burst 2,000: a token refills in 10 ms, a full bucket in 20 s. */
+	private static RateLimitPolicy busy() {
+		return RateLimitPolicy.builder("busy-" + UUID.randomUUID())
+			.algorithm(Algorithm.TOKEN_BUCKET)
+			.limit(1000)
+			.window(Duration.ofSeconds(10))
+			.burst(2000)
+			.build();
+	}
+
+	/** Requests of the policy at a cost, alone (the single-entry script) or beside another policy (the driver). */
+	private static IntFunction<RateLimitRequest> taking(RateLimitPolicy policy, String path) {
+		RateLimitPolicy other = bucket(10, Duration.ofSeconds(1));
+		return (cost) -> path.equals("single") ? RateLimitRequest.builder().add(policy, path, cost).build()
+				: RateLimitRequest.builder().add(policy, path, cost).add(other, path, 1).build();
+	}
+
 	/**
-	 * The expiry kept in the state: a write whose fill time it covers keeps the key's TTL, one it does not cover sets
-	 * the fill time plus a second; after each, the key lives until its bucket would be full again.
+	 * A write keeps the key's TTL while it covers the bucket's fill time and sets it again (fill time and a second)
+	 * when it does not. A TTL put by hand shows which: a longer one than needed kept, a shorter one replaced.
 	 */
 	@Test
 	void aWriteKeepsTheKeysTtlWhileItCoversTheFillTime() {
-		// 1,000 tokens a second, burst 2,000: a full bucket refills in two seconds
-		RateLimitPolicy policy = RateLimitPolicy.builder("busy-" + UUID.randomUUID())
-			.algorithm(Algorithm.TOKEN_BUCKET)
-			.limit(1000)
-			.window(Duration.ofSeconds(1))
-			.burst(2000)
-			.build();
-		RateLimitPolicy other = bucket(10, Duration.ofSeconds(1));
+		RateLimitPolicy policy = busy();
 		for (String path : List.of("single", "driver")) {
-			IntFunction<RateLimitRequest> taking = (cost) -> path.equals("single")
-					? RateLimitRequest.builder().add(policy, path, cost).build()
-					: RateLimitRequest.builder().add(policy, path, cost).add(other, path, 1).build();
+			IntFunction<RateLimitRequest> taking = taking(policy, path);
 			String key = exact.key(policy, path);
 			acquire(taking.apply(1), "r");
-			PackedBucket first = assertLivesUntilFull(policy, key);
-			// a fill time of about 0.1 s, which the expiry set (the first's millisecond and a second) covers
+			// 10 ms to refill and a second
+			assertThat(redis.getExpire(key, TimeUnit.MILLISECONDS)).as(path).isPositive().isLessThanOrEqualTo(1_010L);
+			assertLivesUntilFull(policy, key);
+			redis.expire(key, Duration.ofHours(1));
+			// a fill time of about a second: an hour covers it
 			acquire(taking.apply(100), "r");
-			assertThat(assertLivesUntilFull(policy, key).expiry()).as(path).isEqualTo(first.expiry());
-			// about 1.6 s: beyond it, so the TTL is set again
+			assertThat(redis.getExpire(key, TimeUnit.MILLISECONDS)).as(path).isGreaterThan(3_000_000L);
+			redis.expire(key, Duration.ofSeconds(2));
+			// about 16 s (15 s if the two seconds ran out first): set again, to that and a second
 			acquire(taking.apply(1500), "r");
-			assertThat(assertLivesUntilFull(policy, key).expiry()).as(path).isGreaterThan(first.expiry() + 500);
-			assertThat(redis.getExpire(key, TimeUnit.MILLISECONDS)).as(path).isGreaterThan(2_000L);
+			assertThat(redis.getExpire(key, TimeUnit.MILLISECONDS)).as(path).isBetween(2_000L, 17_010L);
+			assertLivesUntilFull(policy, key);
 		}
 	}
 
 	/**
-	 * The key expires no earlier than its bucket would be full again (its time and fill time, within the millisecond
-	 * a TTL is counted in), and the expiry its state keeps is one it has at least.
+	 * A state counted at a later time than the server's clock (written before a failover to a server whose clock is
+	 * behind): nothing refills before that time, so the key lives its fill time from there, on every path.
+	 */
+	@Test
+	void aStateAheadOfTheClockKeepsItsKeyUntilItsBucketIsFull() {
+		RateLimitPolicy policy = busy();
+		for (String path : List.of("single", "driver", "lease")) {
+			String key = exact.key(policy, path);
+			long ahead = instances.redisMicros() + 5_000_000;
+			redis.execute((RedisCallback<Object>) (connection) -> connection.stringCommands()
+				.set(key.getBytes(StandardCharsets.UTF_8), ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
+					.putDouble(500).putDouble(ahead).array(), Expiration.seconds(10),
+						RedisStringCommands.SetOption.upsert()));
+			if (path.equals("lease")) {
+				// a slice lapsing at once: the state's time, not the lapse, bounds the TTL
+				String[] take = LeaseCall.take(policy, "a", 0, -1, 5, 1, 1000, 1);
+				assertThat(redis.execute(LuaScripts.LEASE, List.of(key), (Object[]) take)).isNotEmpty();
+			}
+			else {
+				acquire(taking(policy, path).apply(1), "r");
+			}
+			PackedBucket bucket = assertLivesUntilFull(policy, key);
+			assertThat(bucket.time()).as(path).isEqualTo((double) ahead);
+		}
+	}
+
+	/** After a lease's take and give-back, and an exact write between them, the key lives until its bucket is full. */
+	@Test
+	void aLeasedKeyLivesUntilItsBucketIsFullAfterEveryWrite() {
+		RateLimitPolicy policy = busy();
+		String key = exact.key(policy, "leased");
+		long lapse = Duration.ofMillis(200).toNanos() / 1000;
+		assertThat(redis.execute(LuaScripts.LEASE, List.of(key),
+				(Object[]) LeaseCall.take(policy, "a", 0, -1, 1500, 1, lapse, 1))).isNotEmpty();
+		assertLivesUntilFull(policy, key);
+		acquire(RateLimitRequest.builder().add(policy, "leased", 400).build(), "r");
+		assertLivesUntilFull(policy, key);
+		assertThat(redis.execute(LuaScripts.LEASE, List.of(key),
+				(Object[]) LeaseCall.giveBack(policy, "a", 1000, -1, 2))).isNotEmpty();
+		assertLivesUntilFull(policy, key);
+	}
+
+	/**
+	 * The key expires no earlier than its bucket would be full again: its time and fill time, within the millisecond
+	 * a TTL is counted in. PTTL is read before TIME, so a pause between the two can only make the key look longer-lived.
 	 */
 	@SuppressWarnings("unchecked")
 	private static PackedBucket assertLivesUntilFull(RateLimitPolicy policy, String key) {
-		List<Long> clock = redis.execute(RedisScript.of("local t = redis.call('TIME') return { tonumber(t[1]) * "
-				+ "1000000 + tonumber(t[2]), redis.call('PTTL', KEYS[1]) }", List.class), List.of(key));
+		List<Long> clock = redis.execute(RedisScript.of("local p = redis.call('PTTL', KEYS[1]) local t = "
+				+ "redis.call('TIME') return { tonumber(t[1]) * 1000000 + tonumber(t[2]), p }", List.class),
+				List.of(key));
 		PackedBucket bucket = PackedBucket.read(redis, key);
 		assertThat(bucket).isNotNull();
+		assertThat(clock.get(1)).as("PTTL").isPositive();
 		double windowMicros = policy.window().toNanos() / 1000.0;
 		double full = bucket.time() + Math.ceil((policy.burst() - bucket.tokens()) * windowMicros / policy.limit());
 		long expires = clock.get(0) / 1000 + clock.get(1);
-		assertThat((double) expires).as("the key's expiry (ms)").isGreaterThanOrEqualTo(Math.floor(full / 1000) - 1);
-		assertThat(bucket.expiry()).as("the expiry kept").isLessThanOrEqualTo(expires + 1);
+		assertThat((double) expires).as("the key's expiry (ms)").isGreaterThanOrEqualTo(Math.ceil(full / 1000) - 1);
 		return bucket;
 	}
 
@@ -155,10 +217,8 @@ class TokenBucketStateTests {
 		Acquisition first = acquire(request, "first");
 		exact.release(request.entries(), "first", first.entryTimesMicros(), first.entrySequences()).block();
 		String key = exact.key(policy, "once");
-		// an explicit time is not the server's clock: no expiry known
-		assertThat(PackedBucket.read(redis, key)).extracting(PackedBucket::tokens, PackedBucket::refunded,
-				PackedBucket::expiry)
-			.containsExactly(10.0, (double) T0, 0.0);
+		assertThat(PackedBucket.read(redis, key)).extracting(PackedBucket::tokens, PackedBucket::refunded)
+			.containsExactly(10.0, (double) T0);
 		long ttl = redis.getExpire(key);
 		// a second acquire at the same time rewrites the tokens and keeps the mark: the first refund, sent again,
 		// gives nothing

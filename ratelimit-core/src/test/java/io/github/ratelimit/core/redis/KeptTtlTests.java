@@ -11,7 +11,7 @@ import io.github.ratelimit.testkit.RedisServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -20,12 +20,13 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The windows' keys (fixed window, sliding window counter): a write into the window a key already holds changes only
- * its count and keeps its TTL when that ends no earlier than the window would have it end; a shorter TTL, a window the
- * key does not hold yet, or an explicit time sets it again. A longer TTL than needed, put there by hand, shows which
- * of the two a write did. Windows of a day: none ends while a test runs.
+ * A write keeps its key's TTL when that ends no earlier than the write would have it end (fixed window and sliding
+ * window counter: into the window the key already holds, changing only its count; GCRA, through its single-entry
+ * script and the driver); a shorter TTL or an explicit time sets it again. A longer TTL than needed, put there by
+ * hand, shows which of the two a write did. Windows of a day: none ends while a test runs. The token bucket's
+ * cases: {@link TokenBucketStateTests}.
  */
-class WindowTtlTests {
+class KeptTtlTests {
 
 	private static final long T0 = 1_700_000_000_000_000L;
 
@@ -71,39 +72,49 @@ class WindowTtlTests {
 		return ttl;
 	}
 
-	@ParameterizedTest
-	@EnumSource(value = Algorithm.class, names = { "FIXED_WINDOW", "SLIDING_WINDOW_COUNTER" })
-	void aWriteIntoTheHeldWindowKeepsACoveringTtlAndSetsAShortOneAgain(Algorithm algorithm) {
-		RateLimitPolicy policy = daily(algorithm);
-		RateLimitRequest request = RateLimitRequest.of(policy, "kept");
-		String key = backend.key(policy, "kept");
-		admit(request);
-		long set = ttlMillis(key);
-		assertThat(set).isPositive();
-		// longer than the window needs: the next write keeps it and counts
-		redis.expire(key, Duration.ofDays(3));
-		admit(request);
-		assertThat(ttlMillis(key)).isGreaterThan(Duration.ofDays(2).toMillis());
-		assertThat(redis.opsForHash().get(key, "c")).isEqualTo("2");
-		// shorter than the window needs: the next write sets it again, as the first did
-		redis.expire(key, Duration.ofSeconds(5));
-		admit(request);
-		assertThat(ttlMillis(key)).isGreaterThan(Duration.ofSeconds(10).toMillis()).isLessThanOrEqualTo(set);
-		assertThat(redis.opsForHash().get(key, "c")).isEqualTo("3");
+	/** Alone (the single-entry script, GCRA's own) or beside a policy of another algorithm (the driver). */
+	private static RateLimitRequest request(RateLimitPolicy policy, String identity, boolean driver) {
+		RateLimitRequest.Builder builder = RateLimitRequest.builder().add(policy, identity, 1);
+		return driver ? builder.add(daily(Algorithm.TOKEN_BUCKET), identity, 1).build() : builder.build();
 	}
 
 	@ParameterizedTest
-	@EnumSource(value = Algorithm.class, names = { "FIXED_WINDOW", "SLIDING_WINDOW_COUNTER" })
-	void aWriteWithAnExplicitTimeSetsTheTtlEachTime(Algorithm algorithm) {
+	@CsvSource({ "FIXED_WINDOW, false", "SLIDING_WINDOW_COUNTER, false", "GCRA, false", "GCRA, true" })
+	void aWriteKeepsACoveringTtlAndSetsAShortOneAgain(Algorithm algorithm, boolean driver) {
 		RateLimitPolicy policy = daily(algorithm);
-		RateLimitRequest request = RateLimitRequest.builder().add(policy, "explicit", 1).at(T0).build();
+		RateLimitRequest request = request(policy, "kept", driver);
+		String key = backend.key(policy, "kept");
+		admit(request);
+		assertThat(ttlMillis(key)).isPositive();
+		// longer than the key needs: the next write keeps it
+		redis.expire(key, Duration.ofDays(3));
+		admit(request);
+		assertThat(ttlMillis(key)).isGreaterThan(Duration.ofDays(2).toMillis());
+		// shorter than the key needs: the next write sets it again
+		redis.expire(key, Duration.ofSeconds(5));
+		admit(request);
+		assertThat(ttlMillis(key)).isGreaterThan(Duration.ofSeconds(10).toMillis())
+			.isLessThanOrEqualTo(Duration.ofDays(2).toMillis());
+		if (algorithm != Algorithm.GCRA) {
+			assertThat(redis.opsForHash().get(key, "c")).isEqualTo("3");
+		}
+	}
+
+	@ParameterizedTest
+	@CsvSource({ "FIXED_WINDOW, false", "SLIDING_WINDOW_COUNTER, false", "GCRA, false", "GCRA, true" })
+	void aWriteWithAnExplicitTimeSetsTheTtlEachTime(Algorithm algorithm, boolean driver) {
+		RateLimitPolicy policy = daily(algorithm);
+		RateLimitRequest.Builder builder = RateLimitRequest.builder().add(policy, "explicit", 1);
+		if (driver) {
+			builder.add(daily(Algorithm.TOKEN_BUCKET), "explicit", 1);
+		}
+		RateLimitRequest request = builder.at(T0).build();
 		String key = backend.key(policy, "explicit");
 		admit(request);
 		redis.expire(key, Duration.ofDays(5));
 		admit(request);
-		// set again from the explicit time's window (at most two days for the counter), not kept
+		// set again from the explicit time (at most two days here), not kept
 		assertThat(ttlMillis(key)).isLessThanOrEqualTo(Duration.ofDays(2).toMillis());
-		assertThat(redis.opsForHash().get(key, "c")).isEqualTo("2");
 	}
 
 }
