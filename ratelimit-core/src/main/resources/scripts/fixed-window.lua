@@ -19,7 +19,7 @@ ALG.fw = {
         if l ~= c.window then
           -- rewritten as the current window, its TTL with it
           redis.call('HSET', c.key, 'w', num(k), 'l', num(c.window))
-          pexpire(c.key, (k + 1) * c.window - c.now)
+          window_ttl(c.key, (k + 1) * c.window - c.now)
         end
       end
     end

@@ -103,7 +103,8 @@ local function token_bucket()
   -- a state counted at a later time (a clock gone back): nothing refills before it, waits and the TTL count from it
   local ahead = s - now
   if own and seq <= own.n then
-    return stale(own, math.floor(tokens + tol), math.ceil((BURST - tokens) / rate) + ahead, 0)
+    local fill = math.ceil((BURST - tokens) / rate)
+    return stale(own, math.floor(tokens + tol), (fill > 0) and (fill + ahead) or 0, 0)
   end
   local kept, granted, retry, lapse_after = 0, 0, 0, -1
   if mine then
@@ -145,7 +146,7 @@ local function token_bucket()
   end
   local fill = math.ceil((BURST - tokens) / rate)
   redis.call('SET', key, table.concat(packed), 'PX', ttl_ms(math.max(0, last_lapse - now, ahead) + fill))
-  return { now, granted, kept, math.floor(tokens + tol), fill + ahead, retry, lapse_after, 0 }
+  return { now, granted, kept, math.floor(tokens + tol), (fill > 0) and (fill + ahead) or 0, retry, lapse_after, 0 }
 end
 
 -- Fixed window: a slice is counted in the window it is taken in and spent only within it (it lapses at the window's
@@ -201,7 +202,8 @@ local function fixed_window()
     redis.call('HDEL', key, me)
   end
   redis.call('HSET', key, 'w', num(current), 'l', num(length), 'c', num(count))
-  pexpire(window_end)
+  -- a millisecond more, as the exact scripts' window writes, so that their later writes keep it (common.lua)
+  pexpire(window_end + 1000)
   return { now, granted, kept, LIMIT - count, window_end, retry, lapse_after, start }
 end
 

@@ -47,7 +47,7 @@ ALG.sc = {
         if count > 0 then
           -- rewritten as the current window, its TTL with it
           redis.call('HSET', c.key, 'w', num(current), 'l', num(c.window), 'c', num(count), 'p', '0')
-          pexpire(c.key, 2 * c.window - c.elapsed)
+          window_ttl(c.key, 2 * c.window - c.elapsed)
           c.held = true
         end
       elseif w > current then
