@@ -57,6 +57,12 @@ local function window_ttl(key, us)
   pexpire(key, us + 1000)
 end
 
+-- How much longer than its state needs a busy key's TTL is set (token bucket, GCRA), so that the writes of the next
+-- second keep it: a second, at most a full refill (burst * window / limit).
+local function ttl_slack_ms(c)
+  return math.min(1000, math.ceil(c.burst * c.window / c.limit / 1000))
+end
+
 
 -- Refunds of counted algorithms are made once per request: the key keeps the last few refunded request ids in its
 -- field u (only refunds write it). A refund retried after a client timeout whose first attempt did run finds its id.

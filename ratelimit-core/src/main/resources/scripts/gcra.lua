@@ -30,7 +30,8 @@ local function gc_write(key, s, d, i, q, ms)
 end
 
 -- The TTL a commit sets, nil to keep the key's: kept while PTTL covers the backlog (keeps_ttl), else the backlog and
--- a slack of a second (at most the tolerance), so that a busy key sets it about once a second (architecture, "TTLs").
+-- ttl_slack_ms (burst * interval is the tolerance), so that a busy key sets it about once a second (architecture,
+-- "TTLs").
 local function gc_ttl(c)
   if c.exists and keeps_ttl(c.key, c.za) then
     return nil
@@ -38,7 +39,7 @@ local function gc_ttl(c)
   if EXPLICIT_TIME then
     return ttl_ms(c.za)
   end
-  return ttl_ms(c.za) + math.min(1000, math.ceil(c.window * c.burst / c.limit / 1000))
+  return ttl_ms(c.za) + ttl_slack_ms(c)
 end
 
 ALG.gc = {

@@ -1,16 +1,11 @@
 -- Token bucket. State: one struct-packed string (its layout: architecture, "The token bucket's state"): the tokens
 -- and their time, then once a refund or a lease wrote them the refund mark q and the leases' records (lease.lua). A
 -- commit rewrites the tokens and their time and keeps the rest. limit tokens per window refill a bucket of burst
--- tokens; the key expires once the bucket would be full again, at most tb_slack_ms later (the TTL is set again only
+-- tokens; the key expires once the bucket would be full again, at most ttl_slack_ms later (the TTL is set again only
 -- when PTTL shows it no longer covers that: architecture, "TTLs"), or later while leases' records are kept.
 -- A changed policy or a clock gone back: architecture, "State that outlives a policy change".
 local function tb_fill_time(c, tokens)
   return math.ceil((c.burst - tokens) * c.window / c.limit)
-end
-
--- How much longer than its fill time a key may live when its TTL is set: a second, at most a full refill.
-local function tb_slack_ms(c)
-  return math.min(1000, math.ceil(c.burst * c.window / c.limit / 1000))
 end
 
 ALG.tb = {
@@ -46,19 +41,14 @@ ALG.tb = {
   end,
   commit = function(c)
     local packed = struct.pack('<dd', c.left, c.at)
-    local pttl = -2
-    if c.value then
-      if #c.value > 16 then packed = packed .. string.sub(c.value, 17) end
-      pttl = redis.call('PTTL', c.key)
-    end
-    local ms = math.max(1, math.ceil(c.za / 1000))
-    if pttl >= ms and not EXPLICIT_TIME then
+    if c.value and #c.value > 16 then packed = packed .. string.sub(c.value, 17) end
+    if c.value and keeps_ttl(c.key, c.za) then
       redis.call('SET', c.key, packed, 'KEEPTTL')
       return
     end
-    ms = EXPLICIT_TIME and ttl_ms(c.za) or ms + tb_slack_ms(c)
+    local ms = EXPLICIT_TIME and ttl_ms(c.za) or ttl_ms(c.za) + ttl_slack_ms(c)
     -- leases' records: keep lease.lua's TTL (their lapse, then a refill) when it is the longer
-    if #packed > 24 then ms = math.max(ms, pttl) end
+    if #packed > 24 then ms = math.max(ms, redis.call('PTTL', c.key)) end
     redis.call('SET', c.key, packed, 'PX', ms)
   end,
   -- The cost goes back whole while the bucket was last written at the acquire's time (c.now), else nothing; q keeps

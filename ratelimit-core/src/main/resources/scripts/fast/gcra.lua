@@ -38,7 +38,7 @@ local function decide(key, cost, now)
     local ms = ceil(za / 1000)
     if ms < 1 then ms = 1 end
     local text = format('%.17g', now) .. ':' .. format('%.17g', new_backlog) .. ':' .. INTERVAL_TEXT .. ':'
-    -- the key's TTL kept while it covers the backlog, else the backlog and SLACK_MS (architecture, "TTLs")
+    -- the key's TTL kept while it covers the backlog, else the backlog and SLACK_MS (common.lua's ttl_slack_ms)
     if value and not EXPLICIT_TIME and call('PTTL', key) >= ms then
       call('SET', key, text, 'KEEPTTL')
     else
