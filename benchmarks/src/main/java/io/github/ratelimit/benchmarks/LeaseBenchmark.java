@@ -86,7 +86,7 @@ final class LeaseBenchmark {
 		}
 		try (RedisServer redis = RedisServer.start(); RedisProbe probe = new RedisProbe(redis.uri())) {
 			for (int round = 0; round <= this.rounds; round++) {
-				for (String configuration : CONFIGURATIONS) {
+				for (String configuration : configurations()) {
 					Row row = throughput(wrk, probe, redis, configuration, round);
 					if (row != null) {
 						rows.add(row);
@@ -97,6 +97,9 @@ final class LeaseBenchmark {
 				}
 			}
 			for (String configuration : List.of("exact", "leased")) {
+				if (!configurations().contains(configuration)) {
+					continue;
+				}
 				Move move = move(wrk, redis, configuration);
 				moves.add(move);
 				System.out.printf(Locale.ROOT, "lease %-12s largest window %d of %d, at the move %d%n", configuration,
@@ -104,6 +107,13 @@ final class LeaseBenchmark {
 			}
 		}
 		return outcome;
+	}
+
+	/** The configurations to run: all, or those {@code -Dbench.lease.configurations} names (comma separated). */
+	private static List<String> configurations() {
+		String only = System.getProperty("bench.lease.configurations");
+		return (only == null) ? CONFIGURATIONS
+				: CONFIGURATIONS.stream().filter((name) -> List.of(only.split(",")).stream().anyMatch(name::contains)).toList();
 	}
 
 	/** Two applications loaded at once; null for the warm-up round (0). */

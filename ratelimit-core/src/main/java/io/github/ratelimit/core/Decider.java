@@ -1,5 +1,6 @@
 package io.github.ratelimit.core;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -14,5 +15,16 @@ interface Decider {
 	 * @return the decision
 	 */
 	Mono<RateLimitDecision> decide(RateLimitRequest request);
+
+	/**
+	 * Decides now, on the calling thread, when the layers below answer without waiting
+	 * ({@link RateLimitBackend#acquireAtOnce}); otherwise takes nothing and answers null (a layer that cannot: always),
+	 * and the caller goes through {@link #decide}.
+	 * @param request the request, its entries all enforced or all shadow
+	 * @return the decision, or null
+	 */
+	default @Nullable RateLimitDecision decideAtOnce(RateLimitRequest request) {
+		return null;
+	}
 
 }

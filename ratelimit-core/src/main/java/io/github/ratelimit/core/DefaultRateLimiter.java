@@ -153,16 +153,45 @@ public final class DefaultRateLimiter implements RateLimiter {
 		return this.observationRegistry.isNoop() ? decision : observed(request, decision);
 	}
 
+	/** When the layers answer without waiting: architecture.md, "Answers made at once". */
+	@Override
+	public @Nullable RateLimitDecision checkAtOnce(RateLimitRequest request) {
+		if (request.entries().isEmpty()) {
+			return EMPTY;
+		}
+		RateLimitDecision now = (ShadowSplit.of(request) == null) ? this.decider.decideAtOnce(request) : null;
+		if (now == null) {
+			return null;
+		}
+		now = logShadowDenials(now);
+		if (!this.observationRegistry.isNoop()) {
+			// observed as made: a decision without a wait has no duration worth timing, and an observation started
+			// before asking would be a second one when the layers cannot answer at once
+			RateLimitObservationContext context = observationContext(request);
+			context.setDecision(now);
+			observation(context).start().stop();
+		}
+		return now;
+	}
+
+	private RateLimitObservationContext observationContext(RateLimitRequest request) {
+		return new RateLimitObservationContext(request.entries().stream().map(RateLimitRequest.Entry::policy).toList(),
+				this.backend.kind());
+	}
+
+	private Observation observation(RateLimitObservationContext context) {
+		return Observation.createNotStarted(this.observationConvention, DEFAULT_CONVENTION, () -> context,
+				this.observationRegistry);
+	}
+
 	/**
 	 * The decision, observed under Reactor's context's observation, else the thread's; stopped once, before the
 	 * decision goes on (whoever gets it finds the observation complete).
 	 */
 	private Mono<RateLimitDecision> observed(RateLimitRequest request, Mono<RateLimitDecision> decision) {
 		return Mono.deferContextual((reactorContext) -> {
-			RateLimitObservationContext context = new RateLimitObservationContext(
-					request.entries().stream().map(RateLimitRequest.Entry::policy).toList(), this.backend.kind());
-			Observation observation = Observation.createNotStarted(this.observationConvention, DEFAULT_CONVENTION,
-					() -> context, this.observationRegistry);
+			RateLimitObservationContext context = observationContext(request);
+			Observation observation = observation(context);
 			Object parent = reactorContext.hasKey(OBSERVATION_KEY) ? reactorContext.get(OBSERVATION_KEY) : null;
 			if (parent instanceof Observation parentObservation) {
 				observation.parentObservation(parentObservation);

@@ -15,10 +15,23 @@ record DenialCachingBackend(RateLimitBackend backend, RateLimitDenialCache cache
 
 	/** The layer that denies a request whose denial the cache holds, else asks the next layer. */
 	static Decider answeringFirst(RateLimitDenialCache cache, Decider next) {
-		return (request) -> Mono.defer(() -> {
-			RateLimitDecision cached = cache.lookup(request);
-			return (cached != null) ? Mono.just(cached) : next.decide(request);
-		});
+		return new Decider() {
+
+			@Override
+			public Mono<RateLimitDecision> decide(RateLimitRequest request) {
+				return Mono.defer(() -> {
+					RateLimitDecision cached = cache.lookup(request);
+					return (cached != null) ? Mono.just(cached) : next.decide(request);
+				});
+			}
+
+			@Override
+			public @Nullable RateLimitDecision decideAtOnce(RateLimitRequest request) {
+				RateLimitDecision cached = cache.lookup(request);
+				return (cached != null) ? cached : next.decideAtOnce(request);
+			}
+
+		};
 	}
 
 	/** Learns from the answer; the epoch and the time are read as the call is sent. */
@@ -30,6 +43,14 @@ record DenialCachingBackend(RateLimitBackend backend, RateLimitDenialCache cache
 			return this.backend.acquire(request, requestId)
 				.map((acquisition) -> learned(request, acquisition, sent, epoch));
 		});
+	}
+
+	@Override
+	public @Nullable Acquisition acquireAtOnce(RateLimitRequest request, String requestId) {
+		long epoch = this.cache.epoch();
+		long sent = System.nanoTime();
+		Acquisition acquisition = this.backend.acquireAtOnce(request, requestId);
+		return (acquisition != null) ? learned(request, acquisition, sent, epoch) : null;
 	}
 
 	private Acquisition learned(RateLimitRequest request, Acquisition acquisition, long sentNanos, long epoch) {

@@ -35,6 +35,43 @@ record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failur
 		return (split != null) ? split.decide(this::decidePart, this.guard.errors) : decidePart(request);
 	}
 
+	/**
+	 * A request of one shard whose backend answers at once: nothing to guard, so no breaker, budget or failure mode,
+	 * and the guard's recent decisions (Redis' health) do not hear of it; an admission is mirrored as any other.
+	 */
+	@Override
+	public @Nullable RateLimitDecision decideAtOnce(RateLimitRequest request) {
+		if (this.guard.split(request) != null) {
+			return null;
+		}
+		String requestId = RequestIds.next();
+		RateLimitBackend.Acquisition acquisition = this.backend.acquireAtOnce(request, requestId);
+		return (acquisition != null) ? mirrored(request, requestId, decision(request, requestId, acquisition)) : null;
+	}
+
+	private RateLimitDecision decision(RateLimitRequest request, String requestId,
+			RateLimitBackend.Acquisition acquisition) {
+		return Acquired.decision(request, requestId, acquisition, this.backend, this.guard, this.inFlight,
+				this.guard.errors);
+	}
+
+	/**
+	 * An admission the backend made, taken from the fallback too for the policies that fail to {@code local}
+	 * (architecture.md, "The local fallback mirrors"); the fallback's answer does not change the decision.
+	 */
+	private RateLimitDecision mirrored(RateLimitRequest request, String requestId, RateLimitDecision decision) {
+		RateLimitRequest local = Acquired.admitsAll(decision) ? FailureModes.localPart(request) : null;
+		if (local == null) {
+			return decision;
+		}
+		RateLimitBackend fallback = this.failureModes.fallback();
+		PendingPermits mirror = new PendingPermits(local);
+		fallback.acquire(local, requestId)
+			.subscribe((acquisition) -> mirror.land(Acquired.decision(local, requestId, acquisition, fallback, null,
+					MIRRORED, this.guard.errors)), (ex) -> mirror.land(null));
+		return mirror.joinedTo(decision);
+	}
+
 	/** Decides a request of one shard: the rest of the budget is a timer. */
 	private Mono<RateLimitDecision> decidePart(RateLimitRequest part) {
 		return Mono.defer(() -> {
@@ -256,27 +293,11 @@ record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failur
 		}
 
 		private RateLimitDecision decision(RateLimitBackend.Acquisition acquisition) {
-			return Acquired.decision(this.request, this.requestId, acquisition, GuardedBackend.this.backend,
-					GuardedBackend.this.guard, GuardedBackend.this.inFlight, GuardedBackend.this.guard.errors);
+			return GuardedBackend.this.decision(this.request, this.requestId, acquisition);
 		}
 
-		/**
-		 * An admission the backend made, taken from the fallback too for the policies that fail to {@code local}
-		 * (architecture.md, "The local fallback mirrors"); the fallback's answer does not change the decision.
-		 */
 		private RateLimitDecision mirrored(RateLimitDecision decision) {
-			RateLimitRequest local = Acquired.admitsAll(decision) ? FailureModes.localPart(this.request) : null;
-			if (local == null) {
-				return decision;
-			}
-			RateLimitBackend fallback = GuardedBackend.this.failureModes.fallback();
-			PendingPermits mirror = new PendingPermits(local);
-			fallback.acquire(local, this.requestId)
-				.subscribe((acquisition) -> mirror.land(
-						Acquired.decision(local, this.requestId, acquisition, fallback, null, MIRRORED,
-								GuardedBackend.this.guard.errors)),
-						(ex) -> mirror.land(null));
-			return mirror.joinedTo(decision);
+			return GuardedBackend.this.mirrored(this.request, this.requestId, decision);
 		}
 
 	}

@@ -27,6 +27,19 @@ public interface RateLimitBackend {
 	Mono<Acquisition> acquire(RateLimitRequest request, String requestId);
 
 	/**
+	 * {@link #acquire Acquires} now, on the calling thread, when this backend can answer from its own memory without
+	 * waiting (a leased slice that holds the cost); otherwise takes nothing and answers null, and the caller goes
+	 * through {@link #acquire}. Such an answer asks no remote service, so the guard's budget, breakers and failure
+	 * modes do not apply to it (architecture.md, "Answers made at once").
+	 * @param request the entries and the optional explicit time
+	 * @param requestId an id unique to this request, which its release passes back
+	 * @return the acquisition, or null when only {@link #acquire} can answer
+	 */
+	default @Nullable Acquisition acquireAtOnce(RateLimitRequest request, String requestId) {
+		return null;
+	}
+
+	/**
 	 * Gives back what {@link #acquire} took for these entries: concurrency permits when a request completes,
 	 * everything when an admitted request is undone. Each cost goes back at most once, to the window it was counted
 	 * in, and never more than the request still holds (architecture.md, "Refunds").

@@ -2,6 +2,7 @@ package io.github.ratelimit.core;
 
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /** Evaluates all the policies of a request in one call. */
@@ -18,7 +19,17 @@ public interface RateLimiter {
 	 * most a guarded limiter's time budget. Release its {@link RateLimitDecision#permit() permit} when it completes.
 	 */
 	default RateLimitDecision check(RateLimitRequest request) {
-		return Objects.requireNonNull(Waits.await(checkAsync(request)));
+		RateLimitDecision now = checkAtOnce(request);
+		return (now != null) ? now : Objects.requireNonNull(Waits.await(checkAsync(request)));
+	}
+
+	/**
+	 * {@return the decision, made on the calling thread, when this limiter can make it without waiting for anyone (a
+	 * leased slice's spend); else null, having taken nothing: then {@link #checkAsync}} Release its
+	 * {@link RateLimitDecision#permit() permit} when the request completes.
+	 */
+	default @Nullable RateLimitDecision checkAtOnce(RateLimitRequest request) {
+		return null;
 	}
 
 }

@@ -1,5 +1,6 @@
 package io.github.ratelimit.core;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -16,6 +17,14 @@ record UnguardedBackend(RateLimitBackend backend, ErrorCounts errors, Acquired.P
 				.map((acquisition) -> Acquired.decision(request, requestId, acquisition, this.backend, null,
 						this.inFlight, this.errors));
 		});
+	}
+
+	@Override
+	public @Nullable RateLimitDecision decideAtOnce(RateLimitRequest request) {
+		String requestId = RequestIds.next();
+		RateLimitBackend.Acquisition acquisition = this.backend.acquireAtOnce(request, requestId);
+		return (acquisition != null) ? Acquired.decision(request, requestId, acquisition, this.backend, null,
+				this.inFlight, this.errors) : null;
 	}
 
 }

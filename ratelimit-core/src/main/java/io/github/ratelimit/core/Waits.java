@@ -4,6 +4,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
 import org.jspecify.annotations.Nullable;
+import reactor.core.Fuseable;
 import reactor.core.publisher.Mono;
 import reactor.util.context.Context;
 import reactor.util.context.ContextView;
@@ -53,7 +54,20 @@ public final class Waits {
 		get(release, false);
 	}
 
+	@SuppressWarnings("unchecked")
 	private static <T> @Nullable T get(Mono<T> value, boolean interruptFails) {
+		if (value instanceof Fuseable.ScalarCallable<?> scalar) {
+			// a value held already (Mono.just, Mono.empty: a release with nothing to give back): nothing to wait for
+			try {
+				return (T) scalar.call();
+			}
+			catch (RuntimeException | Error ex) {
+				throw ex;
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException(ex);
+			}
+		}
 		CompletableFuture<T> result = value.contextWrite(Context.of(WAITER, Thread.currentThread())).toFuture();
 		try {
 			return result.get();

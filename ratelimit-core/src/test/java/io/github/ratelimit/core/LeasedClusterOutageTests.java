@@ -40,7 +40,7 @@ class LeasedClusterOutageTests {
 	/** Generous, so that no decision here depends on how fast a loaded machine answers. */
 	private static final Duration BUDGET = Duration.ofSeconds(3);
 
-	private static final int LIMIT = 12;
+	static final int LIMIT = 12;
 
 	/** Slices of four at most, that never lapse during the test; given back after 100 ms idle. */
 	private static final LeaseSettings LEASE = new LeaseSettings(4, Duration.ofMinutes(1), Duration.ofMillis(100));
@@ -251,8 +251,8 @@ class LeasedClusterOutageTests {
 			.build();
 	}
 
-	/** A day's window: nothing refills while the test runs. */
-	private static RateLimitPolicy policy(String name, FailureMode mode) {
+	/** A day's window: nothing refills while a test runs. */
+	static RateLimitPolicy policy(String name, FailureMode mode) {
 		return RateLimitPolicy.builder(name)
 			.algorithm(Algorithm.TOKEN_BUCKET)
 			.limit(LIMIT)

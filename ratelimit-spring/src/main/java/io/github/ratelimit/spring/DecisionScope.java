@@ -78,15 +78,23 @@ public class DecisionScope {
 	/**
 	 * {@link #admit(RateLimitEnforcer, RequestContext, List, Method, Object[], Consumer) Admits} a check, the calling
 	 * thread waiting for its decision (the servlet side): the denial, or null when admitted. The same outcome as
-	 * that admission, without the Reactor operators a blocked thread does not need.
+	 * that admission, without the Reactor operators a blocked thread does not need (none at all for a decision the
+	 * limiter makes at once: a leased slice's spend).
 	 */
 	public @Nullable RateLimitExceededException awaitAdmission(RateLimitEnforcer enforcer, RequestContext request,
 			List<RateLimitEnforcer.Target> targets, @Nullable Method method, @Nullable Object @Nullable [] args,
 			Consumer<RateLimitDecision> onAdmitted) {
 		List<RateLimitDecision> earlier = admitted();
-		RateLimitDecision decision = Waits.await(check(enforcer.checkAsync(request, targets, method, args)));
-		if (decision == null) {
-			return null; // no decision (never from the enforcer): as the admission's Mono, nothing refused
+		RateLimitEnforcer.Resolved resolved = enforcer.resolve(request, targets, method, args);
+		RateLimitDecision decision = resolved.atOnce();
+		if (decision != null) {
+			Waits.awaitRelease(record(decision));
+		}
+		else {
+			decision = Waits.await(check(resolved.async()));
+			if (decision == null) {
+				return null; // no decision (never from the enforcer): as the admission's Mono, nothing refused
+			}
 		}
 		if (!decision.allowed()) {
 			return new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision));

@@ -121,6 +121,51 @@ public final class RateLimitEnforcer {
 	/** Resolves keys and policies now, on the calling thread; each subscription checks the same request again. */
 	Mono<RateLimitDecision> resolved(RequestContext request, List<Target> targets, @Nullable Method method,
 			@Nullable Object @Nullable [] args) {
+		return resolve(request, targets, method, args).async();
+	}
+
+	/**
+	 * A request's keys and policies, resolved once: checked at once when the limiter can
+	 * ({@link RateLimiter#checkAtOnce}), else without blocking; a missing key's denial needs no check.
+	 */
+	final class Resolved {
+
+		private final RateLimitRequest request;
+
+		private final @Nullable RateLimitDecision denied;
+
+		private Resolved(RateLimitRequest request, @Nullable RateLimitDecision denied) {
+			this.request = request;
+			this.denied = denied;
+		}
+
+		/** {@return the decision made on the calling thread, else null, having taken nothing: then {@link #async}} */
+		@Nullable RateLimitDecision atOnce() {
+			if (this.denied != null) {
+				return this.denied;
+			}
+			RateLimitDecision decision = RateLimitEnforcer.this.limiter.checkAtOnce(this.request);
+			if (decision != null && RateLimitEnforcer.this.decided != null) {
+				RateLimitEnforcer.this.decided.accept(decision);
+			}
+			return decision;
+		}
+
+		/** {@return the decision, without blocking} */
+		Mono<RateLimitDecision> async() {
+			if (this.denied != null) {
+				return Mono.just(this.denied);
+			}
+			Mono<RateLimitDecision> checked = RateLimitEnforcer.this.limiter.checkAsync(this.request);
+			Consumer<RateLimitDecision> decided = RateLimitEnforcer.this.decided;
+			return (decided != null) ? checked.doOnNext(decided) : checked;
+		}
+
+	}
+
+	/** Resolves keys and policies now, on the calling thread (key resolvers, overrides, shadow use). */
+	Resolved resolve(RequestContext request, List<Target> targets, @Nullable Method method,
+			@Nullable Object @Nullable [] args) {
 		RateLimitRequest.Builder builder = RateLimitRequest.builder();
 		List<PolicyDecision> denied = new ArrayList<>();
 		RateLimitOverrides overrides = this.policies.overrides();
@@ -162,11 +207,8 @@ public final class RateLimitEnforcer {
 			builder.add(effective, identity, (target.cost() > 0) ? Math.min(target.cost(), effective.capacity())
 					: effective.cost());
 		}
-		if (!denied.isEmpty()) {
-			return Mono.just(new RateLimitDecision(denied, Permit.NONE));
-		}
-		Mono<RateLimitDecision> checked = this.limiter.checkAsync(builder.build());
-		return (this.decided != null) ? checked.doOnNext(this.decided) : checked;
+		RateLimitRequest checked = builder.build();
+		return new Resolved(checked, denied.isEmpty() ? null : new RateLimitDecision(denied, Permit.NONE));
 	}
 
 }

@@ -88,6 +88,20 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle, A
 		return this.mixed.acquire(request, requestId);
 	}
 
+	/** A leased single-entry request that this instance's slice holds the cost of: spent now (see spendOrTake). */
+	@Override
+	public @Nullable Acquisition acquireAtOnce(RateLimitRequest request, String requestId) {
+		if (request.entries().size() != 1 || request.hasExplicitTime() || !leased(request.entries().get(0))) {
+			return null;
+		}
+		Entry entry = request.entries().get(0);
+		LeasedSlice slice = slice(entry);
+		synchronized (slice) {
+			return (slice.retired() || slice.takenUnderOther(entry.policy())) ? null
+					: spend(slice, entry, System.nanoTime());
+		}
+	}
+
 	private boolean anyLeased(List<Entry> entries) {
 		for (Entry entry : entries) { // a loop: asked of every request
 			if (leased(entry)) {
@@ -113,7 +127,6 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle, A
 
 	/** Spends from the slice, else waits for the take in flight or starts one, and tries again once it answered. */
 	Mono<Acquisition> spendOrTake(Entry entry) {
-		LeaseSettings settings = settings(entry);
 		LeasedSlice slice = slice(entry);
 		CompletableFuture<LeaseCall.Reply> call;
 		synchronized (slice) {
@@ -127,17 +140,26 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle, A
 				call = (inFlight != null) ? inFlight : giveBack(slice, slice.givingBackAs(), now);
 				return Mono.fromFuture(call, true).flatMap((reply) -> spendOrTake(entry));
 			}
-			Acquisition spent = slice.spend(entry, now);
+			Acquisition spent = spend(slice, entry, now);
 			if (spent != null) {
-				if (slice.low(settings, now) && isRunning()) {
-					take(slice, entry, settings, 1, now);
-				}
 				return Mono.just(spent);
 			}
 			CompletableFuture<LeaseCall.Reply> inFlight = slice.inFlight();
-			call = (inFlight != null) ? inFlight : take(slice, entry, settings, entry.cost(), now);
+			call = (inFlight != null) ? inFlight : take(slice, entry, settings(entry), entry.cost(), now);
 		}
 		return Mono.fromFuture(call, true).flatMap((reply) -> afterCall(slice, entry, reply));
+	}
+
+	/** Spends from the slice (holding its monitor) if it holds the cost, taking ahead when it runs low; else null. */
+	private @Nullable Acquisition spend(LeasedSlice slice, Entry entry, long now) {
+		Acquisition spent = slice.spend(entry, now);
+		if (spent != null) {
+			LeaseSettings settings = settings(entry);
+			if (slice.low(settings, now) && isRunning()) {
+				take(slice, entry, settings, 1, now);
+			}
+		}
+		return spent;
 	}
 
 	/** After a call: spend what it brought; a take that granted something may be followed by another. */

@@ -1,0 +1,159 @@
+package io.github.ratelimit.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import io.github.ratelimit.core.redis.LeaseSettings;
+import io.github.ratelimit.core.redis.LeasingBackend;
+import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.ratelimit.testkit.RedisServer;
+import io.github.ratelimit.testkit.Wait;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistryAssert;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Decisions made at once ({@link RateLimiter#checkAtOnce}) on a real Redis: a leased slice's spend is decided on the
+ * calling thread, anything that needs Redis is not (and takes nothing), the limit holds whichever way a request
+ * goes, and a slice keeps admitting what it holds while Redis is dead and the circuit open, after which the policy's
+ * failure mode decides.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class AnswersAtOnceTests {
+
+	private static final int LIMIT = LeasedClusterOutageTests.LIMIT;
+
+	/** Slices of four at most, that neither lapse nor go idle while a test runs. */
+	private static final LeaseSettings LEASE = new LeaseSettings(4, Duration.ofMinutes(1), Duration.ofMinutes(1));
+
+	private static final RateLimitPolicy LEASED = LeasedClusterOutageTests.policy("leased", FailureMode.CLOSED);
+
+	private static final RateLimitPolicy EXACT = LeasedClusterOutageTests.policy("exact", FailureMode.CLOSED);
+
+	private final List<AutoCloseable> resources = new ArrayList<>();
+
+	private RedisServer redis;
+
+	private CircuitBreaker breaker;
+
+	private final TestObservationRegistry observations = TestObservationRegistry.create();
+
+	@AfterEach
+	void stop() throws Exception {
+		for (int i = this.resources.size() - 1; i >= 0; i--) {
+			this.resources.get(i).close();
+		}
+	}
+
+	@Test
+	void onlyALeasedSpendTheSliceHoldsIsDecidedAtOnceAndTheLimitHoldsEitherWay() {
+		DefaultRateLimiter limiter = limiter();
+		RateLimitRequest leased = RateLimitRequest.of(LEASED, "alice");
+		assertThat(limiter.checkAtOnce(leased)).as("no slice yet: only Redis can answer").isNull();
+		assertThat(this.redis.commands().keys("*")).as("and nothing was taken").isEmpty();
+		assertThat(limiter.check(leased).allowed()).isTrue(); // takes a slice of four, spends one
+		for (int i = 0; i < 3; i++) {
+			RateLimitDecision now = limiter.checkAtOnce(leased);
+			assertThat(now).as("spend %d of the slice", i).isNotNull();
+			assertThat(now.allowed()).isTrue();
+			assertThat(now.decisions().get(0).enforcement()).isEqualTo(Enforcement.ENFORCED);
+		}
+		// not at once: another policy, an explicit time, two entries, and a leased key whose slice is spent
+		assertThat(limiter.checkAtOnce(RateLimitRequest.of(EXACT, "alice"))).isNull();
+		assertThat(limiter.checkAtOnce(RateLimitRequest.builder()
+			.add(LEASED, "alice", 1)
+			.at(TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis()))
+			.build())).isNull();
+		assertThat(limiter.checkAtOnce(RateLimitRequest.builder()
+			.add(LEASED, "alice", 1)
+			.add(EXACT, "alice", 1)
+			.build())).isNull();
+		assertThat(this.redis.commands().keys("*")).as("the exact policy's key: none of those took anything")
+			.hasSize(1);
+		// at once where the slice holds, else through Redis: the limit, never more
+		int admitted = 4;
+		int atOnce = 3;
+		for (int i = 0; i < 3 * LIMIT; i++) {
+			RateLimitDecision now = limiter.checkAtOnce(leased);
+			atOnce += (now != null) ? 1 : 0;
+			RateLimitDecision decision = (now != null) ? now : limiter.check(leased);
+			admitted += decision.allowed() ? 1 : 0;
+		}
+		assertThat(admitted).isEqualTo(LIMIT);
+		assertThat(atOnce).as("the slices' spends after each take").isGreaterThanOrEqualTo(LIMIT / 2);
+	}
+
+	@Test
+	void aDecisionMadeAtOnceIsObserved() {
+		DefaultRateLimiter limiter = limiter();
+		RateLimitRequest leased = RateLimitRequest.of(LEASED, "alice");
+		limiter.check(leased);
+		RateLimitDecision now = limiter.checkAtOnce(leased);
+		assertThat(now).isNotNull();
+		TestObservationRegistryAssert.assertThat(this.observations)
+			.hasNumberOfObservationsWithNameEqualTo("ratelimit.decision", 2)
+			.hasHandledContextsThatSatisfy((contexts) -> assertThat(contexts)
+				.allSatisfy((context) -> assertThat(context.getLowCardinalityKeyValue("outcome").getValue())
+					.isEqualTo("allowed")));
+	}
+
+	@Test
+	void aSliceAdmitsWhatItHoldsWhileRedisIsDeadAndTheCircuitOpenThenTheFailureModeDecides() {
+		DefaultRateLimiter limiter = limiter();
+		RateLimitRequest leased = RateLimitRequest.of(LEASED, "alice");
+		assertThat(limiter.check(leased).allowed()).isTrue(); // a slice of four, one spent
+		this.redis.kill();
+		// the exact policy's calls fail for real until the breaker opens (a late answer counts a budget later)
+		Wait.until("the circuit open", Duration.ofSeconds(60), () -> {
+			assertThat(limiter.check(RateLimitRequest.of(EXACT, "bob")).failedClosed()).isTrue();
+			return this.breaker.getState() == CircuitBreaker.State.OPEN;
+		});
+		List<Enforcement> leasedDecisions = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			RateLimitDecision decision = limiter.check(leased);
+			assertThat(decision.allowed()).isEqualTo(decision.decisions().get(0).enforcement() == Enforcement.ENFORCED);
+			leasedDecisions.add(decision.decisions().get(0).enforcement());
+		}
+		assertThat(leasedDecisions).as("the slice's three, then closed as the policy fails").containsExactly(
+				Enforcement.ENFORCED, Enforcement.ENFORCED, Enforcement.ENFORCED, Enforcement.FAILED_CLOSED,
+				Enforcement.FAILED_CLOSED, Enforcement.FAILED_CLOSED);
+	}
+
+	private DefaultRateLimiter limiter() {
+		this.redis = RedisServer.start();
+		this.resources.add(this.redis);
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(this.redis.host(), this.redis.port()));
+		factory.afterPropertiesSet();
+		factory.start();
+		this.resources.add(factory::destroy);
+		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
+		backend.connect();
+		LeasingBackend leasing = new LeasingBackend(backend, Map.of(LEASED.name(), LEASE));
+		leasing.start();
+		this.resources.add(leasing);
+		this.breaker = CircuitBreaker.of("ratelimit-redis", CircuitBreakerConfig.custom()
+			.slidingWindow(4, 4, CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+			.failureRateThreshold(50)
+			.waitDurationInOpenState(Duration.ofMinutes(1))
+			.build());
+		return DefaultRateLimiter.builder(leasing)
+			.timeout(Duration.ofSeconds(2))
+			.circuitBreaker(this.breaker)
+			.observationRegistry(this.observations)
+			.build();
+	}
+
+}
