@@ -45,7 +45,7 @@ final class LeaseBenchmark {
 
 	/** Both instances' wrk runs together: requests per second summed, latencies the mean of the two. */
 	record Row(String configuration, int round, long requests, double requestsPerSecond, double p50, double p99,
-			long non2xx, double redisCallsPerRequest) {
+			long non2xx, double redisCallsPerRequest, double appCpuMicros, double redisCpuMicros) {
 	}
 
 	/**
@@ -91,8 +91,9 @@ final class LeaseBenchmark {
 					if (row != null) {
 						rows.add(row);
 						System.out.printf(Locale.ROOT, "lease %-12s round %d %,9.0f req/s p50 %6.0f us p99 %6.0f us"
-								+ " %.4f Redis calls per request%n", configuration, round, row.requestsPerSecond(),
-								row.p50(), row.p99(), row.redisCallsPerRequest());
+								+ " %.4f Redis calls per request, CPU per request: applications %.1f us, Redis %.1f us%n",
+								configuration, round, row.requestsPerSecond(), row.p50(), row.p99(),
+								row.redisCallsPerRequest(), row.appCpuMicros(), row.redisCpuMicros());
 					}
 				}
 			}
@@ -128,9 +129,11 @@ final class LeaseBenchmark {
 				return null;
 			}
 			RedisProbe.Snapshot before = probe.snapshot();
+			long cpuBefore = LoadDriver.processCpuNanos();
 			List<WrkBenchmark.Row> runs = wrk(wrk, both, this.seconds).stream()
 				.map((output) -> WrkBenchmark.parse(configuration, round, output))
 				.toList();
+			long cpuAfter = LoadDriver.processCpuNanos();
 			RedisProbe.Snapshot after = probe.snapshot();
 			long calls = SCRIPT_COMMANDS.stream().mapToLong((command) -> after.callsSince(before, command)).sum();
 			long requests = runs.stream().mapToLong(WrkBenchmark.Row::requests).sum();
@@ -138,7 +141,9 @@ final class LeaseBenchmark {
 					runs.stream().mapToDouble(WrkBenchmark.Row::requestsPerSecond).sum(),
 					runs.stream().mapToDouble(WrkBenchmark.Row::p50).average().orElse(0),
 					runs.stream().mapToDouble(WrkBenchmark.Row::p99).average().orElse(0),
-					runs.stream().mapToLong(WrkBenchmark.Row::non2xx).sum(), (double) calls / Math.max(1, requests));
+					runs.stream().mapToLong(WrkBenchmark.Row::non2xx).sum(), (double) calls / Math.max(1, requests),
+					(cpuAfter - cpuBefore) / 1000.0 / Math.max(1, requests),
+					after.cpuMicrosSince(before) / Math.max(1, requests));
 		}
 	}
 
@@ -225,14 +230,18 @@ final class LeaseBenchmark {
 				+ " off, exact (a Redis call per decision, naturally batched), leased (`lease.enabled=true`, the"
 				+ " defaults). A warm-up round first (not reported). Requests per second summed over both wrk runs,"
 				+ " latencies the mean of the two; Redis calls: the script calls `redis-server` counted over the"
-				+ " requests.%n%n", outcome.wrk().version(), outcome.wrk().origin(), outcome.seconds(),
+				+ " requests. CPU per request: the applications' JVM (both applications and this benchmark's idle"
+				+ " driver) and `redis-server`, each over the requests of the run: what the limiter costs, less"
+				+ " moved by other work on the machine than requests per second are.%n%n", outcome.wrk().version(), outcome.wrk().origin(), outcome.seconds(),
 				Runtime.getRuntime().availableProcessors()));
 		Markdown table = new Markdown("configuration", "round", "requests/s", "vs off", "p50 µs", "p99 µs",
-				"non-2xx", "Redis calls per request");
+				"non-2xx", "Redis calls per request", "app CPU µs per request", "Redis CPU µs per request");
 		for (Row row : outcome.rows()) {
 			table.row(row.configuration(), row.round(), row.requestsPerSecond(),
 					String.format(Locale.ROOT, "%.0f%%", 100 * row.requestsPerSecond() / off(outcome, row.round())),
-					row.p50(), row.p99(), row.non2xx(), String.format(Locale.ROOT, "%.4f", row.redisCallsPerRequest()));
+					row.p50(), row.p99(), row.non2xx(), String.format(Locale.ROOT, "%.4f", row.redisCallsPerRequest()),
+					String.format(Locale.ROOT, "%.1f", row.appCpuMicros()),
+					String.format(Locale.ROOT, "%.1f", row.redisCpuMicros()));
 		}
 		out.append(table).append(String.format(Locale.ROOT, "%nThe limit and the load moving: a global fixed window"
 				+ " of %d per second (failure mode closed), both applications loaded, then the first alone, then"

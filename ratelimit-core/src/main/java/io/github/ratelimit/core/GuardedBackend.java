@@ -36,17 +36,23 @@ record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failur
 	}
 
 	/**
-	 * A request of one shard whose backend answers at once: nothing to guard, so no breaker, budget or failure mode,
-	 * and the guard's recent decisions (Redis' health) do not hear of it; an admission is mirrored as any other.
+	 * A request of one shard whose circuit is closed and whose backend answers at once: no budget or breaker call
+	 * (nothing waits), a healthy decision among the guard's recent ones, an admission mirrored as any other. While
+	 * the circuit is open or probing, the guarded call decides, as for any request (architecture.md, "Answers made
+	 * at once").
 	 */
 	@Override
 	public @Nullable RateLimitDecision decideAtOnce(RateLimitRequest request) {
-		if (this.guard.split(request) != null) {
+		if (this.guard.split(request) != null || this.guard.breaker(request.entries()).degraded()) {
 			return null;
 		}
 		String requestId = RequestIds.next();
 		RateLimitBackend.Acquisition acquisition = this.backend.acquireAtOnce(request, requestId);
-		return (acquisition != null) ? mirrored(request, requestId, decision(request, requestId, acquisition)) : null;
+		if (acquisition == null) {
+			return null;
+		}
+		this.guard.decided();
+		return mirrored(request, requestId, decision(request, requestId, acquisition));
 	}
 
 	private RateLimitDecision decision(RateLimitRequest request, String requestId,

@@ -4,6 +4,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
 import org.jspecify.annotations.Nullable;
+import reactor.core.Exceptions;
 import reactor.core.Fuseable;
 import reactor.core.publisher.Mono;
 import reactor.util.context.Context;
@@ -61,11 +62,9 @@ public final class Waits {
 			try {
 				return (T) scalar.call();
 			}
-			catch (RuntimeException | Error ex) {
-				throw ex;
-			}
 			catch (Exception ex) {
-				throw new IllegalStateException(ex);
+				// Mono.error's call() wraps a checked exception or an Error: rethrown as the wait below would
+				throw rethrown(Exceptions.unwrap(ex));
 			}
 		}
 		CompletableFuture<T> result = value.contextWrite(Context.of(WAITER, Thread.currentThread())).toFuture();
@@ -81,15 +80,19 @@ public final class Waits {
 			throw new IllegalStateException("Interrupted while waiting for the rate limiter", ex);
 		}
 		catch (ExecutionException ex) {
-			Throwable cause = ex.getCause();
-			if (cause instanceof RuntimeException runtime) {
-				throw runtime;
-			}
-			if (cause instanceof Error error) {
-				throw error;
-			}
-			throw new IllegalStateException(cause);
+			throw rethrown(ex.getCause());
 		}
+	}
+
+	/** A failure as it is when unchecked, else in an {@link IllegalStateException}. */
+	private static RuntimeException rethrown(@Nullable Throwable failure) {
+		if (failure instanceof RuntimeException runtime) {
+			return runtime;
+		}
+		if (failure instanceof Error error) {
+			throw error;
+		}
+		return new IllegalStateException(failure);
 	}
 
 }

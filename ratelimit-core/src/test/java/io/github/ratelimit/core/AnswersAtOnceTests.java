@@ -27,8 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Decisions made at once ({@link RateLimiter#checkAtOnce}) on a real Redis: a leased slice's spend is decided on the
  * calling thread, anything that needs Redis is not (and takes nothing), the limit holds whichever way a request
- * goes, and a slice keeps admitting what it holds while Redis is dead and the circuit open, after which the policy's
- * failure mode decides.
+ * goes; while the circuit is open nothing is decided at once (the failure mode decides, no take reaches Redis), and
+ * once Redis is back leased requests alone close the circuit and bring the limiter's health back.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class AnswersAtOnceTests {
@@ -39,6 +39,14 @@ class AnswersAtOnceTests {
 	private static final LeaseSettings LEASE = new LeaseSettings(4, Duration.ofMinutes(1), Duration.ofMinutes(1));
 
 	private static final RateLimitPolicy LEASED = LeasedClusterOutageTests.policy("leased", FailureMode.CLOSED);
+
+	/** A busy key's policy: slices of a thousand, never exhausted by a test. */
+	private static final RateLimitPolicy BUSY = RateLimitPolicy.builder("busy")
+		.algorithm(Algorithm.TOKEN_BUCKET)
+		.limit(1_000_000)
+		.window(Duration.ofHours(1))
+		.failureMode(FailureMode.CLOSED)
+		.build();
 
 	private static final RateLimitPolicy EXACT = LeasedClusterOutageTests.policy("exact", FailureMode.CLOSED);
 
@@ -80,7 +88,7 @@ class AnswersAtOnceTests {
 			.add(LEASED, "alice", 1)
 			.add(EXACT, "alice", 1)
 			.build())).isNull();
-		assertThat(this.redis.commands().keys("*")).as("the exact policy's key: none of those took anything")
+		assertThat(this.redis.commands().keys("*")).as("the leased key alone: none of those took anything")
 			.hasSize(1);
 		// at once where the slice holds, else through Redis: the limit, never more
 		int admitted = 4;
@@ -110,28 +118,64 @@ class AnswersAtOnceTests {
 	}
 
 	@Test
-	void aSliceAdmitsWhatItHoldsWhileRedisIsDeadAndTheCircuitOpenThenTheFailureModeDecides() {
-		DefaultRateLimiter limiter = limiter();
+	void whileTheCircuitIsOpenNothingIsDecidedAtOnceAndNoTakeReachesRedis() {
+		DefaultRateLimiter limiter = limiter(Duration.ofMinutes(5));
 		RateLimitRequest leased = RateLimitRequest.of(LEASED, "alice");
 		assertThat(limiter.check(leased).allowed()).isTrue(); // a slice of four, one spent
 		this.redis.kill();
-		// the exact policy's calls fail for real until the breaker opens (a late answer counts a budget later)
+		openTheCircuit(limiter);
+		this.redis.restart(); // empty, and the circuit stays open for minutes
+		for (int i = 0; i < 6; i++) {
+			assertThat(limiter.checkAtOnce(leased)).as("at once while the circuit is open").isNull();
+			assertThat(limiter.check(leased).failedClosed()).as("the policy's failure mode decides").isTrue();
+		}
+		assertThat(this.breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThat(this.redis.commands().keys("*")).as("no take sent past the open circuit").isEmpty();
+	}
+
+	@Test
+	void onceRedisIsBackTheCircuitClosesAndTheLimiterIsHealthyAgainOnLeasedRequestsAlone() {
+		DefaultRateLimiter limiter = limiter(Duration.ofSeconds(1));
+		RateLimitRequest leased = RateLimitRequest.of(BUSY, "alice");
+		assertThat(limiter.check(leased).allowed()).isTrue();
+		this.redis.kill();
+		openTheCircuit(limiter);
+		assertThat(limiter.degraded()).isTrue();
+		this.redis.restart();
+		// probing: leased requests go through the breaker's permitted calls, which close it
+		Wait.until("the circuit closed by leased requests", Duration.ofSeconds(90), () -> {
+			limiter.check(leased);
+			return this.breaker.getState() == CircuitBreaker.State.CLOSED;
+		});
+		int atOnce = 0;
+		for (int i = 0; i < 100; i++) {
+			RateLimitDecision now = limiter.checkAtOnce(leased);
+			atOnce += (now != null) ? 1 : 0;
+			RateLimitDecision decision = (now != null) ? now : limiter.check(leased);
+			assertThat(decision.decisions().get(0).enforcement()).isEqualTo(Enforcement.ENFORCED);
+		}
+		assertThat(atOnce).as("decided at once again").isPositive();
+		// the failure-mode decisions of the outage age out of the recent ones on leased requests alone
+		for (int i = 0; i < Guard.RecentDecisions.SIZE; i++) {
+			RateLimitDecision now = limiter.checkAtOnce(leased);
+			assertThat((now != null) ? now : limiter.check(leased)).matches(RateLimitDecision::allowed);
+		}
+		assertThat(limiter.degraded()).isFalse();
+	}
+
+	/** Requests of the exact policy fail for real until the breaker opens (a late answer counts a budget later). */
+	private void openTheCircuit(DefaultRateLimiter limiter) {
 		Wait.until("the circuit open", Duration.ofSeconds(60), () -> {
 			assertThat(limiter.check(RateLimitRequest.of(EXACT, "bob")).failedClosed()).isTrue();
 			return this.breaker.getState() == CircuitBreaker.State.OPEN;
 		});
-		List<Enforcement> leasedDecisions = new ArrayList<>();
-		for (int i = 0; i < 6; i++) {
-			RateLimitDecision decision = limiter.check(leased);
-			assertThat(decision.allowed()).isEqualTo(decision.decisions().get(0).enforcement() == Enforcement.ENFORCED);
-			leasedDecisions.add(decision.decisions().get(0).enforcement());
-		}
-		assertThat(leasedDecisions).as("the slice's three, then closed as the policy fails").containsExactly(
-				Enforcement.ENFORCED, Enforcement.ENFORCED, Enforcement.ENFORCED, Enforcement.FAILED_CLOSED,
-				Enforcement.FAILED_CLOSED, Enforcement.FAILED_CLOSED);
 	}
 
 	private DefaultRateLimiter limiter() {
+		return limiter(Duration.ofMinutes(1));
+	}
+
+	private DefaultRateLimiter limiter(Duration openFor) {
 		this.redis = RedisServer.start();
 		this.resources.add(this.redis);
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(
@@ -141,13 +185,15 @@ class AnswersAtOnceTests {
 		this.resources.add(factory::destroy);
 		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
 		backend.connect();
-		LeasingBackend leasing = new LeasingBackend(backend, Map.of(LEASED.name(), LEASE));
+		LeasingBackend leasing = new LeasingBackend(backend, Map.of(LEASED.name(), LEASE, BUSY.name(),
+				new LeaseSettings(1000, Duration.ofMinutes(1), Duration.ofMinutes(1))));
 		leasing.start();
 		this.resources.add(leasing);
 		this.breaker = CircuitBreaker.of("ratelimit-redis", CircuitBreakerConfig.custom()
 			.slidingWindow(4, 4, CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
 			.failureRateThreshold(50)
-			.waitDurationInOpenState(Duration.ofMinutes(1))
+			.waitDurationInOpenState(openFor)
+			.permittedNumberOfCallsInHalfOpenState(2)
 			.build());
 		return DefaultRateLimiter.builder(leasing)
 			.timeout(Duration.ofSeconds(2))
