@@ -38,9 +38,12 @@ final class LeaseBenchmark {
 
 	private final int rounds = Integer.getInteger("bench.lease.rounds", 2);
 
+	private final int warmUpSeconds;
+
 	LeaseBenchmark(boolean quick) {
 		this.seconds = Integer.getInteger("bench.wrk.seconds", quick ? 2 : 10);
 		this.phaseSeconds = quick ? 2 : 4;
+		this.warmUpSeconds = Integer.getInteger("bench.lease.warmup.seconds", quick ? 2 : 6);
 	}
 
 	/** Both instances' wrk runs together: requests per second summed, latencies the mean of the two. */
@@ -124,7 +127,9 @@ final class LeaseBenchmark {
 		try (ConfigurableApplicationContext first = start(args, false);
 				ConfigurableApplicationContext second = start(args, false)) {
 			List<URI> both = List.of(HttpBenchmark.endpoint(first), HttpBenchmark.endpoint(second));
-			wrk(wrk, both, 2); // warm-up, not reported
+			// warm-up, not reported: each round's applications are new contexts whose generated classes (proxies,
+			// lambdas) the JIT compiles anew; 2 s left the first measured round at half the second's throughput
+			wrk(wrk, both, this.warmUpSeconds);
 			if (round == 0) {
 				return null;
 			}
@@ -227,12 +232,14 @@ final class LeaseBenchmark {
 				+ " each loaded by a `wrk -t1 -c8 -d%ds --latency` of its own at the same time; wrk, the applications"
 				+ " and Redis share the machine's %d cores (and, when this ran, other engineers' work: compare the"
 				+ " rows of one run). One global token bucket admitting everything (limit 10^9 per minute): limiter"
-				+ " off, exact (a Redis call per decision, naturally batched), leased (`lease.enabled=true`, the"
-				+ " defaults). A warm-up round first (not reported). Requests per second summed over both wrk runs,"
-				+ " latencies the mean of the two; Redis calls: the script calls `redis-server` counted over the"
-				+ " requests. CPU per request: the applications' JVM (both applications and this benchmark's idle"
-				+ " driver) and `redis-server`, each over the requests of the run: what the limiter costs, less"
-				+ " moved by other work on the machine than requests per second are.%n%n", outcome.wrk().version(), outcome.wrk().origin(), outcome.seconds(),
+				+ " off, exact (a Redis call per decision: an instance's 8 requests in flight fit in the calls a"
+				+ " connection keeps in flight, so none is batched), leased (`lease.enabled=true`, the defaults). A"
+				+ " warm-up round first, and each round's new applications warmed up before they are measured"
+				+ " (`-Dbench.lease.warmup.seconds`, 6 s; neither reported). Requests per second summed over both"
+				+ " wrk runs, latencies the mean of the two; Redis calls: the script calls `redis-server` counted"
+				+ " over the requests. CPU per request: the applications' JVM (both applications and this"
+				+ " benchmark's idle driver) and `redis-server`, each over the requests of the run.%n%n",
+				outcome.wrk().version(), outcome.wrk().origin(), outcome.seconds(),
 				Runtime.getRuntime().availableProcessors()));
 		Markdown table = new Markdown("configuration", "round", "requests/s", "vs off", "p50 µs", "p99 µs",
 				"non-2xx", "Redis calls per request", "app CPU µs per request", "Redis CPU µs per request");
