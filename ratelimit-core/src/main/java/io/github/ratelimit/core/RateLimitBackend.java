@@ -29,8 +29,8 @@ public interface RateLimitBackend {
 	/**
 	 * {@link #acquire Acquires} now, on the calling thread, when this backend can answer from its own memory without
 	 * waiting (a leased slice that holds the cost); otherwise takes nothing and answers null, and the caller goes
-	 * through {@link #acquire}. Such an answer asks no remote service, so the guard's budget, breakers and failure
-	 * modes do not apply to it (architecture.md, "Answers made at once").
+	 * through {@link #acquire}. Such an answer asks no remote service and waits for nothing: a guarded limiter asks
+	 * for one while the request's circuit is closed, without a budget (architecture.md, "Answers made at once").
 	 * @param request the entries and the optional explicit time
 	 * @param requestId an id unique to this request, which its release passes back
 	 * @return the acquisition, or null when only {@link #acquire} can answer
