@@ -11,6 +11,7 @@ import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitRequest;
 import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.redis.LeasingBackend;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -44,11 +45,28 @@ public class WindowCounting {
 
 		@Override
 		public Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
-			return this.backend.acquire(request, requestId).doOnNext((acquisition) -> {
-				if (acquisition.decisions().get(0).allowed()) {
-					ADMITTED.computeIfAbsent(acquisition.timeMicros() / 1_000_000, (w) -> new LongAdder()).increment();
-				}
-			});
+			return this.backend.acquire(request, requestId).doOnNext(Counted::count);
+		}
+
+		/** A leased spend decided on the request thread is counted as any admission. */
+		@Override
+		public @Nullable Acquisition acquireAtOnce(RateLimitRequest request, String requestId) {
+			Acquisition acquisition = this.backend.acquireAtOnce(request, requestId);
+			if (acquisition != null) {
+				count(acquisition);
+			}
+			return acquisition;
+		}
+
+		@Override
+		public boolean answersAtOnce(RateLimitRequest request) {
+			return this.backend.answersAtOnce(request);
+		}
+
+		private static void count(Acquisition acquisition) {
+			if (acquisition.decisions().get(0).allowed()) {
+				ADMITTED.computeIfAbsent(acquisition.timeMicros() / 1_000_000, (w) -> new LongAdder()).increment();
+			}
 		}
 
 		/**

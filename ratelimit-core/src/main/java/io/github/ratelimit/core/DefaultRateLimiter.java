@@ -159,6 +159,9 @@ public final class DefaultRateLimiter implements RateLimiter {
 		if (request.entries().isEmpty()) {
 			return EMPTY;
 		}
+		if (!this.backend.answersAtOnce(request)) {
+			return null; // asked first: a request only Redis can answer pays nothing more for this path
+		}
 		RateLimitDecision now = (ShadowSplit.of(request) == null) ? this.decider.decideAtOnce(request) : null;
 		if (now == null) {
 			return null;

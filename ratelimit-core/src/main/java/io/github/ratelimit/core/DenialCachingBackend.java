@@ -53,6 +53,11 @@ record DenialCachingBackend(RateLimitBackend backend, RateLimitDenialCache cache
 		return (acquisition != null) ? learned(request, acquisition, sent, epoch) : null;
 	}
 
+	@Override
+	public boolean answersAtOnce(RateLimitRequest request) {
+		return this.backend.answersAtOnce(request);
+	}
+
 	private Acquisition learned(RateLimitRequest request, Acquisition acquisition, long sentNanos, long epoch) {
 		this.cache.record(request, acquisition.decisions(), acquisition.exhaustedForMicros(), sentNanos, epoch);
 		return acquisition;

@@ -40,6 +40,16 @@ public interface RateLimitBackend {
 	}
 
 	/**
+	 * {@return whether {@link #acquireAtOnce} may answer this request} A cheap test, asked before anything else is
+	 * done for an answer at once, so that a request only {@link #acquire} can answer pays nothing for it; true does
+	 * not promise an answer (a slice may not hold the cost).
+	 * @param request the entries and the optional explicit time
+	 */
+	default boolean answersAtOnce(RateLimitRequest request) {
+		return false;
+	}
+
+	/**
 	 * Gives back what {@link #acquire} took for these entries: concurrency permits when a request completes,
 	 * everything when an admitted request is undone. Each cost goes back at most once, to the window it was counted
 	 * in, and never more than the request still holds (architecture.md, "Refunds").

@@ -91,7 +91,7 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle, A
 	/** A leased single-entry request that this instance's slice holds the cost of: spent now (see spendOrTake). */
 	@Override
 	public @Nullable Acquisition acquireAtOnce(RateLimitRequest request, String requestId) {
-		if (request.entries().size() != 1 || request.hasExplicitTime() || !leased(request.entries().get(0))) {
+		if (!answersAtOnce(request)) {
 			return null;
 		}
 		Entry entry = request.entries().get(0);
@@ -100,6 +100,12 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle, A
 			return (slice.retired() || slice.takenUnderOther(entry.policy())) ? null
 					: spend(slice, entry, System.nanoTime());
 		}
+	}
+
+	/** A leased single-entry request on the server's clock. */
+	@Override
+	public boolean answersAtOnce(RateLimitRequest request) {
+		return request.entries().size() == 1 && !request.hasExplicitTime() && leased(request.entries().get(0));
 	}
 
 	private boolean anyLeased(List<Entry> entries) {
