@@ -39,7 +39,7 @@ final class RedisPartnerState implements PartnerState {
 			""";
 
 	/** Takes a turn: PartnerBook.reserve and PartnerBook.turn, in Lua; ARGV: pace-below, budget ms. */
-	private static final RedisScript<Long> RESERVE = RedisScript.of(COMMON + """
+	private static final RedisScript<Long> RESERVE = PrecomputedScript.of(COMMON + """
 			local pace = tonumber(ARGV[1])
 			local budget = math.max(0, tonumber(ARGV[2]))
 			local b = redis.call('HGET', KEYS[1], 'blocked')
@@ -91,7 +91,7 @@ final class RedisPartnerState implements PartnerState {
 			""", Long.class);
 
 	/** Records a response: PartnerBook.learn in Lua; ARGV: retry-after ms (-1: none), most entries, then 5 per quota. */
-	private static final RedisScript<Long> LEARN = RedisScript.of(COMMON + """
+	private static final RedisScript<Long> LEARN = PrecomputedScript.of(COMMON + """
 			local expireAt = now + 1000
 			local retryAfter = tonumber(ARGV[1])
 			if retryAfter > 0 then
@@ -141,7 +141,7 @@ final class RedisPartnerState implements PartnerState {
 
 	/** Redis's time and the whole hash. */
 	@SuppressWarnings("rawtypes")
-	private static final RedisScript<List> READ = RedisScript.of(COMMON + """
+	private static final RedisScript<List> READ = PrecomputedScript.of(COMMON + """
 			local out = { string.format('%d', now) }
 			for _, v in ipairs(redis.call('HGETALL', KEYS[1])) do table.insert(out, v) end
 			return out
