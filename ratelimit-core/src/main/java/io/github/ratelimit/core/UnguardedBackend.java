@@ -14,8 +14,7 @@ record UnguardedBackend(RateLimitBackend backend, ErrorCounts errors, Acquired.P
 		return Mono.defer(() -> {
 			String requestId = RequestIds.next();
 			return this.backend.acquire(request, requestId)
-				.map((acquisition) -> Acquired.decision(request, requestId, acquisition, this.backend, null,
-						this.inFlight, this.errors));
+				.map((acquisition) -> decision(request, requestId, acquisition));
 		});
 	}
 
@@ -23,8 +22,12 @@ record UnguardedBackend(RateLimitBackend backend, ErrorCounts errors, Acquired.P
 	public @Nullable RateLimitDecision decideAtOnce(RateLimitRequest request) {
 		String requestId = RequestIds.next();
 		RateLimitBackend.Acquisition acquisition = this.backend.acquireAtOnce(request, requestId);
-		return (acquisition != null) ? Acquired.decision(request, requestId, acquisition, this.backend, null,
-				this.inFlight, this.errors) : null;
+		return (acquisition != null) ? decision(request, requestId, acquisition) : null;
+	}
+
+	private RateLimitDecision decision(RateLimitRequest request, String requestId,
+			RateLimitBackend.Acquisition acquisition) {
+		return Acquired.decision(request, requestId, acquisition, this.backend, null, this.inFlight, this.errors);
 	}
 
 }
