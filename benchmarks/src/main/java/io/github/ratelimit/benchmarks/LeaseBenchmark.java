@@ -101,7 +101,9 @@ final class LeaseBenchmark {
 				}
 			}
 			for (String configuration : List.of("exact", "leased")) {
-				if (!configurations().contains(configuration)) {
+				// -Dbench.lease.moves=false: throughput only (a profile of the throughput runs alone)
+				if (!configurations().contains(configuration)
+						|| !Boolean.parseBoolean(System.getProperty("bench.lease.moves", "true"))) {
 					continue;
 				}
 				Move move = move(wrk, redis, configuration);

@@ -107,7 +107,12 @@ final class Acquired {
 
 	/** Whether every policy admitted, shadow ones included (a part of shadow policies only is always "allowed"). */
 	static boolean admitsAll(RateLimitDecision decision) {
-		return decision.allDecisions().stream().allMatch(PolicyDecision::allowed);
+		for (PolicyDecision policy : decision.allDecisions()) {
+			if (!policy.allowed()) {
+				return false;
+			}
+		}
+		return true; // a loop, not a stream: asked on every decision
 	}
 
 	/**

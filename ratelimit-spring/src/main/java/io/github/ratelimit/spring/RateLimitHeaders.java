@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Objects;
-import java.util.StringJoiner;
 import java.util.function.BiConsumer;
 
 import javax.crypto.Mac;
@@ -69,8 +68,10 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 	 * its response without building an {@link HttpHeaders} (whose case-insensitive names cost on every request).
 	 */
 	public void write(RateLimitDecision decision, long nowMillis, BiConsumer<String, String> sink) {
-		if (decision.decisions().stream().anyMatch(MissingKey::isDenial)) {
-			return; // refused for a missing key: a client error, no quota to report, nothing to wait for
+		for (PolicyDecision policy : decision.decisions()) {
+			if (MissingKey.isDenial(policy)) {
+				return; // refused for a missing key: a client error, no quota to report, nothing to wait for
+			}
 		}
 		RateLimitDecision reported = decision.degraded() ? withFigures(decision) : decision;
 		PolicyDecision deciding = reported.deciding().orElse(null);
@@ -80,16 +81,28 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 			sink.accept(X_RESET, Long.toString(ceilSeconds(Duration.ofMillis(nowMillis).plus(deciding.resetAfter()))));
 		}
 		if (this.standard && deciding != null) {
-			StringJoiner policies = new StringJoiner(", ");
-			StringJoiner limits = new StringJoiner(", ");
+			// appended, not concatenated: built on every response
+			StringBuilder policies = new StringBuilder(64);
+			StringBuilder limits = new StringBuilder(64);
 			for (PolicyDecision policy : reported.decisions()) {
-				String name = quoted(policy.policy().name());
-				String pk = (this.partitionKeySecret != null) ? ";pk=" + partitionKey(policy.identity()) : "";
-				policies.add(name + ";q=" + policy.limit()
-						+ ((policy.policy().algorithm() == Algorithm.CONCURRENCY) ? ";qu=\"concurrent-requests\""
-								: ";w=" + ceilSeconds(policy.policy().window()))
-						+ pk);
-				limits.add(name + ";r=" + remainingOf(policy) + ";t=" + ceilSeconds(resetOf(policy)) + pk);
+				if (!policies.isEmpty()) {
+					policies.append(", ");
+					limits.append(", ");
+				}
+				String pk = (this.partitionKeySecret != null) ? partitionKey(policy.identity()) : null;
+				quoted(policies, policy.policy().name()).append(";q=").append(policy.limit());
+				if (policy.policy().algorithm() == Algorithm.CONCURRENCY) {
+					policies.append(";qu=\"concurrent-requests\"");
+				}
+				else {
+					policies.append(";w=").append(ceilSeconds(policy.policy().window()));
+				}
+				quoted(limits, policy.policy().name()).append(";r=").append(remainingOf(policy))
+					.append(";t=").append(ceilSeconds(resetOf(policy)));
+				if (pk != null) {
+					policies.append(";pk=").append(pk);
+					limits.append(";pk=").append(pk);
+				}
 			}
 			sink.accept(RATELIMIT_POLICY, policies.toString());
 			sink.accept(RATELIMIT, limits.toString());
@@ -139,8 +152,16 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 	}
 
 	/** A Structured Field string; policy names are validated to plain characters, this escapes anyway. */
-	private static String quoted(String value) {
-		return '"' + value.replace("\\", "\\\\").replace("\"", "\\\"") + '"';
+	private static StringBuilder quoted(StringBuilder into, String value) {
+		into.append('"');
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			if (c == '\\' || c == '"') {
+				into.append('\\');
+			}
+			into.append(c);
+		}
+		return into.append('"');
 	}
 
 }

@@ -124,6 +124,11 @@ final class BackendConnection {
 		return this.cluster != null;
 	}
 
+	/** Whether keys have masters to look up: a Cluster's topology, read by Lettuce once connected. */
+	boolean sharded() {
+		return this.partitions != null;
+	}
+
 	/** The address of the master serving a key's slot (Cluster, Lettuce, once connected); null otherwise. */
 	@Nullable String master(String key) {
 		Partitions topology = this.partitions;

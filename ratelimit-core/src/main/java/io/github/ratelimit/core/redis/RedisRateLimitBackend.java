@@ -139,7 +139,9 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 	/** On Cluster (Lettuce, once connected), the address of the master serving the entry's slot; null otherwise. */
 	@Override
 	public @Nullable String shard(Entry entry) {
-		return this.connection.master(this.keys.key(entry.policy(), entry.identity()));
+		// standalone and Sentinel: no shards, and no key built for nothing (asked for every guarded request)
+		return this.connection.sharded() ? this.connection.master(this.keys.key(entry.policy(), entry.identity()))
+				: null;
 	}
 
 	/** On Cluster, the addresses of the masters that serve slots in the client's view of the topology. */
