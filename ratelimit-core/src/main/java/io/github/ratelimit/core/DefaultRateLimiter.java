@@ -150,7 +150,16 @@ public final class DefaultRateLimiter implements RateLimiter {
 			return Mono.just(EMPTY);
 		}
 		Mono<RateLimitDecision> decision = decide(request);
-		return this.observationRegistry.isNoop() ? decision : observed(request, decision);
+		Mono<RateLimitDecision> waited = this.observationRegistry.isNoop() ? decision : observed(request, decision);
+		if (!this.backend.answersAtOnce(request)) {
+			return waited;
+		}
+		// a reactive caller's at-once path (WebFlux, the gateway): tried on each subscription, else the layers' Mono
+		// (after check()'s own attempt, a second one: only for a leased request its slice could not answer)
+		return Mono.defer(() -> {
+			RateLimitDecision now = checkAtOnce(request);
+			return (now != null) ? Mono.just(now) : waited;
+		});
 	}
 
 	/** When the layers answer without waiting: architecture.md, "Answers made at once". */

@@ -18,6 +18,7 @@ import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import reactor.core.publisher.Mono;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -55,6 +56,8 @@ class AnswersAtOnceTests {
 	private RedisServer redis;
 
 	private CircuitBreaker breaker;
+
+	private CountingBackend counting;
 
 	private final TestObservationRegistry observations = TestObservationRegistry.create();
 
@@ -101,6 +104,28 @@ class AnswersAtOnceTests {
 		}
 		assertThat(admitted).isEqualTo(LIMIT);
 		assertThat(atOnce).as("the slices' spends after each take").isGreaterThanOrEqualTo(LIMIT / 2);
+	}
+
+	@Test
+	void aReactiveCallerGetsTheSlicesSpendOnSubscriptionWithoutTheLayersCall() {
+		DefaultRateLimiter limiter = limiter();
+		RateLimitRequest leased = RateLimitRequest.of(LEASED, "alice");
+		Mono<RateLimitDecision> check = limiter.checkAsync(leased);
+		assertThat(this.counting.acquisitions() + this.counting.atOnce()).as("nothing before a subscription").isZero();
+		assertThat(check.block().allowed()).isTrue(); // no slice yet: the layers' call takes a slice of four
+		assertThat(this.counting.acquisitions()).isOne();
+		for (int i = 0; i < 3; i++) {
+			RateLimitDecision spend = check.block(); // each subscription decides again
+			assertThat(spend.allowed()).isTrue();
+			assertThat(spend.decisions().get(0).enforcement()).isEqualTo(Enforcement.ENFORCED);
+		}
+		assertThat(this.counting.atOnce()).as("the slice's three spends, made on subscription").isEqualTo(3);
+		assertThat(this.counting.acquisitions()).as("none through the layers' Mono").isOne();
+		int admitted = 4;
+		for (int i = 0; i < 3 * LIMIT; i++) {
+			admitted += check.block().allowed() ? 1 : 0;
+		}
+		assertThat(admitted).as("at once or through Redis: the limit, never more").isEqualTo(LIMIT);
 	}
 
 	@Test
@@ -195,7 +220,8 @@ class AnswersAtOnceTests {
 			.waitDurationInOpenState(openFor)
 			.permittedNumberOfCallsInHalfOpenState(2)
 			.build());
-		return DefaultRateLimiter.builder(leasing)
+		this.counting = new CountingBackend(leasing);
+		return DefaultRateLimiter.builder(this.counting)
 			.timeout(Duration.ofSeconds(2))
 			.circuitBreaker(this.breaker)
 			.observationRegistry(this.observations)

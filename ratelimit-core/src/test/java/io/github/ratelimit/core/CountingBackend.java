@@ -18,6 +18,8 @@ final class CountingBackend implements RateLimitBackend {
 
 	private final AtomicInteger releases = new AtomicInteger();
 
+	private final AtomicInteger atOnce = new AtomicInteger();
+
 	private volatile @Nullable RuntimeException failure;
 
 	CountingBackend(RateLimitBackend delegate) {
@@ -27,6 +29,11 @@ final class CountingBackend implements RateLimitBackend {
 	/** Acquisitions asked of the backend failed ones included. */
 	int acquisitions() {
 		return this.acquisitions.get();
+	}
+
+	/** Acquisitions the backend answered at once ({@link RateLimitBackend#acquireAtOnce}, not null). */
+	int atOnce() {
+		return this.atOnce.get();
 	}
 
 	/** Releases asked of the backend. */
@@ -49,6 +56,18 @@ final class CountingBackend implements RateLimitBackend {
 			RuntimeException failing = this.failure;
 			return (failing != null) ? Mono.error(failing) : this.delegate.acquire(request, requestId);
 		});
+	}
+
+	@Override
+	public @Nullable Acquisition acquireAtOnce(RateLimitRequest request, String requestId) {
+		Acquisition acquisition = this.delegate.acquireAtOnce(request, requestId);
+		this.atOnce.addAndGet((acquisition != null) ? 1 : 0);
+		return acquisition;
+	}
+
+	@Override
+	public boolean answersAtOnce(RateLimitRequest request) {
+		return this.delegate.answersAtOnce(request);
 	}
 
 	@Override
