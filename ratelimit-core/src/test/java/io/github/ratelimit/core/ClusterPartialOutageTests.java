@@ -56,8 +56,11 @@ class ClusterPartialOutageTests {
 	/** What every probed identity may take: five of the eight requests it makes. */
 	private static final RateLimitPolicy PROBED = policy("probed", FailureMode.OPEN, 5);
 
-	/** The load's policy: never denies, so that every load decision is one Redis (or a failure mode) made. */
-	private static final RateLimitPolicy LOAD = policy("load", FailureMode.OPEN, 1_000_000);
+	/**
+	 * The load's policy: never denies (each load decision is a fresh identity's, and the limit is the largest a sliding
+	 * window log takes), so that every load decision is one Redis (or a failure mode) made.
+	 */
+	private static final RateLimitPolicy LOAD = policy("load", FailureMode.OPEN, RateLimitPolicy.MAX_ENTRY_LIMIT);
 
 	private static final RateLimitPolicy GLOBAL = policy("global", FailureMode.OPEN, 5);
 
@@ -379,7 +382,8 @@ class ClusterPartialOutageTests {
 
 	private static RateLimitPolicy policy(String name, FailureMode mode, long limit) {
 		return RateLimitPolicy.builder(name)
-			.algorithm(Algorithm.FIXED_WINDOW)
+			// a sliding window log: a fixed window's boundary (each whole hour) amid counted requests would refill it
+			.algorithm(Algorithm.SLIDING_WINDOW_LOG)
 			.limit(limit)
 			.window(Duration.ofHours(1))
 			.failureMode(mode)

@@ -12,6 +12,7 @@ import java.util.stream.IntStream;
 
 import io.github.ratelimit.core.local.LocalRateLimitBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.ratelimit.testkit.FixedWindows;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -333,6 +334,8 @@ class DenialCacheTests {
 		DefaultRateLimiter limiter = cachedLimiter(backend);
 		RateLimitPolicy api = policy("api", Algorithm.FIXED_WINDOW, 2);
 		RateLimitRequest request = RateLimitRequest.of(api, "client");
+		// the admissions and the denials held until the window's end must all fall in one hour
+		FixedWindows.awayFromWindowEnd(api.window(), Duration.ofSeconds(10));
 		assertThat(limiter.check(request).allowed()).isTrue();
 		// the second takes the last of the window and says so: what follows is denied without a call
 		RateLimitDecision last = limiter.check(request);
@@ -543,7 +546,8 @@ class DenialCacheTests {
 			.circuitBreaker(CircuitBreaker.ofDefaults("split"))
 			.denialCache(RateLimitDenialCache.create())
 			.build();
-		RateLimitPolicy strict = policy("strict", Algorithm.FIXED_WINDOW, 1);
+		// a sliding window log: a fixed window's boundary (each whole hour) after the admission would refill it
+		RateLimitPolicy strict = policy("strict", Algorithm.SLIDING_WINDOW_LOG, 1);
 		RateLimitPolicy roomy = policy("roomy", Algorithm.TOKEN_BUCKET, 100);
 		assertThat(path.check(limiter, RateLimitRequest.of(strict, "a")).allowed()).isTrue();
 		assertThat(path.check(limiter, RateLimitRequest.of(strict, "a")).allowed()).isFalse();

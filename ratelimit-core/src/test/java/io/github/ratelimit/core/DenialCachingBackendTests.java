@@ -17,8 +17,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class DenialCachingBackendTests {
 
+	// a sliding window log: a fixed window's boundary (each whole hour) after an admission would refill it
 	private static final RateLimitPolicy API = RateLimitPolicy.builder("api")
-		.algorithm(Algorithm.FIXED_WINDOW)
+		.algorithm(Algorithm.SLIDING_WINDOW_LOG)
 		.limit(1)
 		.window(Duration.ofHours(1))
 		.build();
@@ -36,7 +37,7 @@ class DenialCachingBackendTests {
 		RateLimitRequest request = RateLimitRequest.of(API, "client-" + path);
 		RateLimitBackend.Acquisition admitted = acquire(path, request, "first");
 		assertThat(admitted.decisions().get(0).allowed()).isTrue();
-		// the fixed window's only unit is taken and the answer says so: the cache holds the denial that follows
+		// the window's only unit is taken and the answer says so: the cache holds the denial that follows
 		assertThat(this.cache.lookup(request)).isNotNull();
 		giveBack(path, request, "first", admitted);
 		assertThat(this.cache.lookup(request)).as("forgotten once given back").isNull();

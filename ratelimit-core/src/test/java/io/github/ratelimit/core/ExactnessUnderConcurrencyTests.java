@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
+import io.github.ratelimit.testkit.FixedWindows;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -38,6 +39,11 @@ class ExactnessUnderConcurrencyTests {
 			Algorithm.SLIDING_WINDOW_LOG, Algorithm.FIXED_WINDOW, Algorithm.CONCURRENCY,
 			Algorithm.SLIDING_WINDOW_COUNTER);
 
+	/** The fixed window's end (every 366 days since the epoch) must not fall amid its test's requests. */
+	private static void awayFromTheFixedWindowsEnd() {
+		FixedWindows.awayFromWindowEnd(RateLimitPolicy.MAX_WINDOW, Duration.ofMinutes(1));
+	}
+
 	private static RateLimitPolicy policy(Algorithm algorithm) {
 		// the longest window: no refill worth a request happens during the test
 		return RateLimitPolicy.builder("exact-" + algorithm.code())
@@ -51,6 +57,7 @@ class ExactnessUnderConcurrencyTests {
 	@EnumSource(value = Backends.class, names = { "REDIS", "REDIS_CLUSTER" })
 	void blockingCallsFromManyThreadsAndClientsAdmitExactlyTheLimit(Backends kind) throws Exception {
 		kind.fresh();
+		awayFromTheFixedWindowsEnd();
 		List<LettuceConnectionFactory> factories = new ArrayList<>();
 		ExecutorService pool = Executors.newFixedThreadPool(CLIENTS * THREADS_PER_CLIENT);
 		try {
@@ -94,6 +101,7 @@ class ExactnessUnderConcurrencyTests {
 	@EnumSource(Backends.class)
 	void nonBlockingCallsWithHundredsInFlightAdmitExactlyTheLimit(Backends kind) {
 		RateLimiter limiter = kind.fresh().limiter;
+		awayFromTheFixedWindowsEnd();
 		for (Algorithm algorithm : EXACT) {
 			RateLimitRequest request = RateLimitRequest.of(policy(algorithm), "async-key");
 			Long admitted = Flux.range(0, 2000)
@@ -108,6 +116,7 @@ class ExactnessUnderConcurrencyTests {
 	@Test
 	void localBackendIsExactUnderThreadsToo() throws Exception {
 		RateLimiter limiter = Backends.LOCAL.fresh().limiter;
+		awayFromTheFixedWindowsEnd();
 		ExecutorService pool = Executors.newFixedThreadPool(16);
 		try {
 			for (Algorithm algorithm : EXACT) {

@@ -444,7 +444,9 @@ class GuardedRateLimiterTests {
 	@EnumSource(Path.class)
 	void aShadowPolicyThatFailsClosedNeverRefusesAndALocalOneCountsInMemoryWhileRedisIsDown(Path path) {
 		RateLimitPolicy closedShadow = CLOSED.toBuilder().shadow(true).build();
-		RateLimitPolicy localShadow = policy("local-shadow", Algorithm.FIXED_WINDOW, FailureMode.LOCAL, 1).toBuilder()
+		// a sliding window log: a fixed window's boundary (each whole minute) between the checks would refill it
+		RateLimitPolicy localShadow = policy("local-shadow", Algorithm.SLIDING_WINDOW_LOG, FailureMode.LOCAL, 1)
+			.toBuilder()
 			.shadow(true)
 			.build();
 		this.redis.kill();

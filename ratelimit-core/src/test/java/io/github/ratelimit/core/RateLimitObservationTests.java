@@ -36,8 +36,10 @@ class RateLimitObservationTests {
 
 	private static final String IDENTITY = "user-4711@example.com";
 
+	// a sliding window log: a fixed window's boundary (each whole minute) between an admission and the denial
+	// expected after it would refill it
 	private static final RateLimitPolicy ONE = RateLimitPolicy.builder("one")
-		.algorithm(Algorithm.FIXED_WINDOW)
+		.algorithm(Algorithm.SLIDING_WINDOW_LOG)
 		.limit(1)
 		.window(Duration.ofMinutes(1))
 		.build();

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.github.ratelimit.testkit.FixedWindows;
 import io.github.ratelimit.testkit.HostAndPort;
 import io.github.ratelimit.testkit.RedisClusterServer;
 import io.github.ratelimit.testkit.RedisServers;
@@ -178,6 +179,8 @@ class RefundTests {
 		String broken = onMaster(cluster, keys, policy, masters.get(0), "broken");
 		String kept = onMaster(cluster, keys, policy, masters.get(1), "kept");
 		String denying = onMaster(cluster, keys, policy, masters.get(2), "denying");
+		// the fixed window's counts read below must all fall in one hour
+		FixedWindows.awayFromWindowEnd(policy.window(), Duration.ofSeconds(30));
 		for (boolean reactive : new boolean[] { false, true }) {
 			fixture.flush();
 			for (int i = 0; i < 10; i++) {

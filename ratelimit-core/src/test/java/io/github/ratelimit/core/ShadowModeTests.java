@@ -1,5 +1,6 @@
 package io.github.ratelimit.core;
 
+import io.github.ratelimit.testkit.FixedWindows;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,6 +60,8 @@ class ShadowModeTests {
 	@EnumSource(Backends.class)
 	void aShadowDenialNeverStopsTheOtherPoliciesTakingTheirQuota(Backends kind) {
 		Backends.Fixture fixture = kind.fresh();
+		// the fixed window's five requests must fall in one hour
+		FixedWindows.awayFromWindowEnd(Duration.ofHours(1), Duration.ofSeconds(10));
 		for (Algorithm algorithm : Algorithm.values()) {
 			for (boolean async : new boolean[] { false, true }) {
 				RateLimitPolicy enforced = policy("on-" + algorithm.code() + async, algorithm, 10, false);
@@ -97,8 +100,9 @@ class ShadowModeTests {
 	void whatAShadowPolicyTookIsGivenBackWhenTheOthersDeny(Backends kind) throws InterruptedException {
 		Backends.Fixture fixture = kind.fresh();
 		for (boolean async : new boolean[] { false, true }) {
-			RateLimitPolicy enforced = policy("strict-" + async, Algorithm.FIXED_WINDOW, 2, false);
-			RateLimitPolicy shadow = policy("loose-" + async, Algorithm.FIXED_WINDOW, 10, true);
+			// sliding window logs: a fixed window's boundary (each whole hour) between the requests would refill it
+			RateLimitPolicy enforced = policy("strict-" + async, Algorithm.SLIDING_WINDOW_LOG, 2, false);
+			RateLimitPolicy shadow = policy("loose-" + async, Algorithm.SLIDING_WINDOW_LOG, 10, true);
 			List<Boolean> allowed = new ArrayList<>();
 			for (int i = 0; i < 5; i++) {
 				RateLimitDecision decision = check(fixture.limiter, async,

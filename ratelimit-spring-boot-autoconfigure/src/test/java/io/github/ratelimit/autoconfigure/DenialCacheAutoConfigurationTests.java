@@ -36,10 +36,11 @@ class DenialCacheAutoConfigurationTests {
 
 	private static final Duration PROPAGATION = Duration.ofSeconds(10);
 
+	// "api" is a sliding window log: a fixed window's end (each whole hour) would lift the denials held mid-test
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, RateLimitAutoConfiguration.class,
 				RateLimitsEndpointAutoConfiguration.class))
-		.withPropertyValues("ratelimit.policies.api.algorithm=fixed-window", "ratelimit.policies.api.limit=2",
+		.withPropertyValues("ratelimit.policies.api.algorithm=sliding-window-log", "ratelimit.policies.api.limit=2",
 				"ratelimit.policies.api.window=1h", "ratelimit.policies.api.key=header:X-Api-Key",
 				"management.endpoints.web.exposure.include=ratelimits",
 				"ratelimit.redis.timeout=1s");

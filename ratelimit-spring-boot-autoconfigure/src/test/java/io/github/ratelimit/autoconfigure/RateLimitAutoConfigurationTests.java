@@ -23,6 +23,7 @@ import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RedisOverrideStore;
 import io.github.ratelimit.spring.RequestContext;
 import io.github.ratelimit.spring.RuntimeOverride;
+import io.github.ratelimit.testkit.FixedWindows;
 import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.RedisServers;
 import org.junit.jupiter.api.Test;
@@ -75,6 +76,8 @@ class RateLimitAutoConfigurationTests {
 				assertThat(policies.get("api").window()).isEqualTo(Duration.ofMinutes(1));
 				RateLimiter limiter = context.getBean(RateLimiter.class);
 				RateLimitRequest request = RateLimitRequest.of(policies.get("api"), "client");
+				// the three checks and the key read must fall in one fixed window (each whole minute ends one)
+				FixedWindows.awayFromWindowEnd(Duration.ofMinutes(1), Duration.ofSeconds(5));
 				assertThat(limiter.check(request).allowed()).isTrue();
 				assertThat(limiter.check(request).allowed()).isTrue();
 				assertThat(limiter.check(request).allowed()).isFalse();
@@ -98,6 +101,8 @@ class RateLimitAutoConfigurationTests {
 				RateLimitPolicyRegistry policies = context.getBean(RateLimitPolicyRegistry.class);
 				RateLimitRequest request = RateLimitRequest.of(policies.get("api"), "restarted");
 				assertThat(backend.isRunning()).isTrue();
+				// the count, across the restart, must go on in one fixed window (each whole hour ends one)
+				FixedWindows.awayFromWindowEnd(Duration.ofHours(1), Duration.ofSeconds(30));
 				assertThat(limiter.checkAsync(request).block(Duration.ofSeconds(10)).decisions().get(0).remaining()).isEqualTo(99);
 				// a context stopped and started (or paused and resumed, or checkpointed and restored)
 				context.getSourceApplicationContext().stop();

@@ -26,8 +26,9 @@ class RateLimitMethodAutoConfigurationTests {
 			RateLimitServletAutoConfiguration.class, RateLimitReactiveAutoConfiguration.class,
 			RateLimitMethodAutoConfiguration.class);
 
+	// "jobs" is a sliding window log: a fixed window's boundary (each whole hour) between two calls would refill it
 	private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(ALL)
-		.withPropertyValues("ratelimit.policies.jobs.algorithm=fixed-window", "ratelimit.policies.jobs.limit=1",
+		.withPropertyValues("ratelimit.policies.jobs.algorithm=sliding-window-log", "ratelimit.policies.jobs.limit=1",
 				"ratelimit.policies.jobs.window=1h", "ratelimit.policies.jobs.key=global");
 
 	@Test
@@ -45,8 +46,9 @@ class RateLimitMethodAutoConfigurationTests {
 	@Test
 	void aWebApplicationGetsOnlyItsOwnPostProcessorSoNoCallIsCheckedTwice() {
 		new WebApplicationContextRunner().withConfiguration(ALL)
-			.withPropertyValues("ratelimit.policies.jobs.algorithm=fixed-window", "ratelimit.policies.jobs.limit=1",
-					"ratelimit.policies.jobs.window=1h", "ratelimit.policies.jobs.key=global")
+			.withPropertyValues("ratelimit.policies.jobs.algorithm=sliding-window-log",
+					"ratelimit.policies.jobs.limit=1", "ratelimit.policies.jobs.window=1h",
+					"ratelimit.policies.jobs.key=global")
 			.withUserConfiguration(Jobs.class)
 			.run((context) -> {
 				assertThat(context).hasSingleBean(RateLimitedMethodPostProcessor.class)

@@ -35,10 +35,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class TopDenialsAutoConfigurationTests {
 
+	// "api" is a sliding window log: a fixed window's boundary (each whole hour) between two checks would refill it
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, RateLimitAutoConfiguration.class,
 				RateLimitsEndpointAutoConfiguration.class))
-		.withPropertyValues("ratelimit.policies.api.algorithm=fixed-window", "ratelimit.policies.api.limit=1",
+		.withPropertyValues("ratelimit.policies.api.algorithm=sliding-window-log", "ratelimit.policies.api.limit=1",
 				"ratelimit.policies.api.window=1h", "ratelimit.policies.api.key=global",
 				"management.endpoints.web.exposure.include=ratelimits", "ratelimit.redis.timeout=1s");
 

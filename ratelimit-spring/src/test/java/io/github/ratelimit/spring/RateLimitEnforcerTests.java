@@ -29,8 +29,10 @@ class RateLimitEnforcerTests {
 		throw new IllegalArgumentException("no KeyResolver bean named '" + name + "'");
 	}
 
+	/** A sliding window log: a fixed window's boundary (each whole minute) between two checks would refill it. */
 	static RateLimitPolicy policy(String name, long limit) {
-		return RateLimitPolicy.builder(name).algorithm(Algorithm.FIXED_WINDOW).limit(limit).window(Duration.ofMinutes(1)).build();
+		return RateLimitPolicy.builder(name).algorithm(Algorithm.SLIDING_WINDOW_LOG).limit(limit)
+			.window(Duration.ofMinutes(1)).build();
 	}
 
 	static RateLimitEnforcer enforcer(List<ConfiguredPolicy> policies, List<RateLimitRule> rules) {

@@ -168,9 +168,10 @@ class RedisOverrideStoreTests {
 		assertThat(cache.size()).isZero();
 	}
 
+	/** A sliding window log: a fixed window's end (each whole hour) would let the cached denials lapse mid-test. */
 	private static RateLimitPolicy policy(String name) {
-		return RateLimitPolicy.builder(name).algorithm(Algorithm.FIXED_WINDOW).limit(1).window(Duration.ofHours(1))
-			.build();
+		return RateLimitPolicy.builder(name).algorithm(Algorithm.SLIDING_WINDOW_LOG).limit(1)
+			.window(Duration.ofHours(1)).build();
 	}
 
 	private static List<String> concat(List<String> list, String last) {

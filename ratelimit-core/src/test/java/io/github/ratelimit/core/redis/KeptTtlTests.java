@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest;
+import io.github.ratelimit.testkit.FixedWindows;
 import io.github.ratelimit.testkit.RedisServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -28,7 +29,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * window counter: into the window the key already holds, changing only its count; GCRA, through its single-entry
  * script and the driver); a shorter TTL or an explicit time sets it again. A longer TTL than needed, put there by
  * hand, shows which of the two a write did; a write that keeps it leaves the key as a write that sets it does. Windows of
- * 30 days: none ends while a test runs (but once a month). The token bucket's cases: {@link TokenBucketStateTests}.
+ * 30 days, aligned on the epoch: a test on the server's clock that would start within a minute of one's end waits for
+ * the next. The token bucket's cases: {@link TokenBucketStateTests}.
  */
 class KeptTtlTests {
 
@@ -87,6 +89,7 @@ class KeptTtlTests {
 	@ParameterizedTest
 	@CsvSource({ "FIXED_WINDOW, false", "SLIDING_WINDOW_COUNTER, false", "GCRA, false", "GCRA, true" })
 	void aWriteKeepsACoveringTtlAndSetsAShortOneAgain(Algorithm algorithm, boolean driver) {
+		FixedWindows.awayFromWindowEnd(WINDOW, Duration.ofMinutes(1));
 		RateLimitPolicy policy = monthly(algorithm);
 		RateLimitRequest request = request(policy, "kept", driver);
 		String key = backend.key(policy, "kept");
@@ -116,6 +119,8 @@ class KeptTtlTests {
 			"SLIDING_WINDOW_COUNTER, 0, 1", "SLIDING_WINDOW_COUNTER, -1, 1", "SLIDING_WINDOW_COUNTER, -2, 1",
 			"SLIDING_WINDOW_COUNTER, 1, 1", "SLIDING_WINDOW_COUNTER, 0, 2" })
 	void aWriteThatKeepsTheTtlLeavesTheKeyAsOneThatSetsIt(Algorithm algorithm, int windowsFromNow, int lengths) {
+		// (a stored window two lengths long ends where a window of one length does)
+		FixedWindows.awayFromWindowEnd(WINDOW, Duration.ofMinutes(1));
 		RateLimitPolicy policy = monthly(algorithm);
 		long window = WINDOW.toNanos() / 1000;
 		long length = window * lengths;

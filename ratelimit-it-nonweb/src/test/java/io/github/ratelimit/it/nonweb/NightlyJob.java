@@ -18,7 +18,8 @@ public class NightlyJob {
 
 	/** The scheduled work. */
 	@Scheduled(fixedDelay = 20)
-	@RateLimited(name = "nightly", algorithm = Algorithm.FIXED_WINDOW, limit = 3, window = "1h", key = "global")
+	// a sliding window log: a fixed window's boundary (each whole hour) while the scheduler calls would refill it
+	@RateLimited(name = "nightly", algorithm = Algorithm.SLIDING_WINDOW_LOG, limit = 3, window = "1h", key = "global")
 	public void run() {
 		this.runs.incrementAndGet();
 	}
@@ -35,7 +36,8 @@ public class NightlyJob {
 	 * Limited per authenticated user: 1 an hour each.
 	 * @return the answer
 	 */
-	@RateLimited(name = "per-user-report", algorithm = Algorithm.FIXED_WINDOW, limit = 1, window = "1h",
+	// a sliding window log: a fixed window's boundary (each whole hour) between two calls would refill it
+	@RateLimited(name = "per-user-report", algorithm = Algorithm.SLIDING_WINDOW_LOG, limit = 1, window = "1h",
 			key = "principal")
 	public String report() {
 		return "report";

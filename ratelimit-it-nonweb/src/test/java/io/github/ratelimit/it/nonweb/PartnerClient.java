@@ -97,7 +97,9 @@ public class PartnerClient {
 	 * @param customer the customer
 	 * @return the answer
 	 */
-	@RateLimited(name = "per-customer", algorithm = Algorithm.FIXED_WINDOW, limit = 2, window = "1h", key = "#customer")
+	// a sliding window log: a fixed window's boundary (each whole hour) between two calls would refill it
+	@RateLimited(name = "per-customer", algorithm = Algorithm.SLIDING_WINDOW_LOG, limit = 2, window = "1h",
+			key = "#customer")
 	public String statement(String customer) {
 		this.calls.add(customer);
 		return "statement " + customer;

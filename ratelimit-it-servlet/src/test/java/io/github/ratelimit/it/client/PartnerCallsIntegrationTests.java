@@ -54,7 +54,9 @@ class PartnerCallsIntegrationTests {
 				"--ratelimit.policies.partner-items.algorithm=fixed-window",
 				"--ratelimit.policies.partner-items.limit=4", "--ratelimit.policies.partner-items.window=2s",
 				"--ratelimit.policies.partner-items.key=global",
-				"--ratelimit.policies.partner-orders.algorithm=fixed-window",
+				// a sliding window log: a fixed window's boundary (each whole hour) after the client's one order
+				// would refill it
+				"--ratelimit.policies.partner-orders.algorithm=sliding-window-log",
 				"--ratelimit.policies.partner-orders.limit=1", "--ratelimit.policies.partner-orders.window=1h",
 				"--ratelimit.policies.partner-orders.key=header:X-Client",
 				"--ratelimit.filter.rules[0].paths=/partner/items/**",

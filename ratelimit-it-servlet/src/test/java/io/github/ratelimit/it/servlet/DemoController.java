@@ -57,8 +57,9 @@ public class DemoController {
 	}
 
 	@GetMapping("/shadow/method/{id}")
-	@RateLimited(name = "trial-inline", algorithm = Algorithm.FIXED_WINDOW, limit = 1, window = "1h", key = "#id",
-			shadow = true)
+	// a sliding window log: a fixed window's boundary (each whole hour) between two requests would refill it
+	@RateLimited(name = "trial-inline", algorithm = Algorithm.SLIDING_WINDOW_LOG, limit = 1, window = "1h",
+			key = "#id", shadow = true)
 	public String shadowMethod(@PathVariable String id) {
 		return "method " + id;
 	}

@@ -35,7 +35,9 @@ public class PartnerService {
 	 * Two an hour for everybody; denials throw at once.
 	 * @return the answer
 	 */
-	@RateLimited(name = "partner-batch", algorithm = Algorithm.FIXED_WINDOW, limit = 2, window = "1h", key = "global")
+	// a sliding window log: a fixed window's boundary (each whole hour) between two calls would refill it
+	@RateLimited(name = "partner-batch", algorithm = Algorithm.SLIDING_WINDOW_LOG, limit = 2, window = "1h",
+			key = "global")
 	public String batch() {
 		return "batch";
 	}

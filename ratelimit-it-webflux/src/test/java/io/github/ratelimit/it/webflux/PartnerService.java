@@ -39,7 +39,9 @@ public class PartnerService {
 	 * Two an hour for everybody, blocking: allowed on a service of a WebFlux application (not on a controller).
 	 * @return the answer
 	 */
-	@RateLimited(name = "partner-batch", algorithm = Algorithm.FIXED_WINDOW, limit = 2, window = "1h", key = "global")
+	// a sliding window log: a fixed window's boundary (each whole hour) between two calls would refill it
+	@RateLimited(name = "partner-batch", algorithm = Algorithm.SLIDING_WINDOW_LOG, limit = 2, window = "1h",
+			key = "global")
 	public String batch() {
 		return "batch";
 	}

@@ -74,8 +74,9 @@ public class WebfluxTestApplication {
 		}
 
 		@GetMapping("/shadow/method/{id}")
-		@RateLimited(name = "trial-inline", algorithm = Algorithm.FIXED_WINDOW, limit = 1, window = "1h", key = "#id",
-				shadow = true)
+		// a sliding window log: a fixed window's boundary (each whole hour) between two requests would refill it
+		@RateLimited(name = "trial-inline", algorithm = Algorithm.SLIDING_WINDOW_LOG, limit = 1, window = "1h",
+				key = "#id", shadow = true)
 		public Mono<String> shadowMethod(@PathVariable String id) {
 			return Mono.just("method " + id);
 		}
@@ -162,7 +163,9 @@ public class WebfluxTestApplication {
 	static class CatchAllController {
 
 		@GetMapping("/catch-all/{tenant}")
-		@RateLimited(name = "catch-all", algorithm = Algorithm.FIXED_WINDOW, limit = 1, window = "1h", key = "#tenant")
+		// a sliding window log: a fixed window's boundary (each whole hour) between two requests would refill it
+		@RateLimited(name = "catch-all", algorithm = Algorithm.SLIDING_WINDOW_LOG, limit = 1, window = "1h",
+				key = "#tenant")
 		Mono<String> limited(@PathVariable String tenant) {
 			return Mono.just("ok " + tenant);
 		}

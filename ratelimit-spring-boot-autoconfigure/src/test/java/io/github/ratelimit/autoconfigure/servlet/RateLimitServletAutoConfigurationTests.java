@@ -45,7 +45,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 class RateLimitServletAutoConfigurationTests {
 
-	private static final String[] POLICY = { "ratelimit.policies.api.algorithm=fixed-window",
+	// a sliding window log: a fixed window's boundary (each whole minute) between two checks would refill it
+	private static final String[] POLICY = { "ratelimit.policies.api.algorithm=sliding-window-log",
 			"ratelimit.policies.api.limit=1", "ratelimit.policies.api.window=1m" };
 
 	private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
