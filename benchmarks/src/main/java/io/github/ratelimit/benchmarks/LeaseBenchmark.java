@@ -197,7 +197,9 @@ final class LeaseBenchmark {
 		SpringApplication application = counting
 				? new SpringApplication(BenchmarkApplication.class, WindowCounting.class)
 				: new SpringApplication(BenchmarkApplication.class);
-		application.setWebApplicationType(WebApplicationType.SERVLET);
+		// -Dbench.lease.web=reactive: the same runs on WebFlux (Netty) instead of the servlet stack (Tomcat)
+		application.setWebApplicationType("reactive".equals(System.getProperty("bench.lease.web"))
+				? WebApplicationType.REACTIVE : WebApplicationType.SERVLET);
 		List<String> all = new ArrayList<>(List.of(args));
 		all.addAll(List.of("--server.port=0", "--logging.level.root=WARN", "--spring.main.banner-mode=off"));
 		return application.run(all.toArray(String[]::new));
