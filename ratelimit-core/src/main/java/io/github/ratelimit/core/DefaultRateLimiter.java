@@ -149,22 +149,30 @@ public final class DefaultRateLimiter implements RateLimiter {
 		if (request.entries().isEmpty()) {
 			return Mono.just(EMPTY);
 		}
-		Mono<RateLimitDecision> decision = decide(request);
-		Mono<RateLimitDecision> waited = this.observationRegistry.isNoop() ? decision : observed(request, decision);
 		if (!this.backend.answersAtOnce(request)) {
-			return waited;
+			return waited(request);
 		}
-		// a reactive caller's at-once path (WebFlux, the gateway): tried on each subscription, else the layers' Mono
-		// (after check()'s own attempt, a second one: only for a leased request its slice could not answer)
-		return Mono.defer(() -> {
-			RateLimitDecision now = checkAtOnce(request);
-			return (now != null) ? Mono.just(now) : waited;
-		});
+		// a reactive caller's at-once path (WebFlux, the gateway): tried when the subscriber asks (one that cancels
+		// first took nothing), else the layers' Mono (after check()'s own attempt a second one, only for a leased
+		// request its slice could not answer); observed under Reactor's context's observation, as the layers' are
+		return Mono.deferContextual((reactorContext) -> Mono
+			.fromCallable(() -> atOnce(request, reactorContext.getOrDefault(OBSERVATION_KEY, null)))
+			.switchIfEmpty(Mono.defer(() -> waited(request))));
+	}
+
+	private Mono<RateLimitDecision> waited(RateLimitRequest request) {
+		Mono<RateLimitDecision> decision = decide(request);
+		return this.observationRegistry.isNoop() ? decision : observed(request, decision);
 	}
 
 	/** When the layers answer without waiting: architecture.md, "Answers made at once". */
 	@Override
 	public @Nullable RateLimitDecision checkAtOnce(RateLimitRequest request) {
+		return atOnce(request, null);
+	}
+
+	/** {@link #checkAtOnce}, observed under the given parent (else the thread's current observation). */
+	private @Nullable RateLimitDecision atOnce(RateLimitRequest request, @Nullable Object parent) {
 		if (request.entries().isEmpty()) {
 			return EMPTY;
 		}
@@ -181,7 +189,11 @@ public final class DefaultRateLimiter implements RateLimiter {
 			// before asking would be a second one when the layers cannot answer at once
 			RateLimitObservationContext context = observationContext(request);
 			context.setDecision(now);
-			observation(context).start().stop();
+			Observation observation = observation(context);
+			if (parent instanceof Observation parentObservation) {
+				observation.parentObservation(parentObservation);
+			}
+			observation.start().stop();
 		}
 		return now;
 	}

@@ -47,7 +47,15 @@ record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failur
 			return null;
 		}
 		String requestId = RequestIds.next();
-		RateLimitBackend.Acquisition acquisition = this.backend.acquireAtOnce(request, requestId);
+		RateLimitBackend.Acquisition acquisition;
+		try {
+			acquisition = this.backend.acquireAtOnce(request, requestId);
+		}
+		catch (RuntimeException ex) {
+			// a backend's failure, counted as one; the guarded call then decides (by the failure modes if it fails)
+			this.guard.failed(BackendErrorKind.BACKEND_ERROR, ex);
+			return null;
+		}
 		if (acquisition == null) {
 			return null;
 		}

@@ -13,12 +13,16 @@ import io.github.ratelimit.testkit.RedisServer;
 import io.github.ratelimit.testkit.Wait;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.micrometer.observation.Observation;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.reactivestreams.Subscription;
+import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -107,7 +111,7 @@ class AnswersAtOnceTests {
 	}
 
 	@Test
-	void aReactiveCallerGetsTheSlicesSpendOnSubscriptionWithoutTheLayersCall() {
+	void aReactiveCallerGetsTheSlicesSpendWhenItAsksWithoutTheLayersCall() {
 		DefaultRateLimiter limiter = limiter();
 		RateLimitRequest leased = RateLimitRequest.of(LEASED, "alice");
 		Mono<RateLimitDecision> check = limiter.checkAsync(leased);
@@ -115,17 +119,55 @@ class AnswersAtOnceTests {
 		assertThat(check.block().allowed()).isTrue(); // no slice yet: the layers' call takes a slice of four
 		assertThat(this.counting.acquisitions()).isOne();
 		for (int i = 0; i < 3; i++) {
-			RateLimitDecision spend = check.block(); // each subscription decides again
+			RateLimitDecision spend = check.block(); // each subscription decides again, when it asks
 			assertThat(spend.allowed()).isTrue();
 			assertThat(spend.decisions().get(0).enforcement()).isEqualTo(Enforcement.ENFORCED);
 		}
-		assertThat(this.counting.atOnce()).as("the slice's three spends, made on subscription").isEqualTo(3);
+		assertThat(this.counting.atOnce()).as("the slice's three spends, made when asked").isEqualTo(3);
 		assertThat(this.counting.acquisitions()).as("none through the layers' Mono").isOne();
 		int admitted = 4;
 		for (int i = 0; i < 3 * LIMIT; i++) {
 			admitted += check.block().allowed() ? 1 : 0;
 		}
 		assertThat(admitted).as("at once or through Redis: the limit, never more").isEqualTo(LIMIT);
+	}
+
+	@Test
+	void aReactiveCallersDecisionMadeAtOnceIsObservedUnderReactorsContextsObservation() {
+		DefaultRateLimiter limiter = limiter();
+		RateLimitRequest leased = RateLimitRequest.of(BUSY, "alice");
+		assertThat(limiter.check(leased).allowed()).isTrue(); // takes a slice: the next one is a spend
+		Observation server = Observation.start("http.server.requests", this.observations);
+		Context context = Context.of("micrometer.observation", server); // as WebFlux and the gateway pass it on
+		limiter.checkAsync(RateLimitRequest.of(EXACT, "alice")).contextWrite(context).block(); // the layers' Mono
+		limiter.checkAsync(leased).contextWrite(context).block();
+		server.stop();
+		assertThat(this.counting.atOnce()).isOne();
+		TestObservationRegistryAssert.assertThat(this.observations).hasHandledContextsThatSatisfy((contexts) -> {
+			List<Observation.Context> decisions = contexts.stream()
+				.filter((handled) -> "ratelimit.decision".equals(handled.getName()))
+				.toList();
+			assertThat(decisions).hasSize(3);
+			assertThat(decisions.get(1).getParentObservation()).as("through the layers").isSameAs(server);
+			assertThat(decisions.get(2).getParentObservation()).as("made at once").isSameAs(server);
+		});
+	}
+
+	@Test
+	void aReactiveCallerThatCancelsBeforeAskingTakesNothing() {
+		DefaultRateLimiter limiter = limiter();
+		RateLimitRequest leased = RateLimitRequest.of(BUSY, "alice");
+		limiter.check(leased);
+		long before = limiter.check(leased).decisions().get(0).remaining();
+		limiter.checkAsync(leased).subscribe(new BaseSubscriber<RateLimitDecision>() {
+
+			@Override
+			protected void hookOnSubscribe(Subscription subscription) {
+				cancel(); // never requested: no decision is seen, none may be spent
+			}
+
+		});
+		assertThat(limiter.check(leased).decisions().get(0).remaining()).isEqualTo(before - 1);
 	}
 
 	@Test
