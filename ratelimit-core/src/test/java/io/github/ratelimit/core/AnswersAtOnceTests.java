@@ -171,6 +171,24 @@ class AnswersAtOnceTests {
 	}
 
 	@Test
+	void aBackendWhoseAnswerAtOnceThrowsIsCountedAsFailedAndTheGuardedCallDecides() {
+		DefaultRateLimiter limiter = limiter();
+		RateLimitRequest leased = RateLimitRequest.of(BUSY, "alice");
+		assertThat(limiter.check(leased).allowed()).isTrue(); // a slice: the next one would be a spend
+		this.counting.failAtOnceWith(new IllegalStateException("a broken acquireAtOnce"));
+		assertThat(limiter.checkAtOnce(leased)).isNull();
+		RateLimitDecision reactive = limiter.checkAsync(leased).block();
+		RateLimitDecision blocking = limiter.check(leased);
+		for (RateLimitDecision decision : List.of(reactive, blocking)) {
+			assertThat(decision.allowed()).isTrue();
+			assertThat(decision.decisions().get(0).enforcement()).as("decided by the slice through the layers")
+				.isEqualTo(Enforcement.ENFORCED);
+		}
+		// four throws: checkAtOnce, checkAsync, and check (at once, then checkAsync once more)
+		assertThat(limiter.errorCount(BackendErrorKind.BACKEND_ERROR)).as("each throw counted").isEqualTo(4);
+	}
+
+	@Test
 	void aDecisionMadeAtOnceIsObserved() {
 		DefaultRateLimiter limiter = limiter();
 		RateLimitRequest leased = RateLimitRequest.of(LEASED, "alice");

@@ -22,6 +22,8 @@ final class CountingBackend implements RateLimitBackend {
 
 	private volatile @Nullable RuntimeException failure;
 
+	private volatile @Nullable RuntimeException atOnceFailure;
+
 	CountingBackend(RateLimitBackend delegate) {
 		this.delegate = delegate;
 	}
@@ -58,8 +60,21 @@ final class CountingBackend implements RateLimitBackend {
 		});
 	}
 
+	/**
+	 * Makes every answer at once throw this (a backend whose {@code acquireAtOnce} is broken), or answer again with
+	 * null.
+	 * @param failure the failure, or null
+	 */
+	void failAtOnceWith(@Nullable RuntimeException failure) {
+		this.atOnceFailure = failure;
+	}
+
 	@Override
 	public @Nullable Acquisition acquireAtOnce(RateLimitRequest request, String requestId) {
+		RuntimeException failing = this.atOnceFailure;
+		if (failing != null) {
+			throw failing;
+		}
 		Acquisition acquisition = this.delegate.acquireAtOnce(request, requestId);
 		this.atOnce.addAndGet((acquisition != null) ? 1 : 0);
 		return acquisition;
