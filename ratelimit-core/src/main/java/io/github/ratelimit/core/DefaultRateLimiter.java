@@ -168,17 +168,20 @@ public final class DefaultRateLimiter implements RateLimiter {
 	/** When the layers answer without waiting: architecture.md, "Answers made at once". */
 	@Override
 	public @Nullable RateLimitDecision checkAtOnce(RateLimitRequest request) {
-		return atOnce(request, null);
-	}
-
-	/** {@link #checkAtOnce}, observed under the given parent (else the thread's current observation). */
-	private @Nullable RateLimitDecision atOnce(RateLimitRequest request, @Nullable Object parent) {
 		if (request.entries().isEmpty()) {
 			return EMPTY;
 		}
 		if (!this.backend.answersAtOnce(request)) {
 			return null; // asked first: a request only Redis can answer pays nothing more for this path
 		}
+		return atOnce(request, null);
+	}
+
+	/**
+	 * {@link #checkAtOnce} of a request with entries that the backend may answer at once (both asked before),
+	 * observed under the given parent (else the thread's current observation).
+	 */
+	private @Nullable RateLimitDecision atOnce(RateLimitRequest request, @Nullable Object parent) {
 		RateLimitDecision now = (ShadowSplit.of(request) == null) ? this.decider.decideAtOnce(request) : null;
 		if (now == null) {
 			return null;
