@@ -13,6 +13,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
 
 /**
  * The {@link RateLimiter} over one {@link RateLimitBackend}, through layers the {@link Builder} composes.
@@ -168,13 +169,22 @@ public final class DefaultRateLimiter implements RateLimiter {
 	/** When the layers answer without waiting: architecture.md, "Answers made at once". */
 	@Override
 	public @Nullable RateLimitDecision checkAtOnce(RateLimitRequest request) {
+		return attempt(request, null);
+	}
+
+	@Override
+	public @Nullable RateLimitDecision checkAtOnce(RateLimitRequest request, ContextView context) {
+		return attempt(request, context.getOrDefault(OBSERVATION_KEY, null));
+	}
+
+	private @Nullable RateLimitDecision attempt(RateLimitRequest request, @Nullable Object parent) {
 		if (request.entries().isEmpty()) {
 			return EMPTY;
 		}
 		if (!this.backend.answersAtOnce(request)) {
 			return null; // asked first: a request only Redis can answer pays nothing more for this path
 		}
-		return atOnce(request, null);
+		return atOnce(request, parent);
 	}
 
 	/**

@@ -4,6 +4,7 @@ import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
 
 /** Evaluates all the policies of a request in one call. */
 public interface RateLimiter {
@@ -30,6 +31,14 @@ public interface RateLimiter {
 	 */
 	default @Nullable RateLimitDecision checkAtOnce(RateLimitRequest request) {
 		return null;
+	}
+
+	/**
+	 * {@return {@link #checkAtOnce(RateLimitRequest)} for a reactive caller, which passes its subscriber's Reactor
+	 * context: the decision observed under that context's observation, not the thread's}
+	 */
+	default @Nullable RateLimitDecision checkAtOnce(RateLimitRequest request, ContextView context) {
+		return checkAtOnce(request);
 	}
 
 }

@@ -141,15 +141,18 @@ class AnswersAtOnceTests {
 		Context context = Context.of("micrometer.observation", server); // as WebFlux and the gateway pass it on
 		limiter.checkAsync(RateLimitRequest.of(EXACT, "alice")).contextWrite(context).block(); // the layers' Mono
 		limiter.checkAsync(leased).contextWrite(context).block();
+		assertThat(limiter.checkAtOnce(leased, context)).as("a reactive caller asking itself").isNotNull();
 		server.stop();
-		assertThat(this.counting.atOnce()).isOne();
+		assertThat(this.counting.atOnce()).isEqualTo(2);
 		TestObservationRegistryAssert.assertThat(this.observations).hasHandledContextsThatSatisfy((contexts) -> {
 			List<Observation.Context> decisions = contexts.stream()
 				.filter((handled) -> "ratelimit.decision".equals(handled.getName()))
 				.toList();
-			assertThat(decisions).hasSize(3);
+			assertThat(decisions).hasSize(4);
 			assertThat(decisions.get(1).getParentObservation()).as("through the layers").isSameAs(server);
 			assertThat(decisions.get(2).getParentObservation()).as("made at once").isSameAs(server);
+			assertThat(decisions.get(3).getParentObservation()).as("asked at once with the context")
+				.isSameAs(server);
 		});
 	}
 

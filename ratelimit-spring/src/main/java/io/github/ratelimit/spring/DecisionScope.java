@@ -34,12 +34,43 @@ public class DecisionScope {
 
 	/**
 	 * Checks targets for the request (method and arguments null in a filter) and {@link #admit admits} the decision
-	 * without a wait for a turn.
+	 * without a wait for a turn. A decision the limiter makes at once (a leased slice's spend) is made when the
+	 * subscriber asks, recorded before anything can cancel it, and emitted without the operators a wait needs.
 	 */
 	public Mono<RateLimitDecision> admit(RateLimitEnforcer enforcer, RequestContext request,
 			List<RateLimitEnforcer.Target> targets, @Nullable Method method, @Nullable Object @Nullable [] args,
 			Consumer<RateLimitDecision> onAdmitted) {
-		return admit(check(enforcer.checkAsync(request, targets, method, args)), Duration.ZERO, onAdmitted);
+		return Mono.deferContextual((context) -> {
+			RateLimitEnforcer.Resolved resolved = enforcer.resolve(request, targets, method, args);
+			List<RateLimitDecision> earlier = admitted();
+			RateLimitDecision decision = resolved.atOnce(context);
+			if (decision == null) {
+				return admit(check(resolved.async()), Duration.ZERO, onAdmitted);
+			}
+			if (!recorded(decision)) {
+				return release(decision.permit()).then(Mono.defer(() -> settled(decision, earlier, onAdmitted)));
+			}
+			return settled(decision, earlier, onAdmitted);
+		});
+	}
+
+	private Mono<RateLimitDecision> settled(RateLimitDecision decision, List<RateLimitDecision> earlier,
+			Consumer<RateLimitDecision> onAdmitted) {
+		RateLimitExceededException denial = settle(decision, earlier, onAdmitted);
+		return (denial == null) ? Mono.just(decision) : Mono.error(denial);
+	}
+
+	/**
+	 * What a recorded decision comes to: null once admitted ({@code onAdmitted} given all admitted decisions merged),
+	 * else the denial, reporting the {@code earlier} admitted decisions as given back.
+	 */
+	private @Nullable RateLimitExceededException settle(RateLimitDecision decision, List<RateLimitDecision> earlier,
+			Consumer<RateLimitDecision> onAdmitted) {
+		if (!decision.allowed()) {
+			return new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision));
+		}
+		onAdmitted.accept(RateLimitDecision.merge(admitted()));
+		return null;
 	}
 
 	/** Records a check's decision; not cancelled with its subscriber (a cancelled request's permit is released). */
@@ -96,11 +127,7 @@ public class DecisionScope {
 				return null; // no decision (never from the enforcer): as the admission's Mono, nothing refused
 			}
 		}
-		if (!decision.allowed()) {
-			return new RateLimitExceededException(RateLimitDecision.mergeDenied(earlier, decision));
-		}
-		onAdmitted.accept(RateLimitDecision.merge(admitted()));
-		return null;
+		return settle(decision, earlier, onAdmitted);
 	}
 
 	private static Mono<RateLimitDecision> uncancellable(Mono<RateLimitDecision> check) {
@@ -128,10 +155,19 @@ public class DecisionScope {
 
 	/** Records a decision and holds its permit (once closed, releases it instead); completes once held or released. */
 	public Mono<Void> record(RateLimitDecision decision) {
-		if (!isClosed()) {
-			this.decisions.add(decision);
+		return recorded(decision) ? Mono.empty() : release(decision.permit());
+	}
+
+	/** Records a decision and holds its permit, unless closed: then false, nothing recorded, the permit to release. */
+	private synchronized boolean recorded(RateLimitDecision decision) {
+		if (this.closed) {
+			return false;
 		}
-		return hold(decision.permit());
+		this.decisions.add(decision);
+		if (decision.permit().holdsAny()) {
+			this.permits.add(decision.permit());
+		}
+		return true;
 	}
 
 	/** Holds a permit until {@link #close()} (once closed, releases it instead); completes once held or released. */

@@ -18,6 +18,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
 
 import org.springframework.http.server.PathContainer;
 
@@ -141,10 +142,20 @@ public final class RateLimitEnforcer {
 
 		/** {@return the decision made on the calling thread, else null, having taken nothing: then {@link #async}} */
 		@Nullable RateLimitDecision atOnce() {
+			return atOnce(null);
+		}
+
+		/**
+		 * {@link #atOnce()} for a reactive caller: observed under its subscriber's context's observation.
+		 * @param context the subscriber's Reactor context, null on a thread that waits (the thread's observation)
+		 */
+		@Nullable RateLimitDecision atOnce(@Nullable ContextView context) {
 			if (this.denied != null) {
 				return this.denied;
 			}
-			RateLimitDecision decision = RateLimitEnforcer.this.limiter.checkAtOnce(this.request);
+			RateLimiter limiter = RateLimitEnforcer.this.limiter;
+			RateLimitDecision decision = (context != null) ? limiter.checkAtOnce(this.request, context)
+					: limiter.checkAtOnce(this.request);
 			if (decision != null && RateLimitEnforcer.this.decided != null) {
 				RateLimitEnforcer.this.decided.accept(decision);
 			}

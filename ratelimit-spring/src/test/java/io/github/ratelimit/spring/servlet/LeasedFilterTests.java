@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.core.Algorithm;
@@ -27,25 +29,34 @@ import io.github.ratelimit.spring.RateLimitHeaders;
 import io.github.ratelimit.spring.RateLimitPolicyRegistry;
 import io.github.ratelimit.spring.RateLimitResponses;
 import io.github.ratelimit.spring.RateLimitRule;
+import io.github.ratelimit.spring.reactive.RateLimitWebFilter;
 import io.github.ratelimit.testkit.RedisServer;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.mock.web.MockFilterChain;
 import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.mock.web.MockHttpServletResponse;
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
+import org.springframework.mock.web.server.MockServerWebExchange;
+import org.springframework.http.HttpStatusCode;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The servlet filter over a leased policy on a real Redis: requests the slice holds are decided on the request
- * thread (RateLimiter.checkAtOnce), the others through Redis; either way exactly the limit is admitted, each request
- * gets its headers from what Redis and the slice know, and the decision listener hears of each request once.
+ * The servlet and WebFlux filters over a leased policy on a real Redis: requests the slice holds are decided on the
+ * request's thread (RateLimiter.checkAtOnce), the others through Redis; either way exactly the limit is admitted, each
+ * request gets its headers from what Redis and the slice know, the decision listener hears of each request once, and
+ * on WebFlux each decision is observed under the exchange's observation (Reactor's context, not the thread's).
  */
 @Timeout(value = 1, unit = TimeUnit.MINUTES)
 class LeasedFilterTests {
@@ -62,6 +73,14 @@ class LeasedFilterTests {
 	private final LettuceConnectionFactory factory = new LettuceConnectionFactory(
 			new RedisStandaloneConfiguration(this.redis.host(), this.redis.port()));
 
+	private static final RateLimitResponses RESPONSES = new RateLimitResponses(RateLimitHeaders.ALL,
+			new ProblemDetailRejectionHandler(), System::currentTimeMillis);
+
+	/** Where Spring puts an exchange's observation in Reactor's context (Micrometer's ObservationThreadLocalAccessor). */
+	private static final String OBSERVATION_KEY = "micrometer.observation";
+
+	private final AtomicInteger heard = new AtomicInteger();
+
 	private LeasingBackend leasing;
 
 	@AfterEach
@@ -75,40 +94,9 @@ class LeasedFilterTests {
 
 	@Test
 	void theLimitIsAdmittedMostlyFromTheSliceWithTheHeadersOfEachDecisionAndEachDecisionHeardOnce() throws Exception {
-		this.factory.afterPropertiesSet();
-		this.factory.start();
-		RedisRateLimitBackend backend = new RedisRateLimitBackend(this.factory);
-		backend.connect();
-		this.leasing = new LeasingBackend(backend,
-				Map.of(LEASED.name(), new LeaseSettings(4, Duration.ofMinutes(1), Duration.ofMinutes(1))));
-		this.leasing.start();
-		AtomicInteger heard = new AtomicInteger();
-		DefaultRateLimiter limiter = DefaultRateLimiter.builder(this.leasing).timeout(Duration.ofSeconds(2)).build();
+		DefaultRateLimiter limiter = leasedLimiter(ObservationRegistry.NOOP);
 		AtomicInteger atOnce = new AtomicInteger();
-		RateLimiter counting = new RateLimiter() {
-
-			@Override
-			public Mono<RateLimitDecision> checkAsync(RateLimitRequest request) {
-				return limiter.checkAsync(request);
-			}
-
-			@Override
-			public @Nullable RateLimitDecision checkAtOnce(RateLimitRequest request) {
-				RateLimitDecision decision = limiter.checkAtOnce(request);
-				atOnce.addAndGet((decision != null) ? 1 : 0);
-				return decision;
-			}
-
-		};
-		RateLimitEnforcer enforcer = new RateLimitEnforcer(counting,
-				new RateLimitPolicyRegistry(List.of(ConfiguredPolicy.of(LEASED, KeySpec.parse("global", (name) -> {
-					throw new IllegalArgumentException(name);
-				}), MissingKey.SHARED))),
-				List.of(RateLimitRule.of(List.of("/api/**"), Set.of(), List.of(LEASED.name()))), (name) -> {
-					throw new IllegalArgumentException(name);
-				}, FailureMode.OPEN, (decision) -> heard.incrementAndGet());
-		RateLimitFilter filter = new RateLimitFilter(enforcer, new RateLimitResponses(RateLimitHeaders.ALL,
-				new ProblemDetailRejectionHandler(), System::currentTimeMillis));
+		RateLimitFilter filter = new RateLimitFilter(enforcer(counting(limiter, atOnce)), RESPONSES);
 		List<String> remaining = new ArrayList<>();
 		int admitted = 0;
 		for (int i = 0; i < 15; i++) {
@@ -128,9 +116,117 @@ class LeasedFilterTests {
 		}
 		assertThat(admitted).isEqualTo(10);
 		assertThat(remaining).containsExactly("9", "8", "7", "6", "5", "4", "3", "2", "1", "0");
-		assertThat(heard).hasValue(15);
+		assertThat(this.heard).hasValue(15);
 		assertThat(atOnce.get()).as("at least the first slice's three after the request that took it")
 			.isBetween(3, 9);
+	}
+
+	@Test
+	void theWebFilterAdmitsTheLimitMostlyFromTheSliceObservedUnderTheExchangesObservation() {
+		List<Observation.Context> observed = new CopyOnWriteArrayList<>();
+		ObservationRegistry registry = ObservationRegistry.create();
+		registry.observationConfig().observationHandler(new ObservationHandler<>() {
+
+			@Override
+			public void onStop(Observation.Context context) {
+				observed.add(context);
+			}
+
+			@Override
+			public boolean supportsContext(Observation.Context context) {
+				return true;
+			}
+
+		});
+		AtomicInteger atOnce = new AtomicInteger();
+		RateLimitWebFilter filter = new RateLimitWebFilter(enforcer(counting(leasedLimiter(registry), atOnce)),
+				RESPONSES);
+		List<String> remaining = new ArrayList<>();
+		int admitted = 0;
+		for (int i = 0; i < 15; i++) {
+			Observation exchangeObservation = Observation.start("http.server.requests", registry);
+			MockServerWebExchange exchange = MockServerWebExchange.from(MockServerHttpRequest.get("/api/orders"));
+			AtomicBoolean proceeded = new AtomicBoolean();
+			filter.filter(exchange, (passed) -> Mono.fromRunnable(() -> proceeded.set(true)))
+				.contextWrite((context) -> context.put(OBSERVATION_KEY, exchangeObservation))
+				.block(Duration.ofSeconds(10));
+			exchangeObservation.stop();
+			HttpStatusCode status = exchange.getResponse().getStatusCode();
+			if (status == null || status.value() == 200) {
+				admitted++;
+				assertThat(proceeded).isTrue();
+				remaining.add(exchange.getResponse().getHeaders().getFirst(RateLimitHeaders.X_REMAINING));
+			}
+			else {
+				assertThat(status.value()).isEqualTo(429);
+				assertThat(proceeded).isFalse();
+				assertThat(exchange.getResponse().getHeaders().getFirst("Retry-After")).isNotNull();
+			}
+			assertThat(exchange.getResponse().getHeaders().getFirst(RateLimitHeaders.RATELIMIT_POLICY))
+				.isEqualTo("\"leased\";q=10;w=3600");
+		}
+		assertThat(admitted).isEqualTo(10);
+		assertThat(remaining).containsExactly("9", "8", "7", "6", "5", "4", "3", "2", "1", "0");
+		assertThat(this.heard).hasValue(15);
+		assertThat(atOnce.get()).as("at least the first slice's three after the request that took it")
+			.isBetween(3, 9);
+		List<Observation.Context> decisions = observed.stream()
+			.filter((context) -> !"http.server.requests".equals(context.getName()))
+			.toList();
+		assertThat(decisions).as("one observation per decision, at once or through Redis").hasSize(15);
+		assertThat(decisions).allSatisfy((context) -> assertThat(context.getParentObservation()).isNotNull()
+			.satisfies((parent) -> assertThat(parent.getContextView().getName()).isEqualTo("http.server.requests")));
+	}
+
+	private DefaultRateLimiter leasedLimiter(ObservationRegistry registry) {
+		this.factory.afterPropertiesSet();
+		this.factory.start();
+		RedisRateLimitBackend backend = new RedisRateLimitBackend(this.factory);
+		backend.connect();
+		this.leasing = new LeasingBackend(backend,
+				Map.of(LEASED.name(), new LeaseSettings(4, Duration.ofMinutes(1), Duration.ofMinutes(1))));
+		this.leasing.start();
+		return DefaultRateLimiter.builder(this.leasing)
+			.timeout(Duration.ofSeconds(2))
+			.observationRegistry(registry)
+			.build();
+	}
+
+	/** The limiter, counting the decisions it made at once (on a waiting thread or for a reactive caller). */
+	private static RateLimiter counting(DefaultRateLimiter limiter, AtomicInteger atOnce) {
+		return new RateLimiter() {
+
+			@Override
+			public Mono<RateLimitDecision> checkAsync(RateLimitRequest request) {
+				return limiter.checkAsync(request);
+			}
+
+			@Override
+			public @Nullable RateLimitDecision checkAtOnce(RateLimitRequest request) {
+				return counted(limiter.checkAtOnce(request));
+			}
+
+			@Override
+			public @Nullable RateLimitDecision checkAtOnce(RateLimitRequest request, ContextView context) {
+				return counted(limiter.checkAtOnce(request, context));
+			}
+
+			private @Nullable RateLimitDecision counted(@Nullable RateLimitDecision decision) {
+				atOnce.addAndGet((decision != null) ? 1 : 0);
+				return decision;
+			}
+
+		};
+	}
+
+	private RateLimitEnforcer enforcer(RateLimiter limiter) {
+		return new RateLimitEnforcer(limiter,
+				new RateLimitPolicyRegistry(List.of(ConfiguredPolicy.of(LEASED, KeySpec.parse("global", (name) -> {
+					throw new IllegalArgumentException(name);
+				}), MissingKey.SHARED))),
+				List.of(RateLimitRule.of(List.of("/api/**"), Set.of(), List.of(LEASED.name()))), (name) -> {
+					throw new IllegalArgumentException(name);
+				}, FailureMode.OPEN, (decision) -> this.heard.incrementAndGet());
 	}
 
 }
