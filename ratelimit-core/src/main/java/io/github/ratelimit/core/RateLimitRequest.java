@@ -92,7 +92,11 @@ public final class RateLimitRequest {
 	/** Builds a {@link RateLimitRequest}. */
 	public static final class Builder {
 
-		private final Map<String, Entry> entries = new LinkedHashMap<>();
+		/** The only entry while there is one (most requests): no map, key or copy for it. */
+		private @Nullable Entry first;
+
+		/** By policy name and identity, once a second entry is added. */
+		private @Nullable Map<String, Entry> entries;
 
 		private long explicitTimeMicros = -1;
 
@@ -111,14 +115,27 @@ public final class RateLimitRequest {
 		 */
 		public Builder add(RateLimitPolicy policy, String identity, long cost) {
 			Entry entry = new Entry(policy, identity, cost);
-			String id = policy.name() + '\u0000' + identity;
-			Entry previous = this.entries.get(id);
+			if (this.entries == null) {
+				if (this.first == null) {
+					this.first = entry;
+					return this;
+				}
+				this.entries = new LinkedHashMap<>();
+				put(this.entries, this.first);
+			}
+			put(this.entries, entry);
+			return this;
+		}
+
+		private static void put(Map<String, Entry> entries, Entry entry) {
+			RateLimitPolicy policy = entry.policy();
+			String id = policy.name() + '\u0000' + entry.identity();
+			Entry previous = entries.get(id);
 			if (previous != null && !previous.policy().equals(policy)) {
 				throw new IllegalArgumentException("Two different policies named '" + policy.name()
 						+ "' in one request: " + previous.policy() + " and " + policy);
 			}
-			this.entries.put(id, (previous != null && previous.cost() >= cost) ? previous : entry);
-			return this;
+			entries.put(id, (previous != null && previous.cost() >= entry.cost()) ? previous : entry);
 		}
 
 		/** Decides at an explicit time (µs since the epoch, not negative), not the backend's clock: for tests. */
@@ -131,8 +148,9 @@ public final class RateLimitRequest {
 		}
 
 		public RateLimitRequest build() {
-			return new RateLimitRequest(Collections.unmodifiableList(new ArrayList<>(this.entries.values())),
-					this.explicitTimeMicros);
+			List<Entry> all = (this.entries != null) ? Collections.unmodifiableList(new ArrayList<>(this.entries.values()))
+					: (this.first != null) ? List.of(this.first) : List.of();
+			return new RateLimitRequest(all, this.explicitTimeMicros);
 		}
 
 	}
