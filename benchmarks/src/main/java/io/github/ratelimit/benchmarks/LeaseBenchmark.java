@@ -183,6 +183,11 @@ final class LeaseBenchmark {
 				"--ratelimit.policies.bench.key=global", "--ratelimit.policies.bench.failure-mode=closed",
 				"--ratelimit.filter.rules[0].paths=/bench", "--ratelimit.filter.rules[0].policies=bench",
 				"--ratelimit.top.enabled=false"));
+		// -Dbench.lease.args: more application arguments for every configuration, separated by ";" (an experiment's)
+		String more = System.getProperty("bench.lease.args", "").trim();
+		if (!more.isEmpty()) {
+			args.addAll(List.of(more.split(";")));
+		}
 		switch (configuration) {
 			case "limiter off" -> args.add("--ratelimit.enabled=false");
 			case "leased" -> args.add("--ratelimit.policies.bench.lease.enabled=true");

@@ -153,12 +153,17 @@ public final class DefaultRateLimiter implements RateLimiter {
 		if (!this.backend.answersAtOnce(request)) {
 			return waited(request);
 		}
-		// a reactive caller's at-once path (WebFlux, the gateway): tried when the subscriber asks (one that cancels
-		// first took nothing), else the layers' Mono (after check()'s own attempt a second one, only for a leased
-		// request its slice could not answer); observed under Reactor's context's observation, as the layers' are
+		// a reactive caller's at-once path (the gateway; the WebFlux filter asks checkAtOnce itself): tried when the
+		// subscriber asks (one that cancels first took nothing), else the layers' Mono; observed under Reactor's
+		// context's observation, as the layers' are
 		return Mono.deferContextual((reactorContext) -> Mono
 			.fromCallable(() -> atOnce(request, reactorContext.getOrDefault(OBSERVATION_KEY, null)))
 			.switchIfEmpty(Mono.defer(() -> waited(request))));
+	}
+
+	@Override
+	public Mono<RateLimitDecision> checkAsyncAfterAtOnce(RateLimitRequest request) {
+		return request.entries().isEmpty() ? Mono.just(EMPTY) : waited(request);
 	}
 
 	private Mono<RateLimitDecision> waited(RateLimitRequest request) {

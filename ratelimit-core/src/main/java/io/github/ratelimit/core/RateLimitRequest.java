@@ -149,7 +149,7 @@ public final class RateLimitRequest {
 
 		public RateLimitRequest build() {
 			List<Entry> all = (this.entries != null) ? Collections.unmodifiableList(new ArrayList<>(this.entries.values()))
-					: (this.first != null) ? List.of(this.first) : List.of();
+					: (this.first != null) ? Collections.singletonList(this.first) : Collections.emptyList();
 			return new RateLimitRequest(all, this.explicitTimeMicros);
 		}
 

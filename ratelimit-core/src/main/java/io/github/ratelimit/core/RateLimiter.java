@@ -21,7 +21,7 @@ public interface RateLimiter {
 	 */
 	default RateLimitDecision check(RateLimitRequest request) {
 		RateLimitDecision now = checkAtOnce(request);
-		return (now != null) ? now : Objects.requireNonNull(Waits.await(checkAsync(request)));
+		return (now != null) ? now : Objects.requireNonNull(Waits.await(checkAsyncAfterAtOnce(request)));
 	}
 
 	/**
@@ -35,10 +35,20 @@ public interface RateLimiter {
 
 	/**
 	 * {@return {@link #checkAtOnce(RateLimitRequest)} for a reactive caller, which passes its subscriber's Reactor
-	 * context: the decision observed under that context's observation, not the thread's}
+	 * context: the decision observed under that context's observation, not the thread's} Null by default: the caller
+	 * then goes through {@link #checkAsync}, which may decide at once itself (a limiter that wraps another one and
+	 * does not pass this on keeps its reactive callers' observations whole).
 	 */
 	default @Nullable RateLimitDecision checkAtOnce(RateLimitRequest request, ContextView context) {
-		return checkAtOnce(request);
+		return null;
+	}
+
+	/**
+	 * {@return {@link #checkAsync} for a caller that has just asked {@link #checkAtOnce} (either form) and got null:
+	 * the same decision, without asking at once again} By default {@code checkAsync} itself.
+	 */
+	default Mono<RateLimitDecision> checkAsyncAfterAtOnce(RateLimitRequest request) {
+		return checkAsync(request);
 	}
 
 }

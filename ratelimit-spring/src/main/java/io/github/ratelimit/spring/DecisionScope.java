@@ -17,6 +17,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
 
 /**
  * What the rate limiter holds of one request: the decisions made for it and the permits, released once by
@@ -34,30 +35,36 @@ public class DecisionScope {
 
 	/**
 	 * Checks targets for the request (method and arguments null in a filter) and {@link #admit admits} the decision
-	 * without a wait for a turn. A decision the limiter makes at once (a leased slice's spend) is made when the
-	 * subscriber asks, recorded before anything can cancel it, and emitted without the operators a wait needs.
+	 * without a wait for a turn. Keys are resolved on subscription; a decision the limiter makes at once (a leased
+	 * slice's spend) is made when the subscriber asks, recorded at once and emitted without the operators a decision
+	 * from Redis needs.
 	 */
 	public Mono<RateLimitDecision> admit(RateLimitEnforcer enforcer, RequestContext request,
 			List<RateLimitEnforcer.Target> targets, @Nullable Method method, @Nullable Object @Nullable [] args,
 			Consumer<RateLimitDecision> onAdmitted) {
 		return Mono.deferContextual((context) -> {
 			RateLimitEnforcer.Resolved resolved = enforcer.resolve(request, targets, method, args);
-			List<RateLimitDecision> earlier = admitted();
-			RateLimitDecision decision = resolved.atOnce(context);
-			if (decision == null) {
-				return admit(check(resolved.async()), Duration.ZERO, onAdmitted);
-			}
-			if (!recorded(decision)) {
-				return release(decision.permit()).then(Mono.defer(() -> settled(decision, earlier, onAdmitted)));
-			}
-			return settled(decision, earlier, onAdmitted);
+			return Mono.fromCallable(() -> admitAtOnce(resolved, context, onAdmitted))
+				.switchIfEmpty(Mono.defer(() -> admit(check(resolved.async()), Duration.ZERO, onAdmitted)));
 		});
 	}
 
-	private Mono<RateLimitDecision> settled(RateLimitDecision decision, List<RateLimitDecision> earlier,
+	/** The decision made at once and admitted, else null (nothing taken); a denial is thrown. */
+	private @Nullable RateLimitDecision admitAtOnce(RateLimitEnforcer.Resolved resolved, ContextView context,
 			Consumer<RateLimitDecision> onAdmitted) {
+		List<RateLimitDecision> earlier = admitted();
+		RateLimitDecision decision = resolved.atOnce(context);
+		if (decision == null) {
+			return null;
+		}
+		if (!recorded(decision)) {
+			release(decision.permit()).subscribe(); // closed meanwhile: whatever it holds goes back at once
+		}
 		RateLimitExceededException denial = settle(decision, earlier, onAdmitted);
-		return (denial == null) ? Mono.just(decision) : Mono.error(denial);
+		if (denial != null) {
+			throw denial;
+		}
+		return decision;
 	}
 
 	/**

@@ -135,6 +135,9 @@ public final class RateLimitEnforcer {
 
 		private final @Nullable RateLimitDecision denied;
 
+		/** Whether {@link #atOnce} asked the limiter and got null: {@link #async} does not ask at once again. */
+		private boolean askedAtOnce;
+
 		private Resolved(RateLimitRequest request, @Nullable RateLimitDecision denied) {
 			this.request = request;
 			this.denied = denied;
@@ -156,7 +159,10 @@ public final class RateLimitEnforcer {
 			RateLimiter limiter = RateLimitEnforcer.this.limiter;
 			RateLimitDecision decision = (context != null) ? limiter.checkAtOnce(this.request, context)
 					: limiter.checkAtOnce(this.request);
-			if (decision != null && RateLimitEnforcer.this.decided != null) {
+			if (decision == null) {
+				this.askedAtOnce = true;
+			}
+			else if (RateLimitEnforcer.this.decided != null) {
 				RateLimitEnforcer.this.decided.accept(decision);
 			}
 			return decision;
@@ -167,7 +173,9 @@ public final class RateLimitEnforcer {
 			if (this.denied != null) {
 				return Mono.just(this.denied);
 			}
-			Mono<RateLimitDecision> checked = RateLimitEnforcer.this.limiter.checkAsync(this.request);
+			RateLimiter limiter = RateLimitEnforcer.this.limiter;
+			Mono<RateLimitDecision> checked = this.askedAtOnce ? limiter.checkAsyncAfterAtOnce(this.request)
+					: limiter.checkAsync(this.request);
 			Consumer<RateLimitDecision> decided = RateLimitEnforcer.this.decided;
 			return (decided != null) ? checked.doOnNext(decided) : checked;
 		}

@@ -1,4 +1,4 @@
-package io.github.ratelimit.spring.servlet;
+package io.github.ratelimit.spring;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,16 +20,8 @@ import io.github.ratelimit.core.RateLimiter;
 import io.github.ratelimit.core.redis.LeaseSettings;
 import io.github.ratelimit.core.redis.LeasingBackend;
 import io.github.ratelimit.core.redis.RedisRateLimitBackend;
-import io.github.ratelimit.spring.ConfiguredPolicy;
-import io.github.ratelimit.spring.KeySpec;
-import io.github.ratelimit.spring.MissingKey;
-import io.github.ratelimit.spring.ProblemDetailRejectionHandler;
-import io.github.ratelimit.spring.RateLimitEnforcer;
-import io.github.ratelimit.spring.RateLimitHeaders;
-import io.github.ratelimit.spring.RateLimitPolicyRegistry;
-import io.github.ratelimit.spring.RateLimitResponses;
-import io.github.ratelimit.spring.RateLimitRule;
 import io.github.ratelimit.spring.reactive.RateLimitWebFilter;
+import io.github.ratelimit.spring.servlet.RateLimitFilter;
 import io.github.ratelimit.testkit.RedisServer;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
@@ -43,12 +35,12 @@ import reactor.util.context.ContextView;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.MockFilterChain;
 import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.mock.web.MockHttpServletResponse;
-import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.server.MockServerWebExchange;
-import org.springframework.http.HttpStatusCode;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -81,6 +73,10 @@ class LeasedFilterTests {
 
 	private final AtomicInteger heard = new AtomicInteger();
 
+	private final AtomicInteger atOnce = new AtomicInteger();
+
+	private final AtomicInteger throughMono = new AtomicInteger();
+
 	private LeasingBackend leasing;
 
 	@AfterEach
@@ -95,8 +91,7 @@ class LeasedFilterTests {
 	@Test
 	void theLimitIsAdmittedMostlyFromTheSliceWithTheHeadersOfEachDecisionAndEachDecisionHeardOnce() throws Exception {
 		DefaultRateLimiter limiter = leasedLimiter(ObservationRegistry.NOOP);
-		AtomicInteger atOnce = new AtomicInteger();
-		RateLimitFilter filter = new RateLimitFilter(enforcer(counting(limiter, atOnce)), RESPONSES);
+		RateLimitFilter filter = new RateLimitFilter(enforcer(counting(limiter)), RESPONSES);
 		List<String> remaining = new ArrayList<>();
 		int admitted = 0;
 		for (int i = 0; i < 15; i++) {
@@ -117,30 +112,49 @@ class LeasedFilterTests {
 		assertThat(admitted).isEqualTo(10);
 		assertThat(remaining).containsExactly("9", "8", "7", "6", "5", "4", "3", "2", "1", "0");
 		assertThat(this.heard).hasValue(15);
-		assertThat(atOnce.get()).as("at least the first slice's three after the request that took it")
+		assertThat(this.atOnce.get()).as("at least the first slice's three after the request that took it")
 			.isBetween(3, 9);
+		assertThat(this.throughMono).as("asked at once first, each decision not made at once went through a Mono once")
+			.hasValue(15 - this.atOnce.get());
 	}
 
 	@Test
 	void theWebFilterAdmitsTheLimitMostlyFromTheSliceObservedUnderTheExchangesObservation() {
-		List<Observation.Context> observed = new CopyOnWriteArrayList<>();
 		ObservationRegistry registry = ObservationRegistry.create();
-		registry.observationConfig().observationHandler(new ObservationHandler<>() {
+		List<Observation.Context> observed = recording(registry);
+		serveOnWebFlux(counting(leasedLimiter(registry)), registry);
+		assertThat(this.atOnce.get()).as("at least the first slice's three after the request that took it")
+			.isBetween(3, 9);
+		assertThat(this.throughMono).as("asked at once first, each decision not made at once went through a Mono once")
+			.hasValue(15 - this.atOnce.get());
+		assertDecisionsObservedUnderTheExchanges(observed);
+	}
+
+	@Test
+	void aLimiterWrappingAnotherWithoutTheReactiveAtOnceFormKeepsItsDecisionsObservedUnderTheExchanges() {
+		ObservationRegistry registry = ObservationRegistry.create();
+		List<Observation.Context> observed = recording(registry);
+		DefaultRateLimiter limiter = leasedLimiter(registry);
+		RateLimiter wrapping = new RateLimiter() { // as one written before checkAtOnce(request, context) existed
 
 			@Override
-			public void onStop(Observation.Context context) {
-				observed.add(context);
+			public Mono<RateLimitDecision> checkAsync(RateLimitRequest request) {
+				return limiter.checkAsync(request);
 			}
 
 			@Override
-			public boolean supportsContext(Observation.Context context) {
-				return true;
+			public @Nullable RateLimitDecision checkAtOnce(RateLimitRequest request) {
+				return limiter.checkAtOnce(request);
 			}
 
-		});
-		AtomicInteger atOnce = new AtomicInteger();
-		RateLimitWebFilter filter = new RateLimitWebFilter(enforcer(counting(leasedLimiter(registry), atOnce)),
-				RESPONSES);
+		};
+		serveOnWebFlux(wrapping, registry);
+		assertDecisionsObservedUnderTheExchanges(observed);
+	}
+
+	/** Fifteen exchanges through the WebFlux filter, each under an observation of its own in Reactor's context. */
+	private void serveOnWebFlux(RateLimiter limiter, ObservationRegistry registry) {
+		RateLimitWebFilter filter = new RateLimitWebFilter(enforcer(limiter), RESPONSES);
 		List<String> remaining = new ArrayList<>();
 		int admitted = 0;
 		for (int i = 0; i < 15; i++) {
@@ -168,8 +182,27 @@ class LeasedFilterTests {
 		assertThat(admitted).isEqualTo(10);
 		assertThat(remaining).containsExactly("9", "8", "7", "6", "5", "4", "3", "2", "1", "0");
 		assertThat(this.heard).hasValue(15);
-		assertThat(atOnce.get()).as("at least the first slice's three after the request that took it")
-			.isBetween(3, 9);
+	}
+
+	private static List<Observation.Context> recording(ObservationRegistry registry) {
+		List<Observation.Context> observed = new CopyOnWriteArrayList<>();
+		registry.observationConfig().observationHandler(new ObservationHandler<>() {
+
+			@Override
+			public void onStop(Observation.Context context) {
+				observed.add(context);
+			}
+
+			@Override
+			public boolean supportsContext(Observation.Context context) {
+				return true;
+			}
+
+		});
+		return observed;
+	}
+
+	private static void assertDecisionsObservedUnderTheExchanges(List<Observation.Context> observed) {
 		List<Observation.Context> decisions = observed.stream()
 			.filter((context) -> !"http.server.requests".equals(context.getName()))
 			.toList();
@@ -192,13 +225,20 @@ class LeasedFilterTests {
 			.build();
 	}
 
-	/** The limiter, counting the decisions it made at once (on a waiting thread or for a reactive caller). */
-	private static RateLimiter counting(DefaultRateLimiter limiter, AtomicInteger atOnce) {
+	/** The limiter, counting the decisions it made at once and the checks that went through a {@code Mono}. */
+	private RateLimiter counting(DefaultRateLimiter limiter) {
 		return new RateLimiter() {
 
 			@Override
 			public Mono<RateLimitDecision> checkAsync(RateLimitRequest request) {
+				LeasedFilterTests.this.throughMono.incrementAndGet();
 				return limiter.checkAsync(request);
+			}
+
+			@Override
+			public Mono<RateLimitDecision> checkAsyncAfterAtOnce(RateLimitRequest request) {
+				LeasedFilterTests.this.throughMono.incrementAndGet();
+				return limiter.checkAsyncAfterAtOnce(request);
 			}
 
 			@Override
@@ -212,7 +252,7 @@ class LeasedFilterTests {
 			}
 
 			private @Nullable RateLimitDecision counted(@Nullable RateLimitDecision decision) {
-				atOnce.addAndGet((decision != null) ? 1 : 0);
+				LeasedFilterTests.this.atOnce.addAndGet((decision != null) ? 1 : 0);
 				return decision;
 			}
 
