@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.DefaultRateLimiter;
 import io.github.ratelimit.core.FailureMode;
+import io.github.ratelimit.core.RateLimitBackend;
 import io.github.ratelimit.core.RateLimitDecision;
 import io.github.ratelimit.core.RateLimitPolicy;
 import io.github.ratelimit.core.RateLimitRequest;
@@ -30,6 +31,8 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.reactivestreams.Subscription;
+import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
 
@@ -77,6 +80,8 @@ class LeasedFilterTests {
 
 	private final AtomicInteger throughMono = new AtomicInteger();
 
+	private final AtomicInteger askedAtOnce = new AtomicInteger();
+
 	private LeasingBackend leasing;
 
 	@AfterEach
@@ -116,6 +121,7 @@ class LeasedFilterTests {
 			.isBetween(3, 9);
 		assertThat(this.throughMono).as("asked at once first, each decision not made at once went through a Mono once")
 			.hasValue(15 - this.atOnce.get());
+		assertThat(this.askedAtOnce.get()).as("the backend asked at once at most once per request").isBetween(1, 15);
 	}
 
 	@Test
@@ -127,6 +133,7 @@ class LeasedFilterTests {
 			.isBetween(3, 9);
 		assertThat(this.throughMono).as("asked at once first, each decision not made at once went through a Mono once")
 			.hasValue(15 - this.atOnce.get());
+		assertThat(this.askedAtOnce.get()).as("the backend asked at once at most once per request").isBetween(1, 15);
 		assertDecisionsObservedUnderTheExchanges(observed);
 	}
 
@@ -150,6 +157,49 @@ class LeasedFilterTests {
 		};
 		serveOnWebFlux(wrapping, registry);
 		assertDecisionsObservedUnderTheExchanges(observed);
+	}
+
+	@Test
+	void aReactiveAdmissionCancelledBeforeItsSubscriberAsksTakesNothing() {
+		RateLimitEnforcer enforcer = enforcer(counting(leasedLimiter(ObservationRegistry.NOOP)));
+		RequestContext request = TestRequest.get("/api/orders");
+		List<RateLimitEnforcer.Target> targets = enforcer.ruleTargets("GET", "/api/orders");
+		RateLimitDecision first = new DecisionScope().admit(enforcer, request, targets, null, null, (admitted) -> {
+		}).block(Duration.ofSeconds(10)); // through Redis: takes a slice
+		assertThat(first.decisions().get(0).remaining()).isEqualTo(9);
+		new DecisionScope().admit(enforcer, request, targets, null, null, (admitted) -> {
+		}).subscribe(new BaseSubscriber<RateLimitDecision>() {
+
+			@Override
+			protected void hookOnSubscribe(Subscription subscription) {
+				cancel(); // before asking for the decision
+			}
+
+		});
+		RateLimitDecision next = new DecisionScope().admit(enforcer, request, targets, null, null, (admitted) -> {
+		}).block(Duration.ofSeconds(10));
+		assertThat(this.atOnce).as("the next one a spend of the slice").hasValue(1);
+		assertThat(next.decisions().get(0).remaining()).as("nothing taken by the cancelled one").isEqualTo(8);
+	}
+
+	@Test
+	void aLimiterAnsweringNullAfterAtOnceIsAskedThroughCheckAsync() {
+		DefaultRateLimiter limiter = leasedLimiter(ObservationRegistry.NOOP);
+		RateLimiter nullAfterAtOnce = new RateLimiter() { // as a test's mock that stubs checkAsync alone
+
+			@Override
+			public Mono<RateLimitDecision> checkAsync(RateLimitRequest request) {
+				return limiter.checkAsync(request);
+			}
+
+			@Override
+			@SuppressWarnings("NullAway")
+			public Mono<RateLimitDecision> checkAsyncAfterAtOnce(RateLimitRequest request) {
+				return null;
+			}
+
+		};
+		serveOnWebFlux(nullAfterAtOnce, ObservationRegistry.NOOP);
 	}
 
 	/** Fifteen exchanges through the WebFlux filter, each under an observation of its own in Reactor's context. */
@@ -219,10 +269,39 @@ class LeasedFilterTests {
 		this.leasing = new LeasingBackend(backend,
 				Map.of(LEASED.name(), new LeaseSettings(4, Duration.ofMinutes(1), Duration.ofMinutes(1))));
 		this.leasing.start();
-		return DefaultRateLimiter.builder(this.leasing)
+		return DefaultRateLimiter.builder(askCounting(this.leasing))
 			.timeout(Duration.ofSeconds(2))
 			.observationRegistry(registry)
 			.build();
+	}
+
+	/** The backend, counting how often it is asked to answer at once. */
+	private RateLimitBackend askCounting(RateLimitBackend backend) {
+		return new RateLimitBackend() {
+
+			@Override
+			public Mono<Acquisition> acquire(RateLimitRequest request, String requestId) {
+				return backend.acquire(request, requestId);
+			}
+
+			@Override
+			public @Nullable Acquisition acquireAtOnce(RateLimitRequest request, String requestId) {
+				LeasedFilterTests.this.askedAtOnce.incrementAndGet();
+				return backend.acquireAtOnce(request, requestId);
+			}
+
+			@Override
+			public boolean answersAtOnce(RateLimitRequest request) {
+				return backend.answersAtOnce(request);
+			}
+
+			@Override
+			public Mono<Void> release(List<RateLimitRequest.Entry> entries, String requestId,
+					List<Long> acquiredAtMicros, List<Long> sequences) {
+				return backend.release(entries, requestId, acquiredAtMicros, sequences);
+			}
+
+		};
 	}
 
 	/** The limiter, counting the decisions it made at once and the checks that went through a {@code Mono}. */
