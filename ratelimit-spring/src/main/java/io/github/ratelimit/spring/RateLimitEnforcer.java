@@ -135,7 +135,10 @@ public final class RateLimitEnforcer {
 
 		private final @Nullable RateLimitDecision denied;
 
-		/** Whether {@link #atOnce} asked the limiter and got null: {@link #async} does not ask at once again. */
+		/**
+		 * Whether {@link #atOnce} asked the limiter and got null: {@link #async} does not ask at once again (its
+		 * {@code Mono}, built once, does not either when subscribed again: a caller that retries resolves anew).
+		 */
 		private boolean askedAtOnce;
 
 		private Resolved(RateLimitRequest request, @Nullable RateLimitDecision denied) {
