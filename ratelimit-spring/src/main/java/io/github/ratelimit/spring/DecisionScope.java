@@ -167,27 +167,27 @@ public class DecisionScope {
 
 	/** Records a decision and holds its permit, unless closed: then false, nothing recorded, the permit to release. */
 	private synchronized boolean recorded(RateLimitDecision decision) {
-		if (this.closed) {
+		if (!held(decision.permit())) {
 			return false;
 		}
 		this.decisions.add(decision);
-		if (decision.permit().holdsAny()) {
-			this.permits.add(decision.permit());
-		}
 		return true;
 	}
 
 	/** Holds a permit until {@link #close()} (once closed, releases it instead); completes once held or released. */
 	public Mono<Void> hold(Permit permit) {
-		synchronized (this) {
-			if (!this.closed) {
-				if (permit.holdsAny()) {
-					this.permits.add(permit);
-				}
-				return Mono.empty();
-			}
+		return held(permit) ? Mono.empty() : release(permit);
+	}
+
+	/** Holds a permit unless closed: then false, nothing held, the permit to release. */
+	private synchronized boolean held(Permit permit) {
+		if (this.closed) {
+			return false;
 		}
-		return release(permit);
+		if (permit.holdsAny()) {
+			this.permits.add(permit);
+		}
+		return true;
 	}
 
 	/** A snapshot of the decisions made so far, admitted or not. */
