@@ -5,7 +5,9 @@ import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 
 import javax.crypto.Mac;
@@ -44,6 +46,12 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 	public static final RateLimitHeaders ALL = new RateLimitHeaders(true, true, true);
 
 	private static final int PARTITION_KEY_BYTES = 12;
+
+	/**
+	 * An initialised HMAC per secret (from configuration: one or a few), cloned for each partition key: looking up
+	 * the provider and initialising the key cost several times the hash of a short identity.
+	 */
+	private static final Map<String, Mac> HMACS = new ConcurrentHashMap<>();
 
 	public RateLimitHeaders {
 		if (partitionKeySecret != null && partitionKeySecret.isEmpty()) {
@@ -119,12 +127,25 @@ public record RateLimitHeaders(boolean legacy, boolean standard, boolean retryAf
 
 	/** The partition key: a Byte Sequence of the keyed hash of the identity, the same on both fields. */
 	private String partitionKey(String identity) {
+		Mac mac = hmac(Objects.requireNonNull(this.partitionKeySecret));
+		byte[] hash = mac.doFinal(identity.getBytes(StandardCharsets.UTF_8));
+		return ':' + Base64.getEncoder().encodeToString(Arrays.copyOf(hash, PARTITION_KEY_BYTES)) + ':';
+	}
+
+	private static Mac hmac(String secret) {
+		try {
+			return (Mac) HMACS.computeIfAbsent(secret, RateLimitHeaders::newHmac).clone();
+		}
+		catch (CloneNotSupportedException ex) {
+			return newHmac(secret); // a provider whose HMAC cannot be copied
+		}
+	}
+
+	private static Mac newHmac(String secret) {
 		try {
 			Mac mac = Mac.getInstance("HmacSHA256");
-			mac.init(new SecretKeySpec(Objects.requireNonNull(this.partitionKeySecret).getBytes(StandardCharsets.UTF_8),
-					"HmacSHA256"));
-			byte[] hash = mac.doFinal(identity.getBytes(StandardCharsets.UTF_8));
-			return ':' + Base64.getEncoder().encodeToString(Arrays.copyOf(hash, PARTITION_KEY_BYTES)) + ':';
+			mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+			return mac;
 		}
 		catch (GeneralSecurityException ex) {
 			throw new IllegalStateException("HmacSHA256 is required by every Java platform", ex);

@@ -1,7 +1,17 @@
 package io.github.ratelimit.spring;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 
 import io.github.ratelimit.core.Algorithm;
 import io.github.ratelimit.core.Permit;
@@ -154,6 +164,45 @@ class RateLimitHeadersTests {
 		assertThat(one.of(alice, NOW).getFirst("RateLimit")).isEqualTo(one.of(alice, NOW + 1).getFirst("RateLimit"))
 			.isNotEqualTo(one.of(bob, NOW).getFirst("RateLimit"))
 			.isNotEqualTo(two.of(alice, NOW).getFirst("RateLimit"));
+	}
+
+	@Test
+	void partitionKeysAreTheTruncatedHmacOfTheIdentityFromEveryThread() throws Exception {
+		RateLimitHeaders headers = new RateLimitHeaders(false, true, false, "s3cret");
+		ExecutorService threads = Executors.newFixedThreadPool(8);
+		try {
+			List<Future<List<String>>> mismatches = new ArrayList<>();
+			for (int t = 0; t < 8; t++) {
+				int thread = t;
+				mismatches.add(threads.submit(() -> {
+					List<String> wrong = new ArrayList<>();
+					for (int i = 0; i < 2000; i++) {
+						String identity = "principal:" + thread + "-" + i;
+						String value = headers.of(new RateLimitDecision(List.of(
+								new PolicyDecision(BURST, identity, true, 3, Duration.ofSeconds(1), Duration.ZERO)),
+								Permit.NONE), NOW).getFirst("RateLimit");
+						if (!value.endsWith(";pk=" + expectedPartitionKey("s3cret", identity))) {
+							wrong.add(identity + " -> " + value);
+						}
+					}
+					return wrong;
+				}));
+			}
+			for (Future<List<String>> wrong : mismatches) {
+				assertThat(wrong.get()).isEmpty();
+			}
+		}
+		finally {
+			threads.shutdownNow();
+		}
+	}
+
+	/** Computed here on a fresh HMAC, as the header's definition says: the first 12 bytes, as a Byte Sequence. */
+	private static String expectedPartitionKey(String secret, String identity) throws Exception {
+		Mac mac = Mac.getInstance("HmacSHA256");
+		mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+		byte[] hash = mac.doFinal(identity.getBytes(StandardCharsets.UTF_8));
+		return ':' + Base64.getEncoder().encodeToString(Arrays.copyOf(hash, 12)) + ':';
 	}
 
 	@Test
