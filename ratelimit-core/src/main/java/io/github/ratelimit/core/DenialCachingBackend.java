@@ -58,6 +58,11 @@ record DenialCachingBackend(RateLimitBackend backend, RateLimitDenialCache cache
 		return this.backend.answersAtOnce(request);
 	}
 
+	@Override
+	public Mono<Void> probe(RateLimitRequest request) {
+		return this.backend.probe(request);
+	}
+
 	private Acquisition learned(RateLimitRequest request, Acquisition acquisition, long sentNanos, long epoch) {
 		this.cache.record(request, acquisition.decisions(), acquisition.exhaustedForMicros(), sentNanos, epoch);
 		return acquisition;

@@ -164,11 +164,13 @@ record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failur
 
 		private CompletionStage<RateLimitBackend.Acquisition> send() {
 			try {
+				CompletableFuture<RateLimitBackend.Acquisition> acquired = GuardedBackend.this.backend
+					.acquire(this.request, this.requestId)
+					.toFuture();
 				// the decision waits for the breaker to hear of the answer: a caller's next request, sent as this
 				// decision arrives, must find the half-open breaker's permitted call recorded, not still taken
-				this.answer = GuardedBackend.this.backend.acquire(this.request, this.requestId)
-					.toFuture()
-					.whenComplete(this::account);
+				this.answer = (acquired.isDone() && !acquired.isCompletedExceptionally())
+						? acquired.whenComplete(this::accountFromMemory) : acquired.whenComplete(this::account);
 				return this.accounted;
 			}
 			catch (RuntimeException ex) {
@@ -187,6 +189,26 @@ record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failur
 					this.accounted.completeExceptionally(failure);
 				}
 			}
+		}
+
+		/**
+		 * An answer made while the call was sent came from the backend's memory (a leased slice's spend), which says
+		 * nothing of Redis: a probing breaker hears whether a probe reaches Redis instead (else leased requests alone
+		 * would close it while Redis is down), a closed one forgets the call (else such answers would hide Redis'
+		 * failures among successes). The decision is the answer's either way.
+		 */
+		private void accountFromMemory(RateLimitBackend.Acquisition acquisition, @Nullable Throwable failure) {
+			if (!this.breaker.degraded()) {
+				forget();
+				return;
+			}
+			Mono<Void> probe = GuardedBackend.this.backend.probe(this.request);
+			Duration timeout = GuardedBackend.this.guard.timeout;
+			if (timeout != null) {
+				// as long as a call's timeout takes to reach the breaker (timedOut)
+				probe = probe.timeout(Duration.ofNanos(remainingNanos() + timeout.toNanos()));
+			}
+			probe.subscribe(null, (ex) -> account(null, ex), () -> account(acquisition, null));
 		}
 
 		long remainingNanos() {

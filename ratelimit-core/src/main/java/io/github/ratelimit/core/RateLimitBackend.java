@@ -50,6 +50,18 @@ public interface RateLimitBackend {
 	}
 
 	/**
+	 * Reaches the store that decides this request's entries, deciding nothing: how a circuit breaker probing it
+	 * learns whether it answers when {@link #acquire} answered the request from memory (a leased slice's spend asks
+	 * nothing of Redis). Completes empty once the store answered, with an error when it did not. The default, for a
+	 * backend with nothing remote, completes at once; a backend wrapping another passes it on.
+	 * @param request the request whose store is reached (on a Cluster, its first entry's master)
+	 * @return completes once the store answered
+	 */
+	default Mono<Void> probe(RateLimitRequest request) {
+		return Mono.empty();
+	}
+
+	/**
 	 * Gives back what {@link #acquire} took for these entries: concurrency permits when a request completes,
 	 * everything when an admitted request is undone. Each cost goes back at most once, to the window it was counted
 	 * in, and never more than the request still holds (architecture.md, "Refunds").

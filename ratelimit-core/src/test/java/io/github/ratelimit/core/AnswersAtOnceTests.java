@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.core.redis.LeaseSettings;
@@ -47,6 +48,14 @@ class AnswersAtOnceTests {
 
 	/** A busy key's policy: slices of a thousand, never exhausted by a test. */
 	private static final RateLimitPolicy BUSY = RateLimitPolicy.builder("busy")
+		.algorithm(Algorithm.TOKEN_BUCKET)
+		.limit(1_000_000)
+		.window(Duration.ofHours(1))
+		.failureMode(FailureMode.CLOSED)
+		.build();
+
+	/** A second such policy, for requests of two leased entries (never decided at once). */
+	private static final RateLimitPolicy BUSY_TOO = RateLimitPolicy.builder("busy-too")
 		.algorithm(Algorithm.TOKEN_BUCKET)
 		.limit(1_000_000)
 		.window(Duration.ofHours(1))
@@ -251,6 +260,45 @@ class AnswersAtOnceTests {
 		assertThat(limiter.degraded()).isFalse();
 	}
 
+	@Test
+	void whileRedisIsStillDownLeasedRequestsAnsweredFromTheSliceDoNotCloseAProbingCircuit() {
+		DefaultRateLimiter limiter = limiter(Duration.ofMillis(500));
+		RateLimitRequest leased = RateLimitRequest.of(BUSY, "alice");
+		assertThat(limiter.check(leased).allowed()).isTrue(); // a slice of a thousand
+		this.redis.kill();
+		openTheCircuit(limiter);
+		List<CircuitBreaker.StateTransition> transitions = new CopyOnWriteArrayList<>();
+		this.breaker.getEventPublisher().onStateTransition((event) -> transitions.add(event.getStateTransition()));
+		// several open waits: each time the breaker probes, a leased request's permitted call is answered from the
+		// slice, and the breaker hears of a probe of Redis instead, which fails
+		long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+		while (System.nanoTime() < until) {
+			limiter.check(leased);
+		}
+		Wait.until("the breaker's probes heard", Duration.ofSeconds(10),
+				() -> transitions.contains(CircuitBreaker.StateTransition.HALF_OPEN_TO_OPEN));
+		assertThat(transitions).doesNotContain(CircuitBreaker.StateTransition.HALF_OPEN_TO_CLOSED);
+		assertThat(this.breaker.getState()).isNotEqualTo(CircuitBreaker.State.CLOSED);
+	}
+
+	@Test
+	void answersFromMemoryDoNotHideRedisFailuresFromAClosedCircuit() {
+		DefaultRateLimiter limiter = limiter();
+		// two leased entries: never decided at once, a guarded call answered from the slices
+		RateLimitRequest both = RateLimitRequest.builder().add(BUSY, "alice", 1).add(BUSY_TOO, "alice", 1).build();
+		assertThat(limiter.check(both).allowed()).isTrue();
+		this.redis.kill();
+		// three answers from memory for each call Redis fails: counted as successes, they would keep the failure
+		// rate at 25%, under the breaker's 50%, and the breaker closed for as long as the slices last
+		Wait.until("the circuit open", Duration.ofSeconds(60), () -> {
+			for (int i = 0; i < 3; i++) {
+				assertThat(limiter.check(both).allowed()).isTrue();
+			}
+			assertThat(limiter.check(RateLimitRequest.of(EXACT, "bob")).failedClosed()).isTrue();
+			return this.breaker.getState() == CircuitBreaker.State.OPEN;
+		});
+	}
+
 	/** Requests of the exact policy fail for real until the breaker opens (a late answer counts a budget later). */
 	private void openTheCircuit(DefaultRateLimiter limiter) {
 		Wait.until("the circuit open", Duration.ofSeconds(60), () -> {
@@ -273,8 +321,9 @@ class AnswersAtOnceTests {
 		this.resources.add(factory::destroy);
 		RedisRateLimitBackend backend = new RedisRateLimitBackend(factory);
 		backend.connect();
-		LeasingBackend leasing = new LeasingBackend(backend, Map.of(LEASED.name(), LEASE, BUSY.name(),
-				new LeaseSettings(1000, Duration.ofMinutes(1), Duration.ofMinutes(1))));
+		LeaseSettings thousand = new LeaseSettings(1000, Duration.ofMinutes(1), Duration.ofMinutes(1));
+		LeasingBackend leasing = new LeasingBackend(backend,
+				Map.of(LEASED.name(), LEASE, BUSY.name(), thousand, BUSY_TOO.name(), thousand));
 		leasing.start();
 		this.resources.add(leasing);
 		this.breaker = CircuitBreaker.of("ratelimit-redis", CircuitBreakerConfig.custom()

@@ -86,6 +86,11 @@ final class CountingBackend implements RateLimitBackend {
 	}
 
 	@Override
+	public Mono<Void> probe(RateLimitRequest request) {
+		return this.delegate.probe(request);
+	}
+
+	@Override
 	public Mono<Void> release(List<RateLimitRequest.Entry> entries, String requestId, List<Long> acquiredAtMicros,
 			List<Long> sequences) {
 		return Mono.defer(() -> {

@@ -108,6 +108,11 @@ public final class LeasingBackend implements RateLimitBackend, SmartLifecycle, A
 		return request.entries().size() == 1 && !request.hasExplicitTime() && leased(request.entries().get(0));
 	}
 
+	@Override
+	public Mono<Void> probe(RateLimitRequest request) {
+		return this.backend.probe(request);
+	}
+
 	private boolean anyLeased(List<Entry> entries) {
 		for (Entry entry : entries) { // a loop: asked of every request
 			if (leased(entry)) {

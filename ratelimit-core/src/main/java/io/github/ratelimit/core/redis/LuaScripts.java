@@ -55,6 +55,10 @@ final class LuaScripts {
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> LEASE = new AssembledScript(read("lease.lua"));
 
+	/** A script that only reaches its key's server ({@link RedisRateLimitBackend#probe}). */
+	@SuppressWarnings("rawtypes")
+	static final RedisScript<List> PROBE = new AssembledScript("return {}");
+
 	/** Single-entry scripts made at most (parameter sets, overrides included), so Redis' script cache stays small. */
 	static final int MAX_SINGLE_ENTRY_SCRIPTS = 1024;
 

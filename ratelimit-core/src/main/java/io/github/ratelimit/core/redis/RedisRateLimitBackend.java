@@ -203,6 +203,17 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 		return this.transport.call(EncodedCall.of(LuaScripts.LEASE, List.of(key), args));
 	}
 
+	/** An empty script on the first entry's key: a round trip to the server (on a Cluster, the master) serving it. */
+	@Override
+	public Mono<Void> probe(RateLimitRequest request) {
+		if (!this.connection.knowsTopology()) {
+			return afterTopologyKnown(() -> probe(request));
+		}
+		Entry entry = request.entries().get(0);
+		String key = key(entry.policy(), entry.identity());
+		return this.transport.call(EncodedCall.of(LuaScripts.PROBE, List.of(key))).then();
+	}
+
 	/** Asking a non-Lettuce factory whether it is a Cluster opens a connection: not on the caller's thread. */
 	private <T> Mono<T> afterTopologyKnown(Supplier<Mono<T>> call) {
 		return Mono.fromCallable(this.connection::isCluster)
