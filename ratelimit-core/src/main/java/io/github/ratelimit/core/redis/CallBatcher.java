@@ -28,8 +28,6 @@ final class CallBatcher {
 
 	private final AtomicInteger inFlight = new AtomicInteger();
 
-	private final ScriptTransport transport;
-
 	private final int maxInFlight;
 
 	private final GroupSender groups;
@@ -40,20 +38,19 @@ final class CallBatcher {
 		drain();
 	};
 
-	/** A batcher of one standalone (or Sentinel) connection: a group is one {@code batch-call.lua} call. */
+	/** A batcher of one standalone (or Sentinel) connection: a group is one call, of several a {@code batch-call.lua}. */
 	CallBatcher(ScriptTransport transport) {
-		this(transport, MAX_IN_FLIGHT, (calls, replies) -> {
-			EncodedCall batch = batchCall(calls);
-			return transport.send(batch).whenComplete((values, failure) -> complete(calls, replies, values, failure));
+		this(MAX_IN_FLIGHT, (calls, replies) -> {
+			EncodedCall call = (calls.size() == 1) ? calls.get(0).encoded() : batchCall(calls);
+			return transport.send(call).whenComplete((values, failure) -> complete(calls, replies, values, failure));
 		});
 	}
 
 	/**
-	 * A batcher whose groups of several calls go through the given sender.
+	 * A batcher whose groups (of one call or several) go through the given sender.
 	 * @param maxInFlight calls in flight at most
 	 */
-	CallBatcher(ScriptTransport transport, int maxInFlight, GroupSender groups) {
-		this.transport = transport;
+	CallBatcher(int maxInFlight, GroupSender groups) {
 		this.maxInFlight = maxInFlight;
 		this.groups = groups;
 	}
@@ -61,9 +58,9 @@ final class CallBatcher {
 	/** Decides a call on the server's clock, alone or in the next batch; the reply as {@code single-call.lua}'s. */
 	CompletableFuture<List<Long>> submit(SingleEntryCall call) {
 		if (this.queue.isEmpty() && takePlace()) {
-			// sent as unbatched: a lone caller should not pay for a batch's queue, list and split on every call
-			CompletableFuture<List<Long>> reply = this.transport.send(call.encoded());
-			reply.whenComplete(this.answered);
+			// sent at once as a group of one: a lone caller should not pay for a batch's queue and split
+			CompletableFuture<List<Long>> reply = new CompletableFuture<>();
+			this.groups.send(List.of(call), List.of(reply)).whenComplete(this.answered);
 			return reply;
 		}
 		Pending pending = new Pending(call, new CompletableFuture<>());
@@ -109,13 +106,8 @@ final class CallBatcher {
 	}
 
 	private CompletableFuture<?> sendGroup(List<Pending> group) {
-		List<SingleEntryCall> calls = group.stream().map(Pending::call).toList();
-		List<CompletableFuture<List<Long>>> replies = group.stream().map(Pending::reply).toList();
-		if (group.size() == 1) {
-			return this.transport.send(calls.get(0).encoded())
-				.whenComplete((values, failure) -> complete(calls, replies, values, failure));
-		}
-		return this.groups.send(calls, replies);
+		return this.groups.send(group.stream().map(Pending::call).toList(),
+				group.stream().map(Pending::reply).toList());
 	}
 
 	/**
@@ -161,7 +153,10 @@ final class CallBatcher {
 				Stream.concat(Stream.of(""), costs).toArray(String[]::new)); // ARGV[1] empty: the server's time
 	}
 
-	/** Sends a group of several calls of one policy and completes each call's reply; done when all are. */
+	/**
+	 * Sends a group of calls of one policy (one call, or several) and completes each call's reply; done when the
+	 * group's place may be taken again: when its connection answered (calls sent again elsewhere need not be done).
+	 */
 	@FunctionalInterface
 	interface GroupSender {
 

@@ -62,8 +62,8 @@ final class ClusterBatching {
 		if (master == null || refused(master)) {
 			return null;
 		}
-		return this.byMaster.computeIfAbsent(master, (id) -> new CallBatcher(this.transport,
-				MAX_IN_FLIGHT_PER_MASTER, (calls, replies) -> send(id, calls, replies)));
+		return this.byMaster.computeIfAbsent(master,
+				(id) -> new CallBatcher(MAX_IN_FLIGHT_PER_MASTER, (calls, replies) -> send(id, calls, replies)));
 	}
 
 	private boolean refused(String master) {
@@ -79,9 +79,12 @@ final class ClusterBatching {
 	}
 
 	/**
-	 * One call to the master for a group of one policy, of the calls it still serves (the others go one by one, and
-	 * a batcher whose node is no longer a master is dropped); the calls it did not decide (admits -1: a key it does
-	 * not serve), or all of them when the batch was never sent or was redirected, are sent again one by one.
+	 * One call to the master on its own connection for a group of one policy, of the calls it still serves: alone,
+	 * the call of one request, else a batch. The others go one by one through the cluster connection, as do the
+	 * calls the master did not decide (admits -1: a key it does not serve), or all of them when the call was never
+	 * sent or was redirected. The future completes once the master answered: what is sent again elsewhere does not
+	 * hold the master's place (a call redirected to a frozen node would hold it until the client's command timeout,
+	 * and every call for this master would wait behind it). A batcher whose node is no longer a master is dropped.
 	 */
 	CompletableFuture<?> send(String master, List<SingleEntryCall> calls,
 			List<CompletableFuture<List<Long>>> replies) {
@@ -95,50 +98,57 @@ final class ClusterBatching {
 		if (!this.connection.isMaster(master)) {
 			this.byMaster.remove(master); // what still queues there finds its new master when sent
 		}
-		CompletableFuture<?> others = moved.isEmpty() ? CompletableFuture.completedFuture(null) : oneByOne(moved);
+		oneByOne(moved);
 		if (own.isEmpty()) {
-			return others;
+			return CompletableFuture.completedFuture(null);
 		}
-		if (own.size() == 1) {
-			return CompletableFuture.allOf(others, oneByOne(own));
-		}
-		EncodedCall batch = batchCall(own.calls);
-		CompletableFuture<?> sent = this.connection.node(master)
-			.handle((node, notSent) -> (node != null) ? sendTo(master, node, batch, own) : oneByOne(own))
-			.thenCompose((done) -> done);
-		return CompletableFuture.allOf(others, sent);
+		EncodedCall call = (own.size() == 1) ? own.calls.get(0).encoded() : batchCall(own.calls);
+		return this.connection.node(master).handle((node, notSent) -> {
+			if (node == null) {
+				oneByOne(own);
+				return CompletableFuture.completedFuture(null);
+			}
+			return sendTo(master, node, call, own);
+		}).thenCompose((done) -> done);
 	}
 
-	/** Sends a batch on the master's own connection and completes (or sends again) its calls with the answer. */
-	private CompletableFuture<?> sendTo(String master, BackendConnection.NativeConnection node, EncodedCall batch,
+	/** Sends a group's call on the master's own connection and completes (or sends again) its calls. */
+	private CompletableFuture<?> sendTo(String master, BackendConnection.NativeConnection node, EncodedCall call,
 			Group group) {
-		return this.transport.sendTo(node, batch).handle((values, failure) -> {
+		return this.transport.sendTo(node, call).handle((values, failure) -> {
 			try {
-				if (failure == null && values != null) {
-					return completeOrResend(group, CallBatcher.split(group.calls, values));
+				if (failure == null && values != null && group.size() == 1) {
+					group.replies.get(0).complete(values); // the call of one request: its own reply
 				}
-				if (failure == null || !redirected(failure)) {
+				else if (failure == null && values != null) {
+					completeOrResend(group, CallBatcher.split(group.calls, values));
+				}
+				else if (failure == null || !redirected(failure)) {
 					CallBatcher.complete(group.calls, group.replies, null, failure);
-					return CompletableFuture.completedFuture(null);
 				}
-				if (ScriptTransport.hasMessage(failure, "Error compiling script")) {
-					this.refusedUntil.put(master, System.nanoTime() + REFUSED_FOR_NANOS);
-					logger.info("Redis Cluster master " + master + " cannot run a batch (Redis older than 7): its "
-							+ "single-entry decisions are not batched for the next " + REFUSED_FOR_NANOS / 60_000_000_000L
-							+ " minutes");
+				else {
+					if (ScriptTransport.hasMessage(failure, "Error compiling script")) {
+						refuse(master);
+					}
+					oneByOne(group);
 				}
-				return oneByOne(group);
 			}
 			catch (RuntimeException ex) {
 				// an answer that cannot be read (a missing figure): no caller may wait forever
 				group.replies.forEach((reply) -> reply.completeExceptionally(ex));
-				return CompletableFuture.completedFuture(null);
 			}
-		}).thenCompose((done) -> done);
+			return null;
+		});
+	}
+
+	private void refuse(String master) {
+		this.refusedUntil.put(master, System.nanoTime() + REFUSED_FOR_NANOS);
+		logger.info("Redis Cluster master " + master + " cannot run a batch (Redis older than 7): its single-entry "
+				+ "decisions are not batched for the next " + REFUSED_FOR_NANOS / 60_000_000_000L + " minutes");
 	}
 
 	/** Completes the calls the master decided; the others, not served there, go one by one. */
-	private CompletableFuture<?> completeOrResend(Group group, List<List<Long>> own) {
+	private void completeOrResend(Group group, List<List<Long>> own) {
 		Group again = new Group();
 		for (int i = 0; i < group.size(); i++) {
 			if (own.get(i).get(1) == UNDECIDED) {
@@ -148,7 +158,7 @@ final class ClusterBatching {
 				group.replies.get(i).complete(own.get(i));
 			}
 		}
-		return again.isEmpty() ? CompletableFuture.completedFuture(null) : oneByOne(again);
+		oneByOne(again);
 	}
 
 	private static boolean redirected(Throwable failure) {
@@ -156,23 +166,22 @@ final class ClusterBatching {
 	}
 
 	/**
-	 * Each call of a group sent on its own, in the group's order, through the cluster connection as an unbatched
-	 * call is (which opens a connection not yet open on a bounded elastic thread, never on this one).
+	 * Each call of a group sent on its own, in the group's order, through the cluster connection, which follows
+	 * {@code MOVED} and {@code ASK} (and opens a connection not yet open on a bounded elastic thread, never on this
+	 * one); nothing waits for them but their callers.
 	 */
-	private CompletableFuture<Void> oneByOne(Group group) {
-		List<CompletableFuture<?>> sent = new ArrayList<>(group.size());
+	private void oneByOne(Group group) {
 		for (int i = 0; i < group.size(); i++) {
 			CompletableFuture<List<Long>> reply = group.replies.get(i);
-			sent.add(this.transport.call(group.calls.get(i).encoded()).toFuture().whenComplete((values, failure) -> {
+			this.transport.call(group.calls.get(i).encoded()).toFuture().whenComplete((values, failure) -> {
 				if (failure != null) {
 					reply.completeExceptionally(failure);
 				}
 				else {
 					reply.complete(values);
 				}
-			}));
+			});
 		}
-		return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new));
 	}
 
 	/**

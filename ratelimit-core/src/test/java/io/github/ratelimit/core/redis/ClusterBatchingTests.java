@@ -358,6 +358,56 @@ class ClusterBatchingTests {
 	}
 
 	@Test
+	void aCallRedirectedToAFrozenNodeHoldsNothingOfItsFirstMastersOtherCalls() throws InterruptedException {
+		assumeRedis7();
+		try (RedisClusterServer cluster = RedisClusterServer.start()) {
+			LettuceConnectionFactory factory = factory(cluster); // the client's command timeout: a minute
+			try {
+				RateLimiter limiter = DefaultRateLimiter.builder(connected(RedisRateLimitBackend.builder(factory)))
+					.timeout(Duration.ofMillis(500))
+					.build();
+				HostAndPort source = cluster.masters().get(0);
+				HostAndPort target = cluster.masters().get(1);
+				List<String> healthy = identitiesOn(cluster, source, CLOSED_HOURLY, 20, "h");
+				healthy.forEach((identity) -> limiter.check(RateLimitRequest.of(CLOSED_HOURLY, identity)));
+				// an identity without a key in the slot of the first healthy one, which migrates to the target
+				int slot = SlotHash.getSlot(KEYS.key(CLOSED_HOURLY, healthy.get(0)));
+				String fresh = null;
+				for (int n = 0; fresh == null; n++) {
+					fresh = (SlotHash.getSlot(KEYS.key(CLOSED_HOURLY, "fresh" + n)) == slot) ? "fresh" + n : null;
+				}
+				try (Migration migration = new Migration(source, target, slot)) {
+					migration.start();
+					cluster.freeze(target);
+					try {
+						// the source answers ASK, and the call, sent again to the target, waits there a minute
+						limiter.checkAsync(RateLimitRequest.of(CLOSED_HOURLY, fresh)).subscribe();
+						Thread.sleep(100);
+						int decided = 0;
+						int failedClosed = 0;
+						long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+						while (System.nanoTime() < end) {
+							for (String identity : healthy) {
+								decided++;
+								failedClosed += limiter.check(RateLimitRequest.of(CLOSED_HOURLY, identity))
+									.failedClosed() ? 1 : 0;
+							}
+						}
+						assertThat(failedClosed).as("of %d decisions of the source's own keys, refused for want of an "
+								+ "answer in the budget", decided).isZero();
+					}
+					finally {
+						cluster.thaw(target);
+					}
+				}
+			}
+			finally {
+				factory.destroy();
+			}
+		}
+	}
+
+	@Test
 	void batchesInFlightDuringAFailoverNeverAdmitMoreThanTheLimit() {
 		withReplicatedCluster((cluster, backend) -> {
 			RateLimiter limiter = new DefaultRateLimiter(backend);
