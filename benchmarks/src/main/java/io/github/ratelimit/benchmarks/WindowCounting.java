@@ -63,6 +63,11 @@ public class WindowCounting {
 			return this.backend.answersAtOnce(request);
 		}
 
+		@Override
+		public Mono<Void> probe(RateLimitRequest request) {
+			return this.backend.probe(request);
+		}
+
 		private static void count(Acquisition acquisition) {
 			if (acquisition.decisions().get(0).allowed()) {
 				ADMITTED.computeIfAbsent(acquisition.timeMicros() / 1_000_000, (w) -> new LongAdder()).increment();

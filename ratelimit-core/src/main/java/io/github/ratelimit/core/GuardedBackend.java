@@ -170,7 +170,7 @@ record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failur
 				// the decision waits for the breaker to hear of the answer: a caller's next request, sent as this
 				// decision arrives, must find the half-open breaker's permitted call recorded, not still taken
 				this.answer = (acquired.isDone() && !acquired.isCompletedExceptionally())
-						? acquired.whenComplete(this::accountFromMemory) : acquired.whenComplete(this::account);
+						? answeredFromMemory(acquired.join()) : acquired.whenComplete(this::account);
 				return this.accounted;
 			}
 			catch (RuntimeException ex) {
@@ -193,22 +193,32 @@ record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failur
 
 		/**
 		 * An answer made while the call was sent came from the backend's memory (a leased slice's spend), which says
-		 * nothing of Redis: a probing breaker hears whether a probe reaches Redis instead (else leased requests alone
-		 * would close it while Redis is down), a closed one forgets the call (else such answers would hide Redis'
-		 * failures among successes). The decision is the answer's either way.
+		 * nothing of Redis: a closed breaker forgets the call (else such answers would hide Redis' failures among
+		 * successes); a probing one hears how a probe of Redis fares instead (else leased requests alone would close
+		 * it while Redis is down), and the answer goes on once it has (the budget's timer runs meanwhile).
 		 */
-		private void accountFromMemory(RateLimitBackend.Acquisition acquisition, @Nullable Throwable failure) {
+		private CompletableFuture<RateLimitBackend.Acquisition> answeredFromMemory(
+				RateLimitBackend.Acquisition acquisition) {
 			if (!this.breaker.degraded()) {
 				forget();
-				return;
+				return CompletableFuture.completedFuture(acquisition);
 			}
-			Mono<Void> probe = GuardedBackend.this.backend.probe(this.request);
+			// deferred: a probe that throws is a failed probe
+			Mono<Void> probe = Mono.defer(() -> GuardedBackend.this.backend.probe(this.request));
 			Duration timeout = GuardedBackend.this.guard.timeout;
 			if (timeout != null) {
 				// as long as a call's timeout takes to reach the breaker (timedOut)
 				probe = probe.timeout(Duration.ofNanos(remainingNanos() + timeout.toNanos()));
 			}
-			probe.subscribe(null, (ex) -> account(null, ex), () -> account(acquisition, null));
+			CompletableFuture<RateLimitBackend.Acquisition> heard = new CompletableFuture<>();
+			probe.subscribe(null, (ex) -> {
+				account(null, ex);
+				heard.complete(acquisition);
+			}, () -> {
+				account(acquisition, null);
+				heard.complete(acquisition);
+			});
+			return heard;
 		}
 
 		long remainingNanos() {

@@ -19,7 +19,9 @@ public interface RateLimitBackend {
 
 	/**
 	 * Evaluates and, when every entry admits, takes the cost of each entry, without blocking the caller (unless it
-	 * is the thread waiting for the answer: {@link Waits#waitsHere}).
+	 * is the thread waiting for the answer: {@link Waits#waitsHere}). An answer already there when the returned
+	 * {@code Mono} is subscribed is taken as made from memory: a guarded limiter's circuit breaker does not count it
+	 * as Redis' (see {@link #probe}).
 	 * @param request the entries and the optional explicit time
 	 * @param requestId an id unique to this request, which its release passes back
 	 * @return one decision per entry, in the request's order, and the time of the evaluation
@@ -53,7 +55,8 @@ public interface RateLimitBackend {
 	 * Reaches the store that decides this request's entries, deciding nothing: how a circuit breaker probing it
 	 * learns whether it answers when {@link #acquire} answered the request from memory (a leased slice's spend asks
 	 * nothing of Redis). Completes empty once the store answered, with an error when it did not. The default, for a
-	 * backend with nothing remote, completes at once; a backend wrapping another passes it on.
+	 * backend with nothing remote, completes at once. A backend wrapping another must pass it on: else a half-open
+	 * breaker hears a success for each answer from memory, and leased requests alone close it while Redis is down.
 	 * @param request the request whose store is reached (on a Cluster, its first entry's master)
 	 * @return completes once the store answered
 	 */

@@ -282,6 +282,32 @@ class AnswersAtOnceTests {
 	}
 
 	@Test
+	void aLeasedDecisionOfAProbingCircuitReturnsOnceTheBreakerHeardItsProbe() {
+		DefaultRateLimiter limiter = limiter(Duration.ofMillis(500));
+		RateLimitRequest leased = RateLimitRequest.of(BUSY, "alice");
+		assertThat(limiter.check(leased).allowed()).isTrue();
+		this.redis.kill();
+		openTheCircuit(limiter);
+		this.redis.restart();
+		// the connection back (a probe outside the breaker changes nothing of it), the open wait over long since
+		Wait.until("the limiter's connection back", Duration.ofSeconds(90), () -> {
+			try {
+				this.counting.probe(leased).block(Duration.ofSeconds(1));
+				return true;
+			}
+			catch (RuntimeException ex) {
+				return false;
+			}
+		});
+		assertThat(this.breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		// the breaker's two permitted calls, each answered from the slice: each decision returns after its probe
+		// was heard, so the next request finds the permit free and, after the second, the circuit closed
+		assertThat(limiter.check(leased).allowed()).isTrue();
+		assertThat(limiter.check(leased).allowed()).isTrue();
+		assertThat(this.breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+	}
+
+	@Test
 	void answersFromMemoryDoNotHideRedisFailuresFromAClosedCircuit() {
 		DefaultRateLimiter limiter = limiter();
 		// two leased entries: never decided at once, a guarded call answered from the slices

@@ -296,6 +296,11 @@ class LeasedFilterTests {
 			}
 
 			@Override
+			public Mono<Void> probe(RateLimitRequest request) {
+				return backend.probe(request);
+			}
+
+			@Override
 			public Mono<Void> release(List<RateLimitRequest.Entry> entries, String requestId,
 					List<Long> acquiredAtMicros, List<Long> sequences) {
 				return backend.release(entries, requestId, acquiredAtMicros, sequences);

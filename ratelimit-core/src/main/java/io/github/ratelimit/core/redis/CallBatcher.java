@@ -125,7 +125,15 @@ final class CallBatcher {
 			replies.get(0).complete(values);
 			return;
 		}
-		List<List<Long>> own = split(calls, values);
+		List<List<Long>> own;
+		try {
+			own = split(calls, values);
+		}
+		catch (RuntimeException ex) {
+			// an answer that cannot be read (a missing figure): no caller may wait forever
+			replies.forEach((reply) -> reply.completeExceptionally(ex));
+			return;
+		}
 		for (int i = 0; i < calls.size(); i++) {
 			replies.get(i).complete(own.get(i));
 		}

@@ -33,11 +33,15 @@ final class ClusterBatching {
 	static final long REFUSED_FOR_NANOS = TimeUnit.MINUTES.toNanos(5);
 
 	/**
-	 * Errors that show a batch did not run and its calls may go one by one: a redirection (the first key moved) or a
-	 * script the master cannot compile. Other refusals (CLUSTERDOWN, LOADING, READONLY ...) fail each call: the
-	 * calls one by one would meet the same refusal, and a READONLY may answer a replayed batch that already ran.
+	 * Errors after which a group's calls go one by one through the cluster connection: a redirection (the first key
+	 * moved) or a script the master cannot compile (neither ran), or the node's connection closed under the call
+	 * (the cluster connection finds the node again, as an unbatched call is sent once more on a closed connection;
+	 * a call that ran may so count twice, which only under-admits). Other refusals (CLUSTERDOWN, LOADING, READONLY
+	 * ...) fail each call: the calls one by one would meet the same refusal, and a READONLY may answer a replayed
+	 * batch that already ran.
 	 */
-	private static final List<String> REDIRECTED = List.of("MOVED ", "ASK ", "Error compiling script", "shebang");
+	private static final List<String> REDIRECTED = List.of("MOVED ", "ASK ", "Error compiling script", "shebang",
+			"Connection closed", "Connection is closed");
 
 	/** The admits figure of a call the master did not decide (cluster-batch-call.lua). */
 	private static final long UNDECIDED = -1;
