@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -18,6 +20,7 @@ import io.github.ratelimit.testkit.Wait;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -52,6 +55,17 @@ class LeasedClusterOutageTests {
 	private static final RateLimitPolicy LOCAL = policy("leased-local", FailureMode.LOCAL);
 
 	private static final List<RateLimitPolicy> POLICIES = List.of(OPEN, CLOSED, LOCAL);
+
+	/** A busy key's leased policy: slices of a thousand, never spent nor given back while a test runs. */
+	private static final RateLimitPolicy BUSY = RateLimitPolicy.builder("leased-busy")
+		.algorithm(Algorithm.TOKEN_BUCKET)
+		.limit(1_000_000)
+		.window(Duration.ofDays(1))
+		.failureMode(FailureMode.CLOSED)
+		.build();
+
+	/** Not leased: a Redis call per decision. */
+	private static final RateLimitPolicy EXACT = policy("exact-closed", FailureMode.CLOSED);
 
 	private final List<AutoCloseable> resources = new ArrayList<>();
 
@@ -132,6 +146,51 @@ class LeasedClusterOutageTests {
 			assertThat(drainOnceRedisDecides(policy, dead)).as("%s on the restarted master", policy.name())
 				.isEqualTo(LIMIT);
 		}
+	}
+
+	@Test
+	void leasedRequestsForADeadMastersKeyAnsweredFromTheirSliceDoNotCloseItsProbingCircuit() {
+		this.cluster = RedisClusterServer.start(3, 0, false);
+		this.resources.add(this.cluster);
+		DefaultRateLimiter limiter = instance(Duration.ofMillis(500));
+		List<HostAndPort> masters = this.cluster.masters();
+		HostAndPort dead = masters.get(0);
+		RateLimitRequest leased = RateLimitRequest.of(BUSY, identityOn(BUSY, dead));
+		assertThat(limiter.check(leased).allowed()).isTrue(); // a slice of a thousand
+		for (HostAndPort live : masters.subList(1, masters.size())) {
+			assertThat(enforcement(limiter.check(RateLimitRequest.of(EXACT, identityOn(EXACT, live)))))
+				.isEqualTo(Enforcement.ENFORCED);
+		}
+		this.cluster.killMaster(dead);
+		CircuitBreaker breaker = breakerOf(limiter, dead);
+		String exactOnDead = identityOn(EXACT, dead);
+		Wait.until("the dead master's circuit open", Duration.ofSeconds(120), () -> {
+			assertThat(limiter.check(RateLimitRequest.of(EXACT, exactOnDead)).failedClosed()).isTrue();
+			return breaker.getState() == CircuitBreaker.State.OPEN;
+		});
+		List<CircuitBreaker.StateTransition> transitions = new CopyOnWriteArrayList<>();
+		breaker.getEventPublisher().onStateTransition((event) -> transitions.add(event.getStateTransition()));
+		// each open wait, the leased key's permitted calls are answered from the slice and the breaker hears a
+		// probe of the dead master instead, which fails
+		Wait.until("a probe of the dead master heard", Duration.ofSeconds(60), () -> {
+			limiter.check(leased);
+			return transitions.contains(CircuitBreaker.StateTransition.HALF_OPEN_TO_OPEN);
+		});
+		assertThat(transitions).doesNotContain(CircuitBreaker.StateTransition.HALF_OPEN_TO_CLOSED);
+		assertThat(breaker.getState()).isNotEqualTo(CircuitBreaker.State.CLOSED);
+		for (HostAndPort live : masters.subList(1, masters.size())) {
+			assertThat(breakerOf(limiter, live).getState()).as("%s", live).isEqualTo(CircuitBreaker.State.CLOSED);
+		}
+	}
+
+	private static CircuitBreaker breakerOf(DefaultRateLimiter limiter, HostAndPort master) {
+		String name = "ratelimit-redis@" + master.host() + ":" + master.port();
+		return Objects.requireNonNull(limiter.circuitBreakers())
+			.getAllCircuitBreakers()
+			.stream()
+			.filter((breaker) -> breaker.getName().equals(name))
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("no breaker named " + name));
 	}
 
 	/**
@@ -232,11 +291,15 @@ class LeasedClusterOutageTests {
 	 * local fallback.
 	 */
 	private DefaultRateLimiter instance() {
+		return instance(Duration.ofSeconds(10));
+	}
+
+	private DefaultRateLimiter instance(Duration openFor) {
 		LettuceConnectionFactory factory = ClusterFactories.started(this.cluster, this.resources);
 		RedisRateLimitBackend redis = new RedisRateLimitBackend(factory);
 		redis.connect();
-		LeasingBackend leasing = new LeasingBackend(redis,
-				Map.of(OPEN.name(), LEASE, CLOSED.name(), LEASE, LOCAL.name(), LEASE));
+		LeasingBackend leasing = new LeasingBackend(redis, Map.of(OPEN.name(), LEASE, CLOSED.name(), LEASE,
+				LOCAL.name(), LEASE, BUSY.name(), new LeaseSettings(1000, Duration.ofMinutes(1), Duration.ofMinutes(1))));
 		leasing.start();
 		this.resources.add(leasing);
 		return DefaultRateLimiter.builder(leasing)
@@ -244,7 +307,7 @@ class LeasedClusterOutageTests {
 			.circuitBreaker(CircuitBreaker.of("ratelimit-redis", CircuitBreakerConfig.custom()
 				.slidingWindow(10, 5, CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
 				.failureRateThreshold(50)
-				.waitDurationInOpenState(Duration.ofSeconds(10))
+				.waitDurationInOpenState(openFor)
 				.permittedNumberOfCallsInHalfOpenState(2)
 				.build()))
 			.fallback(new LocalRateLimitBackend())
