@@ -210,15 +210,10 @@ record GuardedBackend(RateLimitBackend backend, Guard guard, FailureModes failur
 				// as long as a call's timeout takes to reach the breaker (timedOut)
 				probe = probe.timeout(Duration.ofNanos(remainingNanos() + timeout.toNanos()));
 			}
-			CompletableFuture<RateLimitBackend.Acquisition> heard = new CompletableFuture<>();
-			probe.subscribe(null, (ex) -> {
-				account(null, ex);
-				heard.complete(acquisition);
-			}, () -> {
-				account(acquisition, null);
-				heard.complete(acquisition);
+			return probe.toFuture().handle((ignored, failure) -> {
+				account((failure == null) ? acquisition : null, failure);
+				return acquisition;
 			});
-			return heard;
 		}
 
 		long remainingNanos() {

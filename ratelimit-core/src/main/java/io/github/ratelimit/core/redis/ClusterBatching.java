@@ -121,14 +121,12 @@ final class ClusterBatching {
 			Group group) {
 		return this.transport.sendTo(node, call).handle((values, failure) -> {
 			try {
-				if (failure == null && values != null && group.size() == 1) {
-					group.replies.get(0).complete(values); // the call of one request: its own reply
-				}
-				else if (failure == null && values != null) {
+				if (failure == null && values != null && group.size() > 1) {
 					completeOrResend(group, CallBatcher.split(group.calls, values));
 				}
 				else if (failure == null || !redirected(failure)) {
-					CallBatcher.complete(group.calls, group.replies, null, failure);
+					// a group of one: its own reply; or what failed every call
+					CallBatcher.complete(group.calls, group.replies, values, failure);
 				}
 				else {
 					if (ScriptTransport.hasMessage(failure, "Error compiling script")) {

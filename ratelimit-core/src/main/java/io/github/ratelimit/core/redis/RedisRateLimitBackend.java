@@ -19,6 +19,7 @@ import reactor.core.scheduler.Schedulers;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.dao.InvalidDataAccessApiUsageException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * Counters in Redis, shared by every instance: a request is one Lua script call per Cluster hash slot, taking each
@@ -196,22 +197,23 @@ public final class RedisRateLimitBackend implements RateLimitBackend, SmartLifec
 
 	/** Runs {@code scripts/lease.lua} on the entry's key (for {@link LeasingBackend}): never batched. */
 	Mono<List<Long>> lease(Entry entry, String[] args) {
-		if (!this.connection.knowsTopology()) {
-			return afterTopologyKnown(() -> lease(entry, args));
-		}
-		String key = key(entry.policy(), entry.identity());
-		return this.transport.call(EncodedCall.of(LuaScripts.LEASE, List.of(key), args));
+		return callOnKey(entry, LuaScripts.LEASE, args);
 	}
 
 	/** An empty script on the first entry's key: a round trip to the server (on a Cluster, the master) serving it. */
 	@Override
 	public Mono<Void> probe(RateLimitRequest request) {
+		return callOnKey(request.entries().get(0), LuaScripts.PROBE).then();
+	}
+
+	/** One call of a script on the entry's key alone, never batched. */
+	@SuppressWarnings("rawtypes")
+	private Mono<List<Long>> callOnKey(Entry entry, RedisScript<List> script, String... args) {
 		if (!this.connection.knowsTopology()) {
-			return afterTopologyKnown(() -> probe(request));
+			return afterTopologyKnown(() -> callOnKey(entry, script, args));
 		}
-		Entry entry = request.entries().get(0);
 		String key = key(entry.policy(), entry.identity());
-		return this.transport.call(EncodedCall.of(LuaScripts.PROBE, List.of(key))).then();
+		return this.transport.call(EncodedCall.of(script, List.of(key), args));
 	}
 
 	/** Asking a non-Lettuce factory whether it is a Cluster opens a connection: not on the caller's thread. */
