@@ -47,20 +47,10 @@ class AnswersAtOnceTests {
 	private static final RateLimitPolicy LEASED = LeasedClusterOutageTests.policy("leased", FailureMode.CLOSED);
 
 	/** A busy key's policy: slices of a thousand, never exhausted by a test. */
-	private static final RateLimitPolicy BUSY = RateLimitPolicy.builder("busy")
-		.algorithm(Algorithm.TOKEN_BUCKET)
-		.limit(1_000_000)
-		.window(Duration.ofHours(1))
-		.failureMode(FailureMode.CLOSED)
-		.build();
+	private static final RateLimitPolicy BUSY = LeasedClusterOutageTests.busy("busy");
 
 	/** A second such policy, for requests of two leased entries (never decided at once). */
-	private static final RateLimitPolicy BUSY_TOO = RateLimitPolicy.builder("busy-too")
-		.algorithm(Algorithm.TOKEN_BUCKET)
-		.limit(1_000_000)
-		.window(Duration.ofHours(1))
-		.failureMode(FailureMode.CLOSED)
-		.build();
+	private static final RateLimitPolicy BUSY_TOO = LeasedClusterOutageTests.busy("busy-too");
 
 	private static final RateLimitPolicy EXACT = LeasedClusterOutageTests.policy("exact", FailureMode.CLOSED);
 
@@ -233,10 +223,7 @@ class AnswersAtOnceTests {
 	@Test
 	void onceRedisIsBackTheCircuitClosesAndTheLimiterIsHealthyAgainOnLeasedRequestsAlone() {
 		DefaultRateLimiter limiter = limiter(Duration.ofSeconds(1));
-		RateLimitRequest leased = RateLimitRequest.of(BUSY, "alice");
-		assertThat(limiter.check(leased).allowed()).isTrue();
-		this.redis.kill();
-		openTheCircuit(limiter);
+		RateLimitRequest leased = sliceTakenThenCircuitOpened(limiter);
 		assertThat(limiter.degraded()).isTrue();
 		this.redis.restart();
 		// probing: leased requests go through the breaker's permitted calls, which close it
@@ -263,10 +250,7 @@ class AnswersAtOnceTests {
 	@Test
 	void whileRedisIsStillDownLeasedRequestsAnsweredFromTheSliceDoNotCloseAProbingCircuit() {
 		DefaultRateLimiter limiter = limiter(Duration.ofMillis(500));
-		RateLimitRequest leased = RateLimitRequest.of(BUSY, "alice");
-		assertThat(limiter.check(leased).allowed()).isTrue(); // a slice of a thousand
-		this.redis.kill();
-		openTheCircuit(limiter);
+		RateLimitRequest leased = sliceTakenThenCircuitOpened(limiter);
 		List<CircuitBreaker.StateTransition> transitions = new CopyOnWriteArrayList<>();
 		this.breaker.getEventPublisher().onStateTransition((event) -> transitions.add(event.getStateTransition()));
 		// several open waits: each time the breaker probes, a leased request's permitted call is answered from the
@@ -284,10 +268,7 @@ class AnswersAtOnceTests {
 	@Test
 	void aLeasedDecisionOfAProbingCircuitReturnsOnceTheBreakerHeardItsProbe() {
 		DefaultRateLimiter limiter = limiter(Duration.ofMillis(500));
-		RateLimitRequest leased = RateLimitRequest.of(BUSY, "alice");
-		assertThat(limiter.check(leased).allowed()).isTrue();
-		this.redis.kill();
-		openTheCircuit(limiter);
+		RateLimitRequest leased = sliceTakenThenCircuitOpened(limiter);
 		this.redis.restart();
 		// the connection back (a probe outside the breaker changes nothing of it), the open wait over long since
 		Wait.until("the limiter's connection back", Duration.ofSeconds(90), () -> {
@@ -323,6 +304,15 @@ class AnswersAtOnceTests {
 			assertThat(limiter.check(RateLimitRequest.of(EXACT, "bob")).failedClosed()).isTrue();
 			return this.breaker.getState() == CircuitBreaker.State.OPEN;
 		});
+	}
+
+	/** A slice of a thousand taken for alice, then Redis killed and the circuit opened: alice's leased request. */
+	private RateLimitRequest sliceTakenThenCircuitOpened(DefaultRateLimiter limiter) {
+		RateLimitRequest leased = RateLimitRequest.of(BUSY, "alice");
+		assertThat(limiter.check(leased).allowed()).isTrue();
+		this.redis.kill();
+		openTheCircuit(limiter);
+		return leased;
 	}
 
 	/** Requests of the exact policy fail for real until the breaker opens (a late answer counts a budget later). */

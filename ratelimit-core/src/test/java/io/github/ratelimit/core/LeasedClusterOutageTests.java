@@ -57,12 +57,7 @@ class LeasedClusterOutageTests {
 	private static final List<RateLimitPolicy> POLICIES = List.of(OPEN, CLOSED, LOCAL);
 
 	/** A busy key's leased policy: slices of a thousand, never spent nor given back while a test runs. */
-	private static final RateLimitPolicy BUSY = RateLimitPolicy.builder("leased-busy")
-		.algorithm(Algorithm.TOKEN_BUCKET)
-		.limit(1_000_000)
-		.window(Duration.ofDays(1))
-		.failureMode(FailureMode.CLOSED)
-		.build();
+	private static final RateLimitPolicy BUSY = busy("leased-busy");
 
 	/** Not leased: a Redis call per decision. */
 	private static final RateLimitPolicy EXACT = policy("exact-closed", FailureMode.CLOSED);
@@ -311,6 +306,16 @@ class LeasedClusterOutageTests {
 				.permittedNumberOfCallsInHalfOpenState(2)
 				.build()))
 			.fallback(new LocalRateLimitBackend())
+			.build();
+	}
+
+	/** A busy key's policy: a million a day, never exhausted by a test; refusing when Redis cannot decide. */
+	static RateLimitPolicy busy(String name) {
+		return RateLimitPolicy.builder(name)
+			.algorithm(Algorithm.TOKEN_BUCKET)
+			.limit(1_000_000)
+			.window(Duration.ofDays(1))
+			.failureMode(FailureMode.CLOSED)
 			.build();
 	}
 
